@@ -1,0 +1,5 @@
+"""`python -m sesstool` entry point."""
+
+from sesstool.cli.main import main
+
+main()

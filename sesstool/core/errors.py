@@ -1,0 +1,91 @@
+"""The one error tree and the named exit statuses (DESIGN.md §6).
+
+Bad *data* is reported as findings; these exceptions are for conditions that stop a command.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class ExitStatus(enum.IntEnum):
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    INPUT = 3
+    UNSUPPORTED = 4
+    LIVE = 5
+    WRITE_REFUSED = 6
+    INTERRUPTED = 130
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """Where something is: file, byte offset, line, zstd frame, seq (each optional).
+
+    For zstd input ``offset`` is the offset in the decompressed plaintext and ``frame`` the
+    0-based frame index; ``frame_offset`` is that frame's offset in the compressed file.
+    """
+
+    file: str | None = None
+    offset: int | None = None
+    line: int | None = None
+    frame: int | None = None
+    frame_offset: int | None = None
+    seq: int | None = None
+
+    def describe(self) -> str:
+        parts: list[str] = []
+        if self.file is not None:
+            parts.append(self.file)
+        if self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.offset is not None:
+            parts.append(f"byte {self.offset}")
+        if self.frame is not None:
+            fo = f" @{self.frame_offset}" if self.frame_offset is not None else ""
+            parts.append(f"frame {self.frame}{fo}")
+        if self.seq is not None:
+            parts.append(f"seq {self.seq}")
+        return ", ".join(parts) if parts else "(no address)"
+
+
+class SesstoolError(Exception):
+    """Root of every error sesstool raises on purpose; carries its exit status."""
+
+    exit_status: ExitStatus = ExitStatus.INPUT
+
+    def __init__(self, message: str, address: Address | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.address = address
+
+    def __str__(self) -> str:
+        if self.address is not None:
+            return f"{self.message} ({self.address.describe()})"
+        return self.message
+
+
+class InputError(SesstoolError):
+    """Input unreadable, or corrupt where the command needs it whole (exit 3)."""
+
+    exit_status = ExitStatus.INPUT
+
+
+class UnsupportedError(SesstoolError):
+    """Newer format version, unknown required event, refused migration step (exit 4)."""
+
+    exit_status = ExitStatus.UNSUPPORTED
+
+
+class LiveSessionError(SesstoolError):
+    """A live writer may still be appending to the session (exit 5)."""
+
+    exit_status = ExitStatus.LIVE
+
+
+class WriteRefusedError(SesstoolError):
+    """Target exists, cross-device, permission, verification failed (exit 6)."""
+
+    exit_status = ExitStatus.WRITE_REFUSED

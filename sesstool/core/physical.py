@@ -1,0 +1,67 @@
+"""What a reader hands to the scanner: batches of complete lines, physical issues, a summary.
+
+The store ring produces these; the core ring consumes them. Kept deliberately small and
+tuple-based on the hot path: a batch is ``(lines, first_offset, first_line, frame)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+# (complete lines without their b"\n", plaintext offset of the first, its 1-based line number,
+#  zstd frame index of the chunk the batch came from or None for raw input)
+Batch = tuple[list[bytes], int, int, "int | None"]
+
+Encoding = Literal["raw", "zstd"]
+
+
+@dataclass(frozen=True, slots=True)
+class PhysicalIssue:
+    """A defect found below the JSON level. ``rule`` is a rule id (see core.rules).
+
+    ``fatal`` means the reader stopped: nothing after this point was delivered.
+    """
+
+    rule: str
+    message: str
+    offset: int | None = None
+    line: int | None = None
+    frame: int | None = None
+    frame_offset: int | None = None
+    fatal: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PartialLine:
+    """Bytes after the last newline: a torn record (never decoded)."""
+
+    offset: int
+    length: int
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class TornFrame:
+    """A zstd last frame cut by EOF (spec §7.4)."""
+
+    index: int
+    file_offset: int          # where the torn frame starts in the compressed file
+    file_length: int          # compressed bytes present
+    plaintext_offset: int     # plaintext offset where its decoded prefix starts
+    plaintext_length: int     # plaintext bytes decodable from the present prefix
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSummary:
+    """Facts about the physical file, valid once the reader is exhausted."""
+
+    encoding: Encoding
+    file_bytes: int                     # bytes read from the file (compressed for zstd)
+    plaintext_bytes: int                # decoded bytes delivered or held as partial line
+    lines: int                          # complete lines delivered
+    frames: int                         # complete zstd frames (0 for raw)
+    partial_line: PartialLine | None    # trailing bytes without a newline
+    torn_frame: TornFrame | None        # zstd only
+    stopped_early: bool                 # a fatal physical issue stopped the read
+    last_good_frame_end: int | None     # zstd: file offset after the last intact frame
