@@ -50,6 +50,7 @@ class TornFrame:
     file_length: int          # compressed bytes present
     plaintext_offset: int     # plaintext offset where its decoded prefix starts
     plaintext_length: int     # plaintext bytes decodable from the present prefix
+    lines: int = 0            # complete lines recovered (delivered) from that prefix
 
 
 @dataclass(frozen=True, slots=True)

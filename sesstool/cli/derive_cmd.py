@@ -1,0 +1,45 @@
+"""`sesstool derive PATH`: the model-visible messages (deriveMessages) and request envelope."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.engine.derive import DeriveRequest, run_derive
+from sesstool.render import derive_view
+from sesstool.render.progress import scan_progress
+
+
+@click.command("derive")
+@click.argument("path")
+@click.option("--format", "fmt", type=click.Choice(["json", "jsonl", "text"]), default="json",
+              show_default=True, help="json: messages + request envelope; jsonl: one message "
+                                      "per line; text: a readable transcript.")
+@click.option("--at", type=click.IntRange(0), default=None,
+              help="Derive as of this seq (fold only events up to and including it).")
+@fixture_option
+@limit_options
+@click.pass_context
+def derive_cmd(ctx: click.Context, /, path: str, fmt: str, at: int | None, fixture: bool,
+               **kwargs: Any) -> None:
+    """Print the message list a resumed model would see (spec §5).
+
+    Exit 3 on a corrupt log, 4 on an unsupported one; a torn or interrupted log derives its
+    committed events.
+    """
+    request = DeriveRequest(path, at, limits_from(kwargs), fixture)
+    cons = consoles(ctx)
+    with scan_progress(cons, "deriving") as progress:
+        report = run_derive(request, progress)
+    if fmt == "json":
+        derive_view.render_json(report, sys.stdout.buffer)
+    elif fmt == "jsonl":
+        derive_view.render_jsonl(report, sys.stdout.buffer)
+    else:
+        derive_view.render_text(report, cons.out)
+    verdict = report.scan.scan.verdict
+    if verdict in ("torn", "interrupted"):
+        cons.err.print(f"note: the log is {verdict}; derived from its committed events")

@@ -1,0 +1,39 @@
+"""`sesstool inspect PATH`: the one-screen forensic summary."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.core.jsonline import dumps_pretty
+from sesstool.engine.inspect import InspectRequest, run_inspect
+from sesstool.render.inspect_view import render_inspect
+from sesstool.render.jsonout import inspect_doc
+from sesstool.render.progress import scan_progress
+
+
+@click.command("inspect")
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
+@click.option("--timeline", is_flag=True, help="Add the turn → step → message timeline.")
+@fixture_option
+@limit_options
+@click.pass_context
+def inspect_cmd(ctx: click.Context, /, path: str, as_json: bool, timeline: bool, fixture: bool,
+                **kwargs: Any) -> None:
+    """Summarise one session log: verdict, open turn, tool calls, and what a repair would add.
+
+    PATH is a .jsonl or .jsonl.zstd file (encoding sniffed), a session directory (its highest
+    generation) or - for standard input. Exit 0 whatever the verdict; 3 if unreadable.
+    """
+    request = InspectRequest(path, limits_from(kwargs), timeline, fixture)
+    cons = consoles(ctx)
+    with scan_progress(cons, "inspecting") as progress:
+        report = run_inspect(request, progress)
+    if as_json:
+        sys.stdout.buffer.write(dumps_pretty(inspect_doc(report)) + b"\n")
+    else:
+        render_inspect(report, cons.out)

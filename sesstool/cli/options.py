@@ -1,0 +1,66 @@
+"""Shared options as decorators, and the context object every command receives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from sesstool.render.console import Consoles
+from sesstool.store.lines import DEFAULT_MAX_LINE
+from sesstool.store.source import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_WINDOW, ReadLimits
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+class ByteSize(click.ParamType):  # type: ignore[type-arg]
+    """A byte count: 65536, 64K, 64M, 2G."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
+        unit = text[-1:] if text[-1:] in _UNITS and text[-1:] else ""
+        number = text[: -1] if unit else text
+        try:
+            size = int(number) * _UNITS[unit]
+        except ValueError:
+            self.fail(f"{value!r} is not a size like 65536, 64K, 64M or 2G", param, ctx)
+        if size <= 0:
+            self.fail("size must be positive", param, ctx)
+        return size
+
+
+def limit_options(func: F) -> F:
+    """Read budgets (DESIGN §7): line length, decompressed bytes, zstd window."""
+    func = click.option("--max-line-bytes", type=ByteSize(), default=DEFAULT_MAX_LINE,
+                        show_default="64M", help="Longest record accepted.")(func)
+    func = click.option("--max-decompressed", type=ByteSize(), default=DEFAULT_MAX_DECOMPRESSED,
+                        show_default="64G",
+                        help="Refuse zstd input that expands past this many bytes.")(func)
+    func = click.option("--max-window", type=ByteSize(), default=DEFAULT_MAX_WINDOW,
+                        show_default="32M", help="Largest zstd window accepted.")(func)
+    return func
+
+
+def limits_from(kwargs: dict[str, Any]) -> ReadLimits:
+    return ReadLimits(max_line=kwargs.pop("max_line_bytes"),
+                      max_decompressed=kwargs.pop("max_decompressed"),
+                      max_window=kwargs.pop("max_window"))
+
+
+def fixture_option(func: F) -> F:
+    return click.option("--fixture", is_flag=True,
+                        help="Test-fixture mode: seq/time may be omitted (implied by position) "
+                             "and the header is optional.")(func)
+
+
+def consoles(ctx: click.Context) -> Consoles:
+    obj = ctx.find_object(Consoles)
+    assert obj is not None
+    return obj

@@ -1,0 +1,55 @@
+"""`sesstool validate PATH...`: every rule over many logs, for people and for CI."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.core.errors import ExitStatus
+from sesstool.core.jsonline import dumps_pretty
+from sesstool.core.rules import Severity
+from sesstool.engine.validate import ValidateRequest, run_validate
+from sesstool.render.jsonout import validate_doc
+from sesstool.render.progress import scan_progress
+from sesstool.render.validate_formats import render_github, render_junit, render_text
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "junit"]),
+              default="text", show_default=True, help="Output format.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error",
+              show_default=True, help="Exit 1 when a finding is at or above this severity.")
+@click.option("--quiet", "-q", is_flag=True, help="text: show only failing files and findings.")
+@click.option("--assume-version", type=click.IntRange(0, 4), default=0, show_default=True,
+              help="--fixture: format version of logs without a header.")
+@click.option("--max-findings", type=click.IntRange(1), default=1000, show_default=True,
+              help="Findings kept per file (the rest are counted).")
+@fixture_option
+@limit_options
+@click.pass_context
+def validate_cmd(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, fail_on: str, quiet: bool,
+                 assume_version: int, max_findings: int, fixture: bool, **kwargs: Any) -> None:
+    """Check session logs against every rule (docs/rules.md).
+
+    PATHS are files, directories (every *.jsonl and *.jsonl.zstd below them) or globs.
+    Exit 0 when no finding reaches --fail-on, 1 when one does (or a file is unreadable).
+    """
+    request = ValidateRequest(paths, Severity.parse(fail_on), limits_from(kwargs), fixture,
+                              assume_version, max_findings)
+    cons = consoles(ctx)
+    with scan_progress(cons, "validating") as progress:
+        report = run_validate(request, progress)
+    if fmt == "json":
+        sys.stdout.buffer.write(dumps_pretty(validate_doc(report)) + b"\n")
+    elif fmt == "github":
+        render_github(report, sys.stdout)
+    elif fmt == "junit":
+        render_junit(report, sys.stdout)
+    else:
+        render_text(report, cons.out, quiet)
+    if report.failed:
+        ctx.exit(ExitStatus.FINDINGS)

@@ -1,0 +1,115 @@
+"""Synthesised closers for an open turn (spec §7.1 ``interruptedTurnClosers``; v4 §8.3 ``forked``).
+
+Pure: from the scan's open state to the ordered list of events a repair (or a v4 fork) appends.
+Seqs continue after the last event; every closer reuses the last event's time.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from sesstool.core.model import OpenState
+
+Cause = Literal["interrupted", "forked"]
+
+TEXT_OUTCOME_UNKNOWN = (
+    "The tool call was interrupted after it was recorded, but no result was durably recorded. "
+    "Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the "
+    "operation is read-only or idempotent; if it may have side effects, first verify external "
+    "state or ask the user. Do not retry blindly."
+)
+TEXT_NOT_STARTED = (
+    "The tool call was interrupted before the Harness recorded it as started. Retry it if it is "
+    "still needed."
+)
+# §8.3 gives these only abridged; the full wording is pinned in docs/format.md.
+TEXT_FORKED_UNKNOWN = (
+    "The history inherited by this branch records this tool call starting but does not include "
+    "its result. The parent session may have completed it after the fork point. Its outcome is "
+    "unknown to this branch: retry only if the operation is read-only or idempotent; if it may "
+    "have side effects, first verify external state or ask the user."
+)
+TEXT_FORKED_NOT_STARTED = (
+    "The history inherited by this branch has no record of this tool call starting. The parent "
+    "session may have executed it after the fork point. Verify external state before retrying "
+    "it if it is still needed."
+)
+
+OUTCOME_UNKNOWN = {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"}
+NOT_STARTED = {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
+
+
+def _result_message(call_id: str, msg_id: str, text: str, version: int) -> dict[str, Any]:
+    if version >= 4:
+        return {
+            "id": msg_id,
+            "role": "tool",
+            "toolCallId": call_id,
+            "isError": True,
+            "source": {"kind": "tool", "callId": call_id},
+            "content": [{"type": "text", "text": text}],
+        }
+    return {
+        "id": msg_id,
+        "role": "user",
+        "source": {"kind": "tool", "callId": call_id},
+        "content": [
+            {
+                "type": "tool-result",
+                "toolCallId": call_id,
+                "isError": True,
+                "content": [{"type": "text", "text": text}],
+            }
+        ],
+    }
+
+
+def plan_closers(
+    state: OpenState, version: int, cause: Cause = "interrupted", *, after_seq: int | None = None,
+    time: int | None = None,
+) -> list[dict[str, Any]]:
+    """The events that balance ``state`` (§7.1), in order; empty when no turn is open.
+
+    ``after_seq``/``time`` override where the closers start (a v4 fork inserts its end-seed
+    marker first).
+    """
+    if state.turn is None:
+        return []
+    seq = (after_seq if after_seq is not None else state.last_seq)
+    seq = 0 if seq is None else seq + 1
+    when = time if time is not None else state.last_time
+    prefix = "interrupted" if cause == "interrupted" else "forked"
+    started_text = TEXT_OUTCOME_UNKNOWN if cause == "interrupted" else TEXT_FORKED_UNKNOWN
+    not_started_text = TEXT_NOT_STARTED if cause == "interrupted" else TEXT_FORKED_NOT_STARTED
+    out: list[dict[str, Any]] = []
+    for call in state.pending:
+        started = call.call_seq is not None
+        msg = _result_message(
+            call.call_id,
+            f"{prefix}-tool-result-{call.call_id}-{seq}",
+            started_text if started else not_started_text,
+            version,
+        )
+        event: dict[str, Any] = {
+            "type": "tool/result",
+            "seq": seq,
+            "time": when,
+            "data": {
+                "turn": state.turn,
+                "step": call.step,
+                "message": msg,
+                "error": dict(OUTCOME_UNKNOWN if started else NOT_STARTED),
+            },
+            "surfaceOp": "append",
+        }
+        if started:
+            event["sourceEventSeqs"] = [call.call_seq]
+        out.append(event)
+        seq += 1
+    if state.step is not None:
+        out.append({"type": "step/end", "seq": seq, "time": when,
+                    "data": {"turn": state.turn, "step": state.step}})
+        seq += 1
+    out.append({"type": "turn/end", "seq": seq, "time": when,
+                "data": {"turn": state.turn, "reason": {"kind": cause}}})
+    return out

@@ -1,0 +1,142 @@
+"""Header record per version (spec §2): decode, validate, and the logical lineage it implies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sesstool.core.vocabulary import CURRENT_VERSION
+
+MAX_SAFE = 2**53 - 1
+
+_OPTIONAL_V0 = frozenset({"cwd", "parentSession", "seedLength", "origin", "agentPreset"})
+_REQUIRED_V0 = frozenset({"type", "version", "id", "createdAt", "delegationDepth"})
+_OPTIONAL_V2 = frozenset({"cwd", "parentSession", "origin", "agentPreset"})
+_REQUIRED_V2 = frozenset({"type", "version", "id", "createdAt", "isSeeded", "delegationDepth"})
+_RETIRED = ("sandboxMode", "approvalPolicy")
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The header as decoded; ``raw`` is the whole record (unknown keys included)."""
+
+    version: int
+    id: str | None
+    created_at: int | None
+    cwd: str | None
+    parent_session: str | None
+    seed_length: int | None
+    is_seeded: bool | None
+    origin: str | None
+    delegation_depth: int | None
+    agent_preset: str | None
+    raw: dict[str, Any]
+
+    @property
+    def seeded(self) -> bool:
+        """Logical isSeeded (§2.1): v0/v1 derive it from seedLength presence."""
+        if self.version >= 2:
+            return bool(self.is_seeded)
+        return self.seed_length is not None
+
+
+def is_safe_nonneg(value: object) -> bool:
+    return type(value) is int and 0 <= value <= MAX_SAFE
+
+
+def is_safe_int(value: object) -> bool:
+    return type(value) is int and -MAX_SAFE <= value <= MAX_SAFE
+
+
+Problem = tuple[str, str]  # (rule id, message)
+
+
+def probe_version(record: object) -> int | None:
+    """§1.4: the version, read before any version-specific validation (None if unusable)."""
+    if isinstance(record, dict) and record.get("type") == "session":
+        version = record.get("version")
+        if type(version) is int and version >= 0:
+            return version
+    return None
+
+
+def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
+    """Validate a header record. Returns (header or None if unusable, problems).
+
+    A version newer than CURRENT_VERSION yields only the ``header-newer-version`` problem:
+    like the harness, nothing version-specific is checked (§1.4).
+    """
+    if not isinstance(record, dict):
+        return None, [("header-invalid", "first record is not a JSON object")]
+    if record.get("type") != "session":
+        return None, [("header-invalid", f'first record has type {record.get("type")!r}, '
+                                         'expected "session"')]
+    version = record.get("version")
+    if type(version) is not int or version < 0:
+        return None, [("header-invalid", f"header version {version!r} is not a non-negative "
+                                         "integer")]
+    if version > CURRENT_VERSION:
+        sid = record.get("id")
+        return None, [("header-newer-version",
+                       f'session "{sid}" uses log format v{version}, but sesstool reads only '
+                       f"v0–v{CURRENT_VERSION}: the log was written by a newer harness")]
+    problems: list[Problem] = []
+    keys = record.keys()
+
+    def field(name: str, ok: Callable[[Any], bool], want: str, required: bool = False) -> Any:
+        if name not in record:
+            if required:
+                problems.append(("header-field", f"header lacks required {name} ({want})"))
+            return None
+        value = record[name]
+        if not ok(value):
+            problems.append(("header-field", f"header {name} must be {want}, got {value!r}"))
+            return None
+        return value
+
+    sid = field("id", lambda v: isinstance(v, str) and v != "", "a non-empty string", True)
+    created = field("createdAt", is_safe_nonneg, "a non-negative safe integer", True)
+    cwd = field("cwd", lambda v: isinstance(v, str), "a string")
+    if isinstance(cwd, str) and not cwd.startswith("/"):
+        problems.append(("header-field", f'header cwd must be an absolute path, got "{cwd}"'))
+    parent = field("parentSession", lambda v: isinstance(v, str), "a string")
+    origin = field("origin", lambda v: v == "subagent", 'absent or "subagent"')
+    depth = field("delegationDepth", is_safe_nonneg, "a non-negative safe integer", True)
+    preset = field("agentPreset", lambda v: isinstance(v, str), "a string")
+    seed_length: int | None = None
+    is_seeded: bool | None = None
+    for retired in _RETIRED:
+        if retired in record:
+            problems.append(("header-retired-key",
+                             f"session header uses retired policy baseline field {retired}"))
+    if version <= 1:
+        seed_length = field("seedLength", is_safe_nonneg, "a non-negative safe integer")
+        if "isSeeded" in record:
+            problems.append(("header-unknown-key", f"isSeeded does not exist in a v{version} "
+                                                   "header (seedLength says it)"))
+        extra = keys - _REQUIRED_V0 - _OPTIONAL_V0 - {"isSeeded", *_RETIRED}
+        if extra:
+            # v0 readers tolerate and drop unknown keys; the v1 codec refuses them (§2.2).
+            rule = "header-unknown-key"
+            problems.append((rule, f"header has unexpected keys {sorted(extra)}"
+                                   + (" (a v0 reader drops them)" if version == 0 else "")))
+    else:
+        is_seeded = field("isSeeded", lambda v: type(v) is bool, "a boolean", True)
+        if "seedLength" in record:
+            problems.append(("header-unknown-key",
+                             f"seedLength is forbidden in a v{version} header (isSeeded)"))
+        extra = keys - _REQUIRED_V2 - _OPTIONAL_V2 - {"seedLength", *_RETIRED}
+        if extra:
+            problems.append(("header-unknown-key", f"header has unexpected keys {sorted(extra)}"))
+    header = Header(
+        version=version, id=sid, created_at=created, cwd=cwd, parent_session=parent,
+        seed_length=seed_length, is_seeded=is_seeded, origin=origin, delegation_depth=depth,
+        agent_preset=preset, raw=record,
+    )
+    return header, problems
+
+
+def unknown_header_key_severity_is_info(version: int) -> bool:
+    """v0 readers drop unknown header keys silently: report, but not as an error."""
+    return version == 0

@@ -1,0 +1,78 @@
+"""Decode one record's bytes to a JSON value, classifying every failure (§3, §9.1).
+
+orjson is the fast path. Node's JSON.stringify legitimately writes lone-surrogate escapes
+(``\\ud800``) that orjson rejects, so such lines fall back to the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+BOM = b"\xef\xbb\xbf"
+
+
+class LineError(Exception):
+    """A record that cannot be decoded; ``rule`` is a rule id."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode_fallback(data: bytes, exc: Exception) -> Any:
+    """Slow path after orjson refused ``data``: return the value or raise LineError."""
+    if data.startswith(BOM):
+        raise LineError("bom", "record starts with a UTF-8 byte order mark")
+    if data and data.count(0) == len(data):
+        raise LineError("nul-bytes", f"{len(data)} NUL bytes where a record should be")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise LineError(
+            "invalid-utf8", f"invalid UTF-8 at byte {err.start} of the record"
+        ) from None
+    message = str(exc)
+    if "depth limit" in message or "recursion" in message:
+        raise LineError("depth-limit", f"JSON nested deeper than the decoder allows: {message}")
+    if _SURROGATE_ESCAPE.search(data):
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except RecursionError:
+            raise LineError("depth-limit", "JSON nested deeper than the decoder allows") from None
+        except ValueError as err:
+            raise LineError("invalid-json", str(err)) from None
+    if b"\x00" in data:
+        raise LineError("invalid-json", f"NUL byte inside the record: {message}")
+    raise LineError("invalid-json", message)
+
+
+def loads(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return decode_fallback(data, exc)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON as JSON.stringify writes it; lone surrogates are re-escaped, not lost."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def dumps_pretty(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=True, indent=2).encode("ascii")

@@ -1,0 +1,151 @@
+"""Frozen results of a scan: statistics, open state, tail, verdict (what every view renders)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sesstool.core.errors import Address
+from sesstool.core.header import Header
+from sesstool.core.rules import Finding
+
+Verdict = Literal["clean", "interrupted", "torn", "corrupt", "unsupported"]
+VERDICTS: tuple[Verdict, ...] = ("clean", "interrupted", "torn", "corrupt", "unsupported")
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """A tool call registered by an assistant message of the open step (§7.1)."""
+
+    call_id: str
+    step: int
+    call_seq: int | None      # seq of its tool/call, None when it never started
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenState:
+    """Where the log stops: what is open and what a repair would have to close."""
+
+    turn: int | None
+    turn_seq: int | None      # seq of the open turn's turn/start
+    step: int | None
+    pending: tuple[PendingCall, ...]
+    last_seq: int | None
+    last_time: int | None
+    events: int               # committed events (next seq)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStats:
+    advertised: int           # tool-call blocks in assistant messages
+    started: int              # tool/call events
+    answered: int             # appended tool/results that resolved a call
+    failed: int               # of those, isError results
+    dangling: int             # started, never answered (closed steps + open step)
+    never_started: int        # advertised, never started nor answered
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceStats:
+    current: int              # nodes in the surface at the end
+    shadowed: int             # surface events removed by replacements
+    log_only: int             # events that never reach the model
+    replacements: int         # replaceGeneration
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSpan:
+    first: int | None
+    last: int | None
+    earliest: int | None
+    latest: int | None
+    backwards_steps: int      # times an event's time was below its predecessor's (legal, §3)
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    parent_session: str | None
+    seeded: bool
+    inherited_events: int | None
+    origin: str | None
+    delegation_depth: int | None
+    end_seed_markers: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    events: int
+    by_type: tuple[tuple[str, int], ...]
+    turns: int
+    turn_ends: tuple[tuple[str, int], ...]   # turn/end reason kind -> count
+    steps: int
+    tool_calls: ToolCallStats
+    surface: SurfaceStats
+    usage: Usage
+    time: TimeSpan
+    lineage: Lineage
+
+
+TailKind = Literal["none", "torn-line", "torn-frame", "uncommitted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """What follows the committed region (§6.3). ``committed_bytes`` = end of the last good line
+    (plaintext offset; for raw input also the file offset)."""
+
+    kind: TailKind
+    committed_bytes: int
+    dropped_bytes: int
+    dropped_lines: int
+    recovered_lines: int       # zstd: complete lines decoded from the torn last frame
+    address: Address | None
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    seq: int
+    turn: int | None
+    step: int | None
+    kind: str                  # event type
+    summary: str               # one line, raw log text (escape before printing)
+    shadowed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RequestEnvelope:
+    """Latest request/header and request/context payloads (§5 item 8)."""
+
+    header: Any | None
+    header_seq: int | None
+    context: Any | None
+    context_seq: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    path: str
+    header: Header | None
+    version: int | None
+    findings: tuple[Finding, ...]
+    findings_dropped: int
+    stats: Stats
+    open: OpenState
+    tail: Tail
+    verdict: Verdict
+    verdict_address: Address | None
+    verdict_reason: str
+    messages: tuple[Any, ...] | None         # derived messages, when requested
+    request: RequestEnvelope
+    timeline: tuple[TimelineEntry, ...] | None
+    stopped_at: int | None                   # --at: last seq folded

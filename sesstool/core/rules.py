@@ -1,0 +1,164 @@
+"""The rule registry: every finding sesstool can report, with a stable id and a default severity.
+
+Rule ids are a public interface (CI output, docs/rules.md); never rename one. ``verdict`` is the
+verdict an error-level finding of that rule implies (spec §1.4: unsupported is never corrupt).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Literal
+
+from sesstool.core.errors import Address
+
+
+class Severity(enum.IntEnum):
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls[text.upper()]
+
+
+VerdictClass = Literal["corrupt", "unsupported", "torn", "interrupted", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severity: Severity
+    section: str
+    title: str
+    verdict: VerdictClass = "corrupt"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: Severity
+    message: str
+    address: Address
+
+
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+_RULES: tuple[Rule, ...] = (
+    # -- physical layer (§6.3, §9) ------------------------------------------------------------
+    Rule("empty-file", E, "§6.3", "file is empty: no header record"),
+    Rule("missing-header", E, "§2", "no complete header record"),
+    Rule("torn-tail", W, "§6.3", "final record has no newline: a torn, uncommitted tail", "torn"),
+    Rule("uncommitted-tail", W, "§6.3",
+         "bad record with no later turn/end: the rest is an uncommitted tail", "torn"),
+    Rule("line-too-long", E, "§6.3", "line longer than the configured limit"),
+    Rule("invalid-utf8", E, "§9.1", "line is not valid UTF-8"),
+    Rule("invalid-json", E, "§9.1", "line is not valid JSON"),
+    Rule("bom", E, "§9.1", "byte order mark before a record"),
+    Rule("nul-bytes", E, "§6.3", "run of NUL bytes where a record should be"),
+    Rule("depth-limit", E, "§3", "JSON nested deeper than the limit"),
+    Rule("not-an-object", E, "§3", "record is valid JSON but not an object"),
+    Rule("zstd-bad-magic", E, "§9.2", "bytes where a zstd frame should start are not zstd"),
+    Rule("zstd-skippable-frame", E, "§9.2", "skippable zstd frame (not accepted in session logs)"),
+    Rule("zstd-reserved-bit", E, "§9.2", "zstd frame header reserved bit set"),
+    Rule("zstd-reserved-block", E, "§9.2", "zstd block of the reserved type"),
+    Rule("zstd-window-too-large", E, "§9.2", "zstd frame window larger than the allowed maximum"),
+    Rule("zstd-checksum", E, "§9.2", "zstd frame content checksum mismatch"),
+    Rule("zstd-decode-error", E, "§9.2", "zstd frame fails to decompress"),
+    Rule("zstd-budget-exceeded", E, "§9.2", "decompressed size over the budget (zstd bomb?)"),
+    Rule("zstd-header-frame", E, "§9.2", "first zstd frame is not exactly the header line"),
+    Rule("zstd-frame-boundary", E, "§6.3", "complete zstd frames do not end on a record boundary"),
+    Rule("zstd-no-checksum", W, "§9.2", "zstd frame written without a content checksum"),
+    Rule("zstd-torn-frame", W, "§7.4", "last zstd frame cut by EOF: a torn tail", "torn"),
+    # -- header (§2) ---------------------------------------------------------------------------
+    Rule("header-invalid", E, "§2.2", "header record is malformed"),
+    Rule("header-field", E, "§2.2", "header field has the wrong type or value"),
+    Rule("header-unknown-key", E, "§2.2", "header carries a key its version does not allow"),
+    Rule("header-retired-key", E, "§2.2", "header uses retired policy baseline fields"),
+    Rule("header-newer-version", E, "§1.4",
+         "log written by a newer harness than sesstool reads", "unsupported"),
+    Rule("header-filename-version", E, "§10.2", "file name and header disagree on the version"),
+    Rule("header-seed-length", E, "§2.2", "seedLength exceeds the number of events"),
+    Rule("header-is-seeded", E, "§2.2", "isSeeded disagrees with the inherited end-seed marker"),
+    Rule("header-not-first", E, "§2", "a header record after the first line"),
+    # -- envelope (§3) -------------------------------------------------------------------------
+    Rule("envelope-key", E, "§3", "event carries a top-level key that does not belong"),
+    Rule("envelope-type", E, "§3", "event type missing or not a string"),
+    Rule("envelope-seq", E, "§3", "seq missing or not a non-negative safe integer"),
+    Rule("envelope-time", E, "§3", "time missing or not a safe integer"),
+    Rule("envelope-data", E, "§3", "event has no data"),
+    Rule("envelope-ignorable", E, "§3", "ignorable must be absent or exactly true"),
+    Rule("seq-gap", E, "§3", "seq is not contiguous"),
+    Rule("surface-op-missing", E, "§3", "surface event without surfaceOp"),
+    Rule("surface-op-shape", E, "§3", "surfaceOp is not 'append' or a valid replace object"),
+    Rule("surface-meta-on-log-only", E, "§3",
+         "surfaceOp/sourceEventSeqs on an event that is not a surface event"),
+    Rule("source-seqs-shape", E, "§3, §9.4",
+         "sourceEventSeqs not unique non-negative integers below the event's seq"),
+    Rule("source-seqs-forbidden", E, "§3", "assistant/message carries sourceEventSeqs (v3+)"),
+    Rule("source-seqs-assistant-v2", W, "§1.2", "v2 assistant/message carries sourceEventSeqs"),
+    # -- vocabulary (§1.4, §4) ------------------------------------------------------------------
+    Rule("unknown-event-type", E, "§1.4",
+         "event type unknown and not marked ignorable", "unsupported"),
+    Rule("unknown-ignorable-event", N, "§1.4", "unknown event type marked ignorable (kept opaque)"),
+    Rule("retired-event-type", E, "§1.3, §6.1",
+         "retired event type this version refuses", "unsupported"),
+    Rule("version-event-type", E, "§1.2", "event type does not exist in this format version"),
+    Rule("message-projection-event", E, "§4.6",
+         "image/offload needs a plugin interpreter sesstool does not have", "unsupported"),
+    Rule("packed-row", E, "§9.3", "malformed packed chunk row"),
+    Rule("stream-record", E, "§4.5", "malformed embedded assistant stream record"),
+    # -- message shapes (§4.3, §6.1) -----------------------------------------------------------
+    Rule("event-data", E, "§4.1", "event data has the wrong shape"),
+    Rule("message-shape", E, "§4.3, §6.1", "message lacks id, role, content or source"),
+    Rule("message-role", E, "§6.1", "message role does not match its event type"),
+    Rule("assistant-source", E, "§6.1", "assistant message source is not a model with provider/model"),
+    Rule("tool-result-shape", E, "§4.3, §6.1", "tool result message is malformed"),
+    Rule("tool-result-error-flag", E, "§1.3", "tool/result has error but isError is not true (v3+)"),
+    Rule("request-header", E, "§6.1", "request/header envelope is malformed"),
+    Rule("request-context", E, "§4.1", "request/context is malformed"),
+    # -- projection (§5) -----------------------------------------------------------------------
+    Rule("replace-endpoint", E, "§5", "replace endpoint is not a current surface node"),
+    Rule("replace-order", E, "§5", "replace start comes after its end in surface order"),
+    Rule("replace-uncited", E, "§5", "sourceEventSeqs does not cite every replaced node"),
+    Rule("replace-not-earlier", E, "§5", "replace endpoint not before the replacing event (v3+)"),
+    Rule("tool-result-replace", E, "§5",
+         "tool/result replacement is not a content-only edit of one tool/result"),
+    Rule("protected-head", E, "§5", "replacement of the system head by something else (v3+)"),
+    # -- relational (§6.2): error only in v4, where the native reader enforces them ------------
+    Rule("turn-open", W, "§6.2", "turn/start while a turn is open"),
+    Rule("turn-number", W, "§6.2", "turn number is not previous + 1"),
+    Rule("turn-end-mismatch", W, "§6.2", "turn/end does not name the open turn"),
+    Rule("turn-end-step-open", W, "§6.2", "turn/end while a step is open"),
+    Rule("step-outside-turn", W, "§6.2", "step/start outside the open turn"),
+    Rule("step-open", W, "§6.2", "step/start while a step is open"),
+    Rule("step-number", W, "§6.2", "step number is not the next step"),
+    Rule("step-end-mismatch", W, "§6.2", "step/end does not name the open step"),
+    Rule("event-outside-step", W, "§6.2", "event does not name the open turn/step"),
+    Rule("event-outside-turn", W, "§6.2", "event requires an open turn"),
+    Rule("tool-result-unmatched", W, "§6.2", "tool/result resolves no pending tool/call"),
+    Rule("tool-call-duplicate", W, "§6.2", "tool call id advertised or started twice in a step"),
+    Rule("unresolved-call", N, "§6.2, §7.1", "tool call left without a result at a step boundary"),
+    Rule("seed-length-marker", W, "§4.4", "no session/end-seed where the seed ends"),
+    # -- end state (§6.4) ----------------------------------------------------------------------
+    Rule("open-turn", W, "§6.4", "turn still open at end of log: interrupted", "interrupted"),
+)
+
+RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+
+# Relational rules are enforced by the native v4 reader; v0–v3 readers accept the log (§6.2).
+RELATIONAL: frozenset[str] = frozenset(
+    r.id for r in _RULES if r.section.startswith("§6.2") and r.id != "unresolved-call"
+)
+
+
+def severity_for(rule_id: str, version: int | None) -> Severity:
+    rule = RULES[rule_id]
+    if version is not None and version >= 4 and (rule_id in RELATIONAL or rule_id == "unresolved-call"):
+        return Severity.ERROR
+    return rule.severity

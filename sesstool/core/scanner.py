@@ -1,0 +1,973 @@
+"""The one streaming pass: validation rules, the projection fold and the statistics (§3–§6).
+
+A ``Scanner`` is fed the reader's batches in order and keeps only the open state (open turn and
+step, pending calls, surface node list), never the file. ``finish()`` classifies the tail
+(§6.3) and returns a frozen ``ScanResult``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from sesstool.core.chunk_rows import RowError, expand_row
+from sesstool.core.errors import Address
+from sesstool.core.header import MAX_SAFE, Header, decode_header, is_safe_nonneg
+from sesstool.core.jsonline import LineError, decode_fallback
+from sesstool.core.model import (
+    Lineage,
+    OpenState,
+    PendingCall,
+    RequestEnvelope,
+    ScanResult,
+    Stats,
+    SurfaceStats,
+    Tail,
+    TailKind,
+    TimelineEntry,
+    TimeSpan,
+    ToolCallStats,
+    Usage,
+    Verdict,
+)
+from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.rules import RULES, Finding, Severity, severity_for
+from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+from sesstool.core.shapes import CHECKERS, stream_records
+from sesstool.core.vocabulary import (
+    ALL_KNOWN,
+    CURRENT_VERSION,
+    PACKED_TAGS,
+    RETIRED_V0,
+    SURFACE,
+    is_known,
+)
+
+_ENVELOPE = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
+_REPLACE_V0 = frozenset({"op", "start", "end"})
+_REPLACE_V3 = frozenset({"op", "startSeq", "endSeq"})
+_USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens",
+               "reasoningTokens")
+TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
+_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    """What to collect and how strictly to read."""
+
+    fixture: bool = False              # seq/time may be omitted; header optional
+    assume_version: int = 0            # fixture mode without a header
+    at_seq: int | None = None          # fold only events with seq <= at_seq
+    collect_messages: bool = False     # derive: keep the projected messages
+    collect_timeline: bool = False     # inspect --timeline
+    max_findings: int = 1000
+    filename_version: int | None = None  # version implied by a canonical file name
+
+
+class _Issue:
+    """The first record of §6.3's suspect region, held until EOF decides tail vs corruption."""
+
+    __slots__ = ("address", "message", "proven", "rule", "start")
+
+    def __init__(self, rule: str, message: str, address: Address, start: int) -> None:
+        self.rule = rule
+        self.message = message
+        self.address = address
+        self.start = start
+        self.proven = False
+
+
+class Scanner:
+    def __init__(self, path: str, options: ScanOptions | None = None) -> None:
+        self.path = path
+        self.opt = options or ScanOptions()
+        self.at = self.opt.at_seq if self.opt.at_seq is not None else MAX_SAFE + 1
+        self.stopped = False
+        self.header: Header | None = None
+        self.header_done = False
+        self.version: int | None = None
+        self.unsupported_version = False
+        self.findings: list[Finding] = []
+        self.findings_dropped = 0
+        self._seen_once: set[tuple[str, str]] = set()
+        # position of the record being processed
+        self.offset = 0
+        self.lineno = 0
+        self.frame: int | None = None
+        self.seq: int | None = None
+        # envelope / contiguity
+        self.next_seq = 0
+        self.last_seq: int | None = None
+        self.last_time: int | None = None
+        self.committed = 0
+        self.issue: _Issue | None = None
+        self.dropped_lines = 0
+        # relational state (§6.2) and repair registry (§7.1)
+        self.open_turn: int | None = None
+        self.open_turn_seq: int | None = None
+        self.open_step: int | None = None
+        self.last_turn = 0
+        self.next_step = 1
+        self.advertised: dict[str, list[Any]] = {}   # callId -> [step, call_seq, name]
+        self.started: dict[str, int] = {}            # callId -> tool/call seq
+        # fold (§5)
+        self.nodes: list[int] = []
+        self.node_type: dict[int, str] = {}
+        self.tool_fp: dict[int, int | None] = {}
+        self.projected: dict[int, Any] = {}
+        self.replacements = 0
+        self.shadowed = 0
+        self.request_header: Any = None
+        self.request_header_seq: int | None = None
+        self.request_context: Any = None
+        self.request_context_seq: int | None = None
+        # statistics
+        self.counts: dict[str, int] = {}
+        self.turns = 0
+        self.turn_ends: dict[str, int] = {}
+        self.steps = 0
+        self.advertised_total = 0
+        self.started_total = 0
+        self.answered = 0
+        self.failed = 0
+        self.dangling = 0
+        self.never_started = 0
+        self.usage = [0, 0, 0, 0, 0]
+        self.first_time: int | None = None
+        self.min_time: int | None = None
+        self.max_time: int | None = None
+        self.backwards = 0
+        self.log_only = 0
+        self.markers: list[tuple[int, bool]] = []   # (seq, tagged) of session/end-seed
+        self.marker_count = 0
+        self.timeline: list[TimelineEntry] | None = [] if self.opt.collect_timeline else None
+        self.surface: frozenset[str] = SURFACE[0]
+        self.handlers: dict[str, Any] = {}
+
+    # -- findings -----------------------------------------------------------------------------
+
+    def address(self, seq: int | None = None) -> Address:
+        return Address(self.path, self.offset, self.lineno, self.frame, None,
+                       seq if seq is not None else self.seq)
+
+    def report(self, rule: str, message: str, address: Address | None = None,
+               severity: Severity | None = None) -> None:
+        if len(self.findings) >= self.opt.max_findings:
+            self.findings_dropped += 1
+            return
+        sev = severity if severity is not None else severity_for(rule, self.version)
+        self.findings.append(Finding(rule, sev, message, address or self.address()))
+
+    def report_once(self, rule: str, key: str, message: str) -> None:
+        if (rule, key) not in self._seen_once:
+            self._seen_once.add((rule, key))
+            self.report(rule, message)
+
+    # -- physical input -----------------------------------------------------------------------
+
+    def feed(self, item: Batch | PhysicalIssue) -> None:
+        if type(item) is tuple:
+            self.feed_lines(*item)
+        else:
+            assert isinstance(item, PhysicalIssue)
+            self.physical(item)
+
+    def physical(self, issue: PhysicalIssue) -> None:
+        address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset,
+                          None)
+        if issue.fatal or issue.rule.startswith("zstd-"):
+            # A defect inside a complete frame is corruption wherever it is (§6.3).
+            self.report(issue.rule, issue.message, address)
+            return
+        # line-too-long: a record that cannot be decoded -> §6.3 suspect region
+        self.offset, self.lineno, self.frame = issue.offset or 0, issue.line or 0, issue.frame
+        self._bad_record(issue.rule, issue.message, address)
+
+    def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
+        if self.stopped:
+            return
+        self.frame = frame
+        loads = _loads
+        for raw in lines:
+            end = offset + len(raw) + 1
+            self.offset = offset
+            self.lineno = lineno
+            try:
+                obj = loads(raw)
+            except _JSONDecodeError as exc:
+                try:
+                    obj = decode_fallback(raw, exc)
+                except LineError as err:
+                    self._bad_record(err.rule, err.message, None)
+                    offset, lineno = end, lineno + 1
+                    continue
+            if self.issue is not None:
+                self.dropped_lines += 1
+                if type(obj) is dict and obj.get("type") == "turn/end":
+                    self.issue.proven = True
+            elif not self.header_done:
+                self._header(obj)
+                if self.issue is None:
+                    self.committed = end
+            else:
+                self._record(obj)
+                if self.stopped:
+                    return
+                if self.issue is None:
+                    self.committed = end
+            offset, lineno = end, lineno + 1
+
+    def _bad_record(self, rule: str, message: str, address: Address | None) -> None:
+        """§6.3: a record that fails to decode starts the suspect region (unless one exists)."""
+        if self.issue is None:
+            self.issue = _Issue(rule, message, address or self.address(None), self.offset)
+        self.dropped_lines += 1
+
+    # -- header (§2) --------------------------------------------------------------------------
+
+    def _header(self, obj: Any) -> None:
+        self.header_done = True
+        self.seq = None
+        if self.opt.fixture and not (isinstance(obj, dict) and obj.get("type") == "session"):
+            self._set_version(self.opt.assume_version)
+            self._record(obj)
+            return
+        header, problems = decode_header(obj)
+        for rule, message in problems:
+            sev = None
+            if rule == "header-unknown-key" and header is not None and header.version == 0:
+                sev = Severity.INFO
+            self.report(rule, message, severity=sev)
+        if header is None:
+            if any(rule == "header-newer-version" for rule, _ in problems):
+                self.unsupported_version = True
+            self.stopped = True   # nothing after an unusable or newer header is interpreted
+            return
+        self.header = header
+        self._set_version(header.version)
+        fv = self.opt.filename_version
+        if fv is not None and fv != header.version:
+            self.report("header-filename-version",
+                        f"file name identifies v{fv}, but its header identifies v{header.version}")
+
+    def _set_version(self, version: int) -> None:
+        self.version = version
+        self.surface = SURFACE[version]
+        self.handlers = {
+            "turn/start": self._turn_start,
+            "turn/end": self._turn_end,
+            "step/start": self._step_start,
+            "step/end": self._step_end,
+            "tool/call": self._tool_call,
+            "assistant/attempt": self._in_step,
+            "request/header": self._request_header,
+            "request/context": self._request_context,
+            "session/end-seed": self._end_seed,
+            "image/offload": self._image_offload,
+        }
+        if version <= 1:
+            self.handlers["assistant/chunk"] = self._in_step
+            self.handlers["todo/write"] = self._in_turn
+        for t in self.surface:
+            self.handlers[t] = self._surface_event
+
+    # -- records and envelope (§3) ------------------------------------------------------------
+
+    def _record(self, obj: Any) -> None:
+        if type(obj) is not dict:
+            self._bad_record("not-an-object", f"record is a JSON {type(obj).__name__}, "
+                                              "not an object", None)
+            return
+        t = obj.get("type")
+        if t == "session" and "seq" not in obj:
+            self.seq = None
+            self.report("header-not-first", "a session header record after the first line")
+            return
+        if t in PACKED_TAGS and "seq0" in obj:
+            if self.version is not None and self.version >= 2:
+                self.seq = None
+                self.report("version-event-type",
+                            f"packed {t} rows do not exist in v{self.version} (§9.3)")
+                return
+            try:
+                events = expand_row(obj)
+            except RowError as err:
+                self._bad_record("packed-row", str(err), None)
+                return
+            for ev in events:
+                self._event(ev)
+                if self.issue is not None or self.stopped:
+                    return
+            return
+        self._event(obj)
+
+    def _event(self, obj: dict[str, Any]) -> None:
+        seq = obj.get("seq")
+        if seq != self.next_seq or type(seq) is not int:
+            if seq is None and self.opt.fixture:
+                seq = self.next_seq
+            elif type(seq) is not int or not 0 <= seq <= MAX_SAFE:
+                self.seq = None
+                self._bad_record("envelope-seq", f"seq {seq!r} is not a non-negative safe integer",
+                                 None)
+                return
+            else:
+                self.seq = seq
+                self._bad_record("seq-gap",
+                                 f"session event seq {seq} is not contiguous; expected "
+                                 f"{self.next_seq}", None)
+                return
+        if seq > self.at:
+            self.stopped = True
+            return
+        self.seq = seq
+        self.next_seq = seq + 1
+        if not obj.keys() <= _ENVELOPE:
+            extra = sorted(obj.keys() - _ENVELOPE)
+            self.report("envelope-key", f"event has keys that do not belong: {extra}")
+        t = obj.get("type")
+        if type(t) is not str:
+            self.report("envelope-type", f"event type {t!r} is not a string")
+            return
+        time = obj.get("time")
+        if type(time) is int and -MAX_SAFE <= time <= MAX_SAFE:
+            last = self.last_time
+            if last is None:
+                self.first_time = self.min_time = self.max_time = time
+            else:
+                if time < last:
+                    self.backwards += 1
+                if time < self.min_time:  # type: ignore[operator]
+                    self.min_time = time
+                elif time > self.max_time:  # type: ignore[operator]
+                    self.max_time = time
+            self.last_time = time
+        elif not (time is None and self.opt.fixture):
+            self.report("envelope-time", f"time {time!r} is not a safe integer (epoch ms)")
+        if "data" not in obj:
+            self.report("envelope-data", "event has no data")
+        ignorable = obj.get("ignorable")
+        if ignorable is not None and ignorable is not True:
+            self.report("envelope-ignorable", f"ignorable must be absent or true, got {ignorable!r}")
+        self.last_seq = seq
+        counts = self.counts
+        counts[t] = counts.get(t, 0) + 1
+        handler = self.handlers.get(t)
+        if handler is not None:
+            handler(obj, seq, t, obj.get("data"))
+            return
+        version = self.version
+        assert version is not None
+        self.log_only += 1
+        if is_known(version, t):
+            if "surfaceOp" in obj or "sourceEventSeqs" in obj:
+                self.report("surface-meta-on-log-only",
+                            f"{t} is not a surface event but carries surface metadata")
+            return
+        if ignorable is True:
+            self.report_once("unknown-ignorable-event", t,
+                             f'unknown event type "{t}" marked ignorable: kept opaque')
+            if ("surfaceOp" in obj or "sourceEventSeqs" in obj) and version < 4:
+                self.report("surface-meta-on-log-only",
+                            f"ignorable {t} carries surface metadata (allowed only in v4)")
+            return
+        if version == 0 and t in RETIRED_V0:
+            self.report("retired-event-type", f'retired event type "{t}" is refused by v0 '
+                                              "readers and by the v0→v1 migration")
+        elif t in ALL_KNOWN:
+            self.report("version-event-type",
+                        f'event type "{t}" does not exist in format v{version}')
+        else:
+            sid = self.header.id if self.header else None
+            self.report("unknown-event-type",
+                        f'session "{sid}" contains event type "{t}" (seq {seq}) unknown to this '
+                        "harness and not marked ignorable; refusing to interpret the log")
+
+    def _image_offload(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.log_only += 1
+        self.report("message-projection-event",
+                    "image/offload edits projected messages through a plugin interpreter that "
+                    "sesstool does not have; the derived messages cannot be trusted")
+
+    # -- relational handlers (§6.2) -----------------------------------------------------------
+
+    def _ts(self, data: Any) -> tuple[Any, Any]:
+        if type(data) is dict:
+            return data.get("turn"), data.get("step")
+        self.report("event-data", "event data is not an object")
+        return None, None
+
+    def _turn_start(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.log_only += 1
+        turn, _ = self._ts(data)
+        if not is_safe_nonneg(turn) or turn < 1:
+            self.report("event-data", f"turn/start turn {turn!r} is not a positive integer")
+        if self.open_turn is not None:
+            self.report("turn-open", f"turn/start {turn} while turn {self.open_turn} is open")
+            self._close_step_calls()
+        elif turn != self.last_turn + 1:
+            self.report("turn-number", f"turn/start {turn} after turn {self.last_turn} "
+                                       f"(expected {self.last_turn + 1})")
+        self.turns += 1
+        self.open_turn = turn if type(turn) is int else self.last_turn + 1
+        self.open_turn_seq = seq
+        self.last_turn = self.open_turn
+        self.open_step = None
+        self.next_step = 1
+        self.advertised = {}
+        self.started = {}
+        if self.timeline is not None:
+            self.timeline.append(TimelineEntry(seq, self.open_turn, None, t, ""))
+
+    def _turn_end(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.log_only += 1
+        turn, _ = self._ts(data)
+        reason = data.get("reason") if type(data) is dict else None
+        kind = reason.get("kind") if type(reason) is dict else None
+        if not isinstance(kind, str) or not kind:
+            self.report("event-data", "turn/end reason lacks a kind")
+            kind = "?"
+        self.turn_ends[kind] = self.turn_ends.get(kind, 0) + 1
+        if kind == "forked" and self.version is not None and self.version < 4:
+            self.report("event-data", "turn/end reason 'forked' exists only in v4")
+        if self.open_turn is None or turn != self.open_turn:
+            self.report("turn-end-mismatch",
+                        f"turn/end {turn} but the open turn is {self.open_turn}")
+        if self.open_step is not None:
+            self.report("turn-end-step-open",
+                        f"turn/end {turn} while step {self.open_step} is open")
+        self._close_step_calls()
+        self.open_turn = None
+        self.open_turn_seq = None
+        self.open_step = None
+        if self.timeline is not None:
+            self.timeline.append(TimelineEntry(seq, turn, None, t, kind))
+
+    def _step_start(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.log_only += 1
+        turn, step = self._ts(data)
+        if self.open_turn is None or turn != self.open_turn:
+            self.report("step-outside-turn",
+                        f"step/start names turn {turn} but the open turn is {self.open_turn}")
+        if self.open_step is not None:
+            self.report("step-open", f"step/start {step} while step {self.open_step} is open")
+            self._close_step_calls()
+        elif step != self.next_step:
+            self.report("step-number", f"step/start {step} (expected {self.next_step})")
+        self.steps += 1
+        self.open_step = step if type(step) is int else self.next_step
+        self.advertised = {}
+        self.started = {}
+
+    def _step_end(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.log_only += 1
+        turn, step = self._ts(data)
+        if self.open_step is None or turn != self.open_turn or step != self.open_step:
+            self.report("step-end-mismatch", f"step/end {turn}/{step} but the open step is "
+                                             f"{self.open_turn}/{self.open_step}")
+        self._close_step_calls()
+        if type(step) is int:
+            self.next_step = step + 1
+        self.open_step = None
+
+    def _close_step_calls(self) -> None:
+        """A closing boundary: calls still pending stay unresolved (§7.1), counted and noted."""
+        advertised, started = self.advertised, self.started
+        if advertised or started:
+            left = list(dict.fromkeys([*advertised, *started]))
+            for cid in left:
+                if cid in started:
+                    self.dangling += 1
+                else:
+                    self.never_started += 1
+            self.report("unresolved-call",
+                        f"step closed with {len(left)} tool call(s) never answered: "
+                        + ", ".join(left[:5]) + (" …" if len(left) > 5 else ""))
+            self.advertised = {}
+            self.started = {}
+
+    def _in_step(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.log_only += 1
+        if "surfaceOp" in obj or "sourceEventSeqs" in obj:
+            self.report("surface-meta-on-log-only",
+                        f"{t} is not a surface event but carries surface metadata")
+        if type(data) is not dict or data.get("turn") != self.open_turn or data.get(
+            "step"
+        ) != self.open_step or self.open_step is None:
+            turn, step = self._ts(data)
+            self.report("event-outside-step", f"{t} names {turn}/{step} but the open step is "
+                                              f"{self.open_turn}/{self.open_step}")
+        elif t == "assistant/attempt":
+            p = stream_records(data.get("stream"))
+            if p:
+                self.report(*p)
+
+    def _in_turn(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.log_only += 1
+        if self.open_turn is None:
+            self.report("event-outside-turn", f"{t} outside an open turn")
+
+    def _tool_call(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self._in_step(obj, seq, t, data)
+        cid = data.get("callId") if type(data) is dict else None
+        if not isinstance(cid, str) or not cid or not isinstance(data.get("name"), str):
+            self.report("event-data", "tool/call needs a non-empty callId and a name")
+            return
+        if not isinstance(data.get("arguments"), str):
+            self.report("event-data", "tool/call arguments must be the raw JSON string")
+        self.started_total += 1
+        if cid in self.started:
+            self.report("tool-call-duplicate", f"tool call {cid} started twice in one step")
+        self.started[cid] = seq
+        entry = self.advertised.get(cid)
+        if entry is not None:
+            entry[1] = seq
+        if self.timeline is not None:
+            self.timeline.append(TimelineEntry(seq, self.open_turn, self.open_step, t,
+                                               f"{data.get('name')} {cid}"))
+
+    def _request_header(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self._in_turn(obj, seq, t, data)
+        p = CHECKERS[t](data, self.version or 0)
+        if p:
+            self.report(*p)
+        self.request_header, self.request_header_seq = data, seq
+
+    def _request_context(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self._in_turn(obj, seq, t, data)
+        p = CHECKERS[t](data, self.version or 0)
+        if p:
+            self.report(*p)
+        self.request_context, self.request_context_seq = data, seq
+
+    def _end_seed(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.log_only += 1
+        self.marker_count += 1
+        version = self.version or 0
+        if type(data) is not dict:
+            self.report("event-data", "session/end-seed data is not an object")
+            return
+        tagged = data.get("inherited") is True
+        if version <= 1 and data:
+            self.report("event-data", f"a v{version} session/end-seed carries data {{}}")
+        elif version >= 2 and not (data.keys() <= {"inherited"} and data.get(
+            "inherited", True
+        ) is True):
+            self.report("event-data", "session/end-seed data must be {} or {inherited: true}")
+        if len(self.markers) < 64 or tagged:
+            self.markers.append((seq, tagged))
+
+    # -- surface events and the fold (§5) -----------------------------------------------------
+
+    def _surface_event(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        version = self.version
+        assert version is not None
+        p = CHECKERS[t](data, version)
+        if p:
+            self.report(*p)
+        src = obj.get("sourceEventSeqs")
+        cited: list[int] | None = None
+        if src is not None:
+            if t == "assistant/message" and version >= 2:
+                if version >= 3:
+                    self.report("source-seqs-forbidden",
+                                "assistant/message must not carry sourceEventSeqs in v3+")
+                else:
+                    self.report("source-seqs-assistant-v2",
+                                "v2 assistant/message no longer carries sourceEventSeqs")
+            try:
+                cited = decode_seqs(src, seq, t == "assistant/message" and version <= 1)
+            except SeqRangeError as err:
+                self.report("source-seqs-shape", str(err))
+        op = obj.get("surfaceOp")
+        in_step = True
+        if op == "append":
+            self.nodes.append(seq)
+            self.node_type[seq] = t
+        elif type(op) is dict:
+            in_step = False
+            self._replace(op, seq, t, data, cited)
+        else:
+            in_step = op is None
+            if op is None:
+                self.report("surface-op-missing",
+                            f"{t} is surface-eligible and requires a surfaceOp marker")
+            else:
+                self.report("surface-op-shape", f"surfaceOp {op!r} is not 'append' or a replace")
+            self.nodes.append(seq)
+            self.node_type[seq] = t
+        if type(data) is not dict:
+            return
+        if t == "user/message":
+            message: Any = data
+        else:
+            message = data.get("message")
+            if in_step:
+                self._check_open_step(t, data)
+            elif t == "tool/result" and self.open_turn is None:
+                self.report("event-outside-turn", f"{t} replacement outside an open turn")
+        if t == "tool/result":
+            self._tool_result(obj, seq, data, op == "append")
+        elif t == "assistant/message":
+            self._assistant(seq, data, message)
+        if self.opt.collect_messages and seq in self.node_type:
+            content = message.get("content") if type(message) is dict else None
+            if t in ("assistant/message", "system/message", "developer/message") and not content:
+                self.projected[seq] = None      # empty nodes keep position, project nothing
+            else:
+                self.projected[seq] = message
+        if self.timeline is not None:
+            self.timeline.append(TimelineEntry(seq, self.open_turn, self.open_step, t,
+                                               _preview(t, message, data), type(op) is dict))
+
+    def _check_open_step(self, t: str, data: dict[str, Any]) -> None:
+        if t == "user/message":
+            return   # unconstrained (§6.2)
+        if self.open_step is None or data.get("turn") != self.open_turn or data.get(
+            "step"
+        ) != self.open_step:
+            self.report("event-outside-step",
+                        f"{t} names {data.get('turn')}/{data.get('step')} but the open step is "
+                        f"{self.open_turn}/{self.open_step}")
+
+    def _assistant(self, seq: int, data: dict[str, Any], message: Any) -> None:
+        version = self.version or 0
+        if version >= 2:
+            p = stream_records(data.get("stream"))
+            if p:
+                self.report(*p)
+        usage = data.get("usage")
+        if type(usage) is dict:
+            totals = self.usage
+            for i, key in enumerate(_USAGE_KEYS):
+                value = usage.get(key)
+                if type(value) is int:
+                    totals[i] += value
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list:
+            return
+        step = data.get("step")
+        for block in content:
+            if type(block) is dict and block.get("type") == "tool-call":
+                cid = block.get("id")
+                if not isinstance(cid, str) or not cid:
+                    self.report("message-shape", "tool-call block without an id")
+                    continue
+                self.advertised_total += 1
+                if cid in self.advertised:
+                    self.report("tool-call-duplicate", f"tool call id {cid} advertised twice")
+                self.advertised[cid] = [step, self.started.get(cid), block.get("name")]
+
+    def _tool_result(self, obj: dict[str, Any], seq: int, data: dict[str, Any],
+                     appended: bool) -> None:
+        message = data.get("message")
+        source = message.get("source") if type(message) is dict else None
+        cid = source.get("callId") if type(source) is dict else None
+        if appended:
+            self.tool_fp[seq] = _tool_fingerprint(data, self.version or 0)
+            if not isinstance(cid, str):
+                return
+            error = data.get("error")
+            code = error.get("code") if type(error) is dict else None
+            if _is_error(message, self.version or 0):
+                self.failed += 1
+            if cid in self.started:
+                del self.started[cid]
+                self.answered += 1
+            elif code == TOOL_NOT_STARTED:
+                self.never_started += 1
+            else:
+                self.report("tool-result-unmatched",
+                            f"tool/result for {cid} resolves no pending tool/call of this step")
+            self.advertised.pop(cid, None)
+
+    def _replace(self, op: dict[str, Any], seq: int, t: str, data: Any,
+                 cited: list[int] | None) -> None:
+        version = self.version or 0
+        keys = _REPLACE_V0 if version <= 2 else _REPLACE_V3
+        start_key, end_key = ("start", "end") if version <= 2 else ("startSeq", "endSeq")
+        if op.keys() != keys or op.get("op") != "replace" or not is_safe_nonneg(
+            op.get(start_key)
+        ) or not is_safe_nonneg(op.get(end_key)):
+            self.report("surface-op-shape", f"replace surfaceOp must be exactly "
+                                            f"{{op:'replace', {start_key}, {end_key}}} in "
+                                            f"v{version}, got {op!r}")
+            return
+        start, end = op[start_key], op[end_key]
+        nodes = self.nodes
+        node_type = self.node_type
+        if start not in node_type or end not in node_type:
+            missing = start if start not in node_type else end
+            self.report("replace-endpoint", f"replace endpoint {missing} is not a current "
+                                            "surface node")
+            return
+        i, j = nodes.index(start), nodes.index(end)
+        if i > j:
+            self.report("replace-order", f"replace start {start} comes after end {end} in "
+                                         "surface order")
+            return
+        if version >= 3 and (start >= seq or end >= seq):
+            self.report("replace-not-earlier", "replace endpoints must precede the replacing "
+                                               "event")
+            return
+        removed = nodes[i : j + 1]
+        if cited is None or not set(removed) <= set(cited):
+            missing_seqs = sorted(set(removed) - set(cited or ()))
+            self.report("replace-uncited", f"sourceEventSeqs must cite every replaced node; "
+                                           f"missing {missing_seqs[:10]}")
+        if t == "tool/result":
+            shadow = removed[0]
+            if len(removed) != 1 or node_type[shadow] != "tool/result":
+                self.report("tool-result-replace", "a tool/result replacement must shadow "
+                                                   "exactly one tool/result node")
+            elif self.tool_fp.get(shadow) != _tool_fingerprint(data, version):
+                self.report("tool-result-replace", f"replacement of tool/result {shadow} changes "
+                                                   "more than its content")
+        if version >= 3 and i == 0 and node_type[nodes[0]] == "system/message" and (
+            t != "system/message" or j != 0
+        ):
+            self.report("protected-head", "the system head may only be replaced by a "
+                                          "system/message covering exactly that node")
+        nodes[i : j + 1] = [seq]
+        for s in removed:
+            del node_type[s]
+            self.tool_fp.pop(s, None)
+            self.projected.pop(s, None)
+        node_type[seq] = t
+        if t == "tool/result":
+            self.tool_fp[seq] = _tool_fingerprint(data, version)
+        self.shadowed += len(removed)
+        self.replacements += 1
+
+    # -- end of input -------------------------------------------------------------------------
+
+    def finish(self, summary: ReadSummary | None) -> ScanResult:
+        tail = self._tail(summary)
+        version = self.version
+        header = self.header
+        if not self.header_done and not self.stopped:
+            if summary is None or (summary.plaintext_bytes == 0 and summary.file_bytes == 0):
+                self.report("empty-file", "file is empty: no header record",
+                            Address(self.path, 0, 1, None, None, None))
+            elif tail.kind == "none":
+                self.report("missing-header", "no complete header record",
+                            Address(self.path, 0, 1, None, None, None))
+        if header is not None and not self.unsupported_version and self.opt.at_seq is None:
+            events = self.next_seq
+            if version is not None and version <= 1 and header.seed_length is not None:
+                sl = header.seed_length
+                if sl > events:
+                    self.report("header-seed-length",
+                                f"Session inheritedEventCount {sl} exceeds its event count "
+                                f"{events}", Address(self.path, 0, 1, None, None, None))
+                elif not any(s in (sl, sl - 1) for s, _ in self.markers):
+                    self.report("seed-length-marker",
+                                f"no session/end-seed at seq {sl} where the inherited seed ends",
+                                Address(self.path, 0, 1, None, None, None))
+            if version is not None and version >= 2 and header.is_seeded is not None:
+                tagged = any(t for _, t in self.markers)
+                if header.is_seeded and not tagged:
+                    self.report("header-is-seeded", "seeded session lacks an inherited end-seed "
+                                                    "marker", Address(self.path, 0, 1, None, None,
+                                                                      None))
+                elif not header.is_seeded and tagged:
+                    self.report("header-is-seeded", "unseeded session contains an inherited "
+                                                    "end-seed marker",
+                                Address(self.path, 0, 1, None, None, None))
+        if self.open_turn is not None and self.opt.at_seq is None:
+            self.report("open-turn", f"turn {self.open_turn} is open at the end of the log: "
+                                     "the session was interrupted",
+                        Address(self.path, None, None, None, None, self.open_turn_seq))
+        verdict, vaddr, reason = self._verdict(tail)
+        # pending calls of the open step: the open state a repair closes (§7.1)
+        pending: tuple[PendingCall, ...] = ()
+        if self.open_turn is not None:
+            pending = tuple(
+                PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None)
+                for cid, e in self.advertised.items()
+            )
+        open_dangling = sum(1 for p in pending if p.call_seq is not None)
+        open_never = len(pending) - open_dangling
+        open_state = OpenState(self.open_turn, self.open_turn_seq, self.open_step, pending,
+                               self.last_seq, self.last_time, self.next_seq)
+        messages = None
+        if self.opt.collect_messages:
+            projected = self.projected
+            messages = tuple(projected[s] for s in self.nodes if projected.get(s) is not None)
+        inherited: int | None = None
+        if header is not None:
+            if (version or 0) <= 1:
+                inherited = header.seed_length
+            else:
+                tagged_seqs = [s for s, t in self.markers if t]
+                inherited = tagged_seqs[-1] if tagged_seqs else (0 if header.is_seeded else None)
+        stats = Stats(
+            events=self.next_seq,
+            by_type=tuple(sorted(self.counts.items())),
+            turns=self.turns,
+            turn_ends=tuple(sorted(self.turn_ends.items())),
+            steps=self.steps,
+            tool_calls=ToolCallStats(self.advertised_total, self.started_total, self.answered,
+                                     self.failed, self.dangling + open_dangling,
+                                     self.never_started + open_never),
+            surface=SurfaceStats(len(self.nodes), self.shadowed, self.log_only,
+                                 self.replacements),
+            usage=Usage(*self.usage),
+            time=TimeSpan(self.first_time, self.last_time, self.min_time, self.max_time,
+                          self.backwards),
+            lineage=Lineage(
+                header.parent_session if header else None,
+                header.seeded if header else False,
+                inherited,
+                header.origin if header else None,
+                header.delegation_depth if header else None,
+                self.marker_count,
+            ),
+        )
+        return ScanResult(
+            path=self.path,
+            header=header,
+            version=version,
+            findings=tuple(self.findings),
+            findings_dropped=self.findings_dropped,
+            stats=stats,
+            open=open_state,
+            tail=tail,
+            verdict=verdict,
+            verdict_address=vaddr,
+            verdict_reason=reason,
+            messages=messages,
+            request=RequestEnvelope(self.request_header, self.request_header_seq,
+                                    self.request_context, self.request_context_seq),
+            timeline=tuple(self.timeline) if self.timeline is not None else None,
+            stopped_at=self.last_seq if self.opt.at_seq is not None else None,
+        )
+
+    def _tail(self, summary: ReadSummary | None) -> Tail:
+        issue = self.issue
+        kind: TailKind = "none"
+        dropped_bytes = 0
+        address: Address | None = None
+        recovered = 0
+        if issue is not None:
+            if issue.proven:
+                # §6.3: a later turn/end proves the region was committed -> corruption
+                self.report(issue.rule, issue.message + " (a later turn/end proves this region "
+                            "was committed: corruption)", issue.address, Severity.ERROR)
+            else:
+                kind = "uncommitted"
+                address = issue.address
+                self.report("uncommitted-tail",
+                            f"{RULES[issue.rule].title}: {issue.message}; no later turn/end, so "
+                            f"this record and the {self.dropped_lines - 1} after it are an "
+                            "uncommitted tail", issue.address)
+        end_plain = self.committed
+        if summary is not None and not summary.stopped_early:
+            end_plain = summary.plaintext_bytes
+        if summary is not None and summary.torn_frame is not None:
+            tf = summary.torn_frame
+            recovered = tf.lines
+            if kind == "none":
+                kind = "torn-frame"
+                address = Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset,
+                                  None)
+            self.report("zstd-torn-frame",
+                        f"last zstd frame {tf.index} is cut by EOF after {tf.file_length} bytes; "
+                        f"{recovered} complete line(s) recovered from it",
+                        Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset,
+                                None))
+        if summary is not None and summary.partial_line is not None:
+            pl = summary.partial_line
+            if kind == "none":
+                kind = "torn-line"
+                address = Address(self.path, pl.offset, pl.line, None, None, None)
+            self.report("torn-tail", f"final record has no newline: {pl.length} byte(s) of a "
+                                     "torn write, ignored (a repair drops them)",
+                        Address(self.path, pl.offset, pl.line, None, None, None))
+        if kind != "none":
+            dropped_bytes = max(0, end_plain - self.committed)
+        committed = self.committed if kind != "none" or issue is not None else end_plain
+        return Tail(kind, committed, dropped_bytes,
+                    self.dropped_lines + (1 if summary and summary.partial_line else 0),
+                    recovered, address)
+
+    def _verdict(self, tail: Tail) -> tuple[Verdict, Address | None, str]:
+        first_error: Finding | None = None
+        for f in self.findings:
+            if f.severity is Severity.ERROR and RULES[f.rule].verdict == "unsupported":
+                return "unsupported", f.address, f.message
+            if first_error is None and f.severity is Severity.ERROR:
+                first_error = f
+        if first_error is not None:
+            return "corrupt", first_error.address, first_error.message
+        if tail.kind != "none":
+            reasons = {"torn-line": "the last record is torn (no newline)",
+                       "torn-frame": "the last zstd frame is torn",
+                       "uncommitted": "a bad record with no later turn/end ends the log"}
+            return "torn", tail.address, reasons[tail.kind]
+        if self.open_turn is not None:
+            return ("interrupted",
+                    Address(self.path, None, None, None, None, self.open_turn_seq),
+                    f"turn {self.open_turn} is open at the end of the log")
+        return "clean", None, "balanced: every turn is closed"
+
+
+def _is_error(message: Any, version: int) -> bool:
+    if type(message) is not dict:
+        return False
+    if version >= 4:
+        return message.get("isError") is True
+    content = message.get("content")
+    if type(content) is list and content and type(content[0]) is dict:
+        return content[0].get("isError") is True
+    return False
+
+
+def _tool_fingerprint(data: dict[str, Any], version: int) -> int | None:
+    """Everything of a tool/result except its content (§5 item 5), hashed."""
+    try:
+        message = dict(data["message"])
+        if version >= 4:
+            message.pop("content", None)
+        else:
+            block = dict(message["content"][0])
+            block.pop("content", None)
+            message["content"] = [block]
+        rest = {k: v for k, v in data.items() if k != "message"}
+        return hash(orjson.dumps([rest, message], option=orjson.OPT_SORT_KEYS))
+    except (KeyError, IndexError, TypeError, ValueError, orjson.JSONEncodeError):
+        return None
+
+
+def _preview(t: str, message: Any, data: Any) -> str:
+    """A one-line summary of a surface event for the timeline (raw; escape before printing)."""
+    if type(message) is not dict:
+        return ""
+    role = message.get("role", "?")
+    parts: list[str] = []
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            bt = block.get("type")
+            if bt in ("text", "reasoning"):
+                parts.append(str(block.get("text", "")))
+            elif bt == "tool-call":
+                parts.append(f"→ {block.get('name')}({block.get('id')})")
+            elif bt == "tool-result":
+                inner = block.get("content")
+                if isinstance(inner, list):
+                    parts.extend(str(b.get("text", "")) for b in inner if isinstance(b, dict))
+    text = " ".join(p for p in parts if p).replace("\n", " ")
+    if len(text) > 100:
+        text = text[:99] + "…"
+    return f"{role}: {text}"
+
+
+def version_ok(version: int) -> bool:
+    return 0 <= version <= CURRENT_VERSION

@@ -1,0 +1,50 @@
+"""Range-encoded ``sourceEventSeqs`` (spec §9.4): elements are seqs or inclusive [start, end] pairs."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+from sesstool.core.header import MAX_SAFE
+
+
+class SeqRangeError(Exception):
+    pass
+
+
+def decode_seqs(value: object, own_seq: int, allow_empty: bool) -> list[int]:
+    """Expand and validate; raise SeqRangeError with the reason (§3, §9.4)."""
+    if not isinstance(value, list):
+        raise SeqRangeError("sourceEventSeqs is not an array")
+    if not value:
+        if allow_empty:
+            return []
+        raise SeqRangeError("sourceEventSeqs is empty")
+    out: list[int]
+    if all(type(v) is int for v in value):
+        out = value  # fast path: the common unencoded form
+    else:
+        out = []
+        ranged = False
+        for v in value:
+            if type(v) is int:
+                out.append(v)
+            elif (isinstance(v, list) and len(v) == 2 and type(v[0]) is int
+                  and type(v[1]) is int):
+                start, end = v
+                if start > end:
+                    raise SeqRangeError(f"range [{start}, {end}] runs backwards")
+                if end - start > own_seq:
+                    raise SeqRangeError(f"range [{start}, {end}] reaches past the event")
+                out.extend(range(start, end + 1))
+                ranged = True
+            else:
+                raise SeqRangeError(f"element {v!r} is neither a seq nor a [start, end] pair")
+        if ranged and any(b <= a for a, b in pairwise(out)):
+            raise SeqRangeError("range-encoded sourceEventSeqs must be strictly increasing")
+    if min(out) < 0:
+        raise SeqRangeError("sourceEventSeqs holds a negative seq")
+    if max(out) >= own_seq or max(out) > MAX_SAFE:
+        raise SeqRangeError(f"sourceEventSeqs cites a seq not below the event's own seq {own_seq}")
+    if len(set(out)) != len(out):
+        raise SeqRangeError("sourceEventSeqs repeats a seq")
+    return out

@@ -1,0 +1,211 @@
+"""Payload shape checks per event type and version (spec §4.1, §4.3, §6.1).
+
+Each checker returns ``None`` when the payload is well formed, else ``(rule id, message)``.
+They run once per event, so the common well-formed path is kept short.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sesstool.core.header import is_safe_nonneg
+
+Problem = tuple[str, str] | None
+
+
+def _ne_str(value: object) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def message_base(msg: object, role: str | tuple[str, ...]) -> Problem:
+    """§4.3: identified message with role, array content and a source kind."""
+    if not isinstance(msg, dict):
+        return ("message-shape", "message is not an object")
+    if not _ne_str(msg.get("id")):
+        return ("message-shape", "message id is missing or empty")
+    got = msg.get("role")
+    if (got != role) if isinstance(role, str) else (got not in role):
+        return ("message-role", f"message role is {got!r}, expected {role!r}")
+    if not isinstance(msg.get("content"), list):
+        return ("message-shape", "message content is not an array")
+    source = msg.get("source")
+    if not isinstance(source, dict) or not _ne_str(source.get("kind")):
+        return ("message-shape", "message source lacks a non-empty kind")
+    return None
+
+
+def turn_step(data: dict[str, Any]) -> Problem:
+    if not is_safe_nonneg(data.get("turn")) or not is_safe_nonneg(data.get("step")):
+        return ("event-data", "data.turn and data.step must be non-negative integers")
+    return None
+
+
+def user_message(data: object, version: int) -> Problem:
+    if not isinstance(data, dict):
+        return ("event-data", "user/message data is not a message object")
+    return message_base(data, "user")
+
+
+def assistant_message(data: object, version: int) -> Problem:
+    if not isinstance(data, dict):
+        return ("event-data", "assistant/message data is not an object")
+    msg = data.get("message")
+    p = turn_step(data) or message_base(msg, "assistant")
+    if p:
+        return p
+    assert isinstance(msg, dict)
+    source = msg["source"]
+    if source.get("kind") != "model" or not _ne_str(source.get("provider")) or not _ne_str(
+        source.get("model")
+    ):
+        return ("assistant-source", "assistant message source must be "
+                                    "{kind:'model', provider, model} with non-empty strings")
+    if version >= 2 and not isinstance(data.get("stream"), list):
+        return ("event-data", f"a v{version} assistant/message requires data.stream")
+    if version <= 1 and "stream" in data:
+        return ("event-data", f"data.stream does not exist in v{version} (chunks are events)")
+    return None
+
+
+def tool_result_message(data: object, version: int) -> Problem:
+    if not isinstance(data, dict):
+        return ("event-data", "tool/result data is not an object")
+    msg = data.get("message")
+    p = turn_step(data) or message_base(msg, "tool" if version >= 4 else "user")
+    if p:
+        return p
+    assert isinstance(msg, dict)
+    source = msg["source"]
+    call_id = source.get("callId")
+    if source.get("kind") != "tool" or not _ne_str(call_id):
+        return ("tool-result-shape", "tool result source must be {kind:'tool', callId}")
+    error = data.get("error")
+    if version >= 4:
+        if msg.get("toolCallId") != call_id:
+            return ("tool-result-shape", "message.toolCallId must equal source.callId")
+        is_error = msg.get("isError")
+    else:
+        content = msg["content"]
+        if len(content) != 1 or not isinstance(content[0], dict) or content[0].get(
+            "type"
+        ) != "tool-result":
+            return ("tool-result-shape", "a tool result holds exactly one tool-result block")
+        block = content[0]
+        if block.get("toolCallId") != call_id:
+            return ("tool-result-shape", "tool-result block toolCallId must equal source.callId")
+        if not isinstance(block.get("content"), list):
+            return ("tool-result-shape", "tool-result block content is not an array")
+        is_error = block.get("isError")
+    if error is not None:
+        if not isinstance(error, dict) or not _ne_str(error.get("code")):
+            return ("tool-result-shape", "tool/result error must be an object with a code")
+        if version >= 3 and is_error is not True:
+            return ("tool-result-error-flag", "tool/result carries error but isError is not true")
+    return None
+
+
+def system_message(data: object, version: int) -> Problem:
+    if not isinstance(data, dict):
+        return ("event-data", "system/message data is not an object")
+    return turn_step(data) or message_base(data.get("message"), "system")
+
+
+def developer_message(data: object, version: int) -> Problem:
+    if not isinstance(data, dict):
+        return ("event-data", "developer/message data is not an object")
+    return turn_step(data) or message_base(data.get("message"), "developer")
+
+
+def request_header(data: object, version: int) -> Problem:
+    """§6.1: config provider/model, adapterDefaults markers, v3+ canonical form."""
+    if not isinstance(data, dict) or not isinstance(data.get("header"), dict):
+        return ("request-header", "request/header data.header is not an object")
+    header = data["header"]
+    config = header.get("config")
+    if not isinstance(config, dict) or not _ne_str(config.get("provider")) or not _ne_str(
+        config.get("model")
+    ):
+        return ("request-header", "header.config needs non-empty provider and model")
+    if "reasoningEffort" in config and not _ne_str(config["reasoningEffort"]):
+        return ("request-header", "config.reasoningEffort must be a non-empty string")
+    defaults = header.get("adapterDefaults")
+    if defaults is not None:
+        if not isinstance(defaults, dict):
+            return ("request-header", "adapterDefaults is not an object")
+        for key, value in defaults.items():
+            if key not in ("reasoningEffort", "maxTokens") or value is not True:
+                return ("request-header", f"adapterDefaults.{key} must be one of "
+                                          "reasoningEffort/maxTokens set to true")
+            if key not in config:
+                return ("request-header", f"adapterDefaults.{key} without config.{key}")
+        if version >= 3 and not defaults:
+            return ("request-header", "empty adapterDefaults is forbidden in v3+")
+    if version >= 3:
+        if "system" in header:
+            return ("request-header", "header.system is forbidden in v3+ (system/message)")
+        if header.get("tools") == []:
+            return ("request-header", "empty header.tools is forbidden in v3+")
+    if "system" in header and not isinstance(header["system"], str):
+        return ("request-header", "header.system is not a string")
+    if "tools" in header and not isinstance(header["tools"], list):
+        return ("request-header", "header.tools is not an array")
+    reason = data.get("reason")
+    if version == 0 and reason == "fallback":
+        return ("retired-event-type", "request/header reason 'fallback' is retired")
+    if not isinstance(reason, str):
+        return ("request-header", "request/header reason is not a string")
+    return None
+
+
+def request_context(data: object, version: int) -> Problem:
+    if not isinstance(data, dict) or not _ne_str(data.get("provider")) or not _ne_str(
+        data.get("model")
+    ):
+        return ("request-context", "request/context needs non-empty provider and model")
+    return None
+
+
+_STREAM_RUN = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
+
+
+def stream_records(stream: object) -> Problem:
+    """§4.5: shape of v2+ embedded stream records (runs of any length ≥ 1)."""
+    if not isinstance(stream, list):
+        return ("stream-record", "stream is not an array")
+    for i, rec in enumerate(stream):
+        if not isinstance(rec, dict):
+            return ("stream-record", f"stream[{i}] is not an object")
+        kind = rec.get("type")
+        if kind == "chunk":
+            if type(rec.get("time")) is not int or not isinstance(rec.get("chunk"), dict):
+                return ("stream-record", f"stream[{i}] chunk record needs time and chunk")
+            continue
+        member_key = _STREAM_RUN.get(kind) if isinstance(kind, str) else None
+        if member_key is None:
+            return ("stream-record", f"stream[{i}] has unknown record type {kind!r}")
+        members = rec.get(member_key)
+        dt = rec.get("dt")
+        if type(rec.get("time0")) is not int or not is_safe_nonneg(rec.get("index")):
+            return ("stream-record", f"stream[{i}] {kind} needs time0 and index")
+        if not isinstance(members, list) or not members or not all(
+            isinstance(m, str) and m for m in members
+        ):
+            return ("stream-record", f"stream[{i}] {kind} members must be non-empty strings")
+        if not isinstance(dt, list) or len(dt) != len(members) - 1 or not all(
+            type(d) is int for d in dt
+        ):
+            return ("stream-record", f"stream[{i}] {kind} dt must hold members-1 integers")
+        if kind == "tool-call-chunks" and not _ne_str(rec.get("id")):
+            return ("stream-record", f"stream[{i}] tool-call-chunks needs a non-empty id")
+    return None
+
+
+CHECKERS = {
+    "user/message": user_message,
+    "assistant/message": assistant_message,
+    "tool/result": tool_result_message,
+    "system/message": system_message,
+    "developer/message": developer_message,
+    "request/header": request_header,
+    "request/context": request_context,
+}

@@ -1,0 +1,90 @@
+"""validate: scan many logs (files, directories, globs) and collect their findings."""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sesstool.core.errors import InputError
+from sesstool.core.rules import Severity
+from sesstool.core.scanner import ScanOptions
+from sesstool.engine.scan import Progress, ScanReport, scan_source
+from sesstool.store.generations import parse_generation_name
+from sesstool.store.source import ReadLimits
+
+LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateRequest:
+    paths: tuple[str, ...]
+    fail_on: Severity = Severity.ERROR
+    limits: ReadLimits = field(default_factory=ReadLimits)
+    fixture: bool = False
+    assume_version: int = 0
+    max_findings: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    path: str
+    report: ScanReport | None
+    error: str | None            # the file could not be opened at all
+
+    def failing(self, fail_on: Severity) -> bool:
+        if self.report is None:
+            return True
+        return any(f.severity >= fail_on for f in self.report.scan.findings)
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateReport:
+    files: tuple[FileResult, ...]
+    fail_on: Severity
+
+    @property
+    def failed(self) -> bool:
+        return any(f.failing(self.fail_on) for f in self.files)
+
+
+def expand_paths(args: tuple[str, ...]) -> list[str]:
+    """Files as given; directories walked for *.jsonl[.zstd] (sorted); unexpanded globs expanded.
+
+    In a directory every log file counts (a fixture tree), not just the highest generation.
+    """
+    out: list[str] = []
+    for arg in args:
+        if arg != "-" and any(ch in arg for ch in "*?[") and not os.path.exists(arg):
+            matches = sorted(glob.glob(arg, recursive=True))
+            if not matches:
+                out.append(arg)   # reported as unreadable: a glob that matched nothing
+            out.extend(matches)
+        elif arg != "-" and os.path.isdir(arg):
+            found = sorted(
+                str(p) for p in Path(arg).rglob("*")
+                if p.is_file() and p.name.endswith(LOG_SUFFIXES)
+            )
+            out.extend(found)
+        else:
+            out.append(arg)
+    return list(dict.fromkeys(out))
+
+
+def run_validate(request: ValidateRequest, progress: Progress | None = None) -> ValidateReport:
+    results: list[FileResult] = []
+    for path in expand_paths(request.paths):
+        options = ScanOptions(fixture=request.fixture, assume_version=request.assume_version,
+                              max_findings=request.max_findings)
+        try:
+            report = scan_source(path, options, request.limits, progress)
+        except InputError as err:
+            results.append(FileResult(path, None, err.message))
+            continue
+        results.append(FileResult(path, report, None))
+    return ValidateReport(tuple(results), request.fail_on)
+
+
+def is_generation_name(name: str) -> bool:
+    return parse_generation_name(name) is not None

@@ -1,0 +1,72 @@
+"""derive output: the message list as JSON, JSONL, or a readable transcript."""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+from rich.console import Console
+from rich.text import Text
+
+from sesstool.core.jsonline import dumps, dumps_pretty
+from sesstool.engine.derive import DeriveReport
+from sesstool.render.escape import safe
+from sesstool.render.jsonout import derive_doc
+
+ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "tool": "bold yellow",
+              "system": "bold magenta", "developer": "bold magenta"}
+
+
+def render_json(rep: DeriveReport, out: BinaryIO) -> None:
+    out.write(dumps_pretty(derive_doc(rep)) + b"\n")
+
+
+def render_jsonl(rep: DeriveReport, out: BinaryIO) -> None:
+    for message in rep.messages:
+        out.write(dumps(message) + b"\n")
+
+
+def _blocks(content: Any) -> list[str]:
+    parts: list[str] = []
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return [repr(content)]
+    for block in content:
+        if not isinstance(block, dict):
+            parts.append(repr(block))
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind == "reasoning":
+            parts.append(f"(reasoning) {block.get('text', '')}")
+        elif kind == "tool-call":
+            parts.append(f"→ call {block.get('name')} [{block.get('id')}] {block.get('arguments')}")
+        elif kind == "tool-result":
+            flag = " (error)" if block.get("isError") else ""
+            parts.append(f"← result [{block.get('toolCallId')}]{flag}")
+            parts.extend(_blocks(block.get("content")))
+        else:
+            parts.append(f"[{kind} block]")
+    return parts
+
+
+def render_text(rep: DeriveReport, console: Console) -> None:
+    for message in rep.messages:
+        if not isinstance(message, dict):
+            continue
+        role = str(message.get("role", "?"))
+        label = role
+        if role == "tool":
+            flag = " error" if message.get("isError") else ""
+            label = f"tool [{message.get('toolCallId')}]{flag}"
+        elif role == "user" and isinstance(message.get("source"), dict) and message["source"].get(
+            "kind"
+        ) == "tool":
+            label = f"tool result [{message['source'].get('callId')}]"
+        console.print(Text(safe(label), style=ROLE_STYLE.get(role, "bold")))
+        for part in _blocks(message.get("content")):
+            console.print(Text("  " + safe(part).replace("\n", "\n  ")))
+        console.print()
+    at = f" as of seq {rep.at}" if rep.at is not None else ""
+    console.print(Text(f"{len(rep.messages)} message(s){at}", style="dim"))

@@ -1,0 +1,232 @@
+"""The human ``inspect`` screen: verdict first, then file, session, counts, open state, repair."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sesstool.core.model import ScanResult, TimelineEntry
+from sesstool.core.rules import Severity
+from sesstool.engine.inspect import InspectReport
+from sesstool.render.escape import safe_line
+
+VERDICT_STYLE = {"clean": "bold green", "interrupted": "bold yellow", "torn": "bold yellow",
+                 "corrupt": "bold red", "unsupported": "bold magenta"}
+SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+MAX_FINDINGS_SHOWN = 12
+
+
+def fmt_time(ms: int | None) -> str:
+    if ms is None:
+        return "—"
+    try:
+        stamp = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+    return stamp.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
+
+
+def fmt_duration(ms: int) -> str:
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms / 1000
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    minutes = seconds / 60
+    if minutes < 120:
+        return f"{minutes:.1f} min"
+    return f"{minutes / 60:.1f} h"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def render_inspect(rep: InspectReport, console: Console) -> None:
+    sr = rep.scan
+    s = sr.scan
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    verdict = Text(s.verdict.upper(), style=VERDICT_STYLE[s.verdict])
+    verdict.append(" — " + safe_line(s.verdict_reason), style="")
+    if s.verdict_address is not None and s.verdict in ("corrupt", "unsupported", "torn"):
+        verdict.append(f" ({safe_line(s.verdict_address.describe())})")
+    grid.add_row("verdict", verdict)
+    grid.add_row("file", _file_line(rep))
+    if sr.live:
+        grid.add_row("live", Text("the file changed while it was read: this report covers the "
+                                  "stable prefix that existed when it was opened", "yellow"))
+    grid.add_row("session", _session_line(s))
+    grid.add_row("lineage", _lineage_line(s))
+    st = s.stats
+    ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends)
+    open_note = f" ({s.open.turn} open)" if s.open.turn is not None else ""
+    grid.add_row("events", f"{st.events} · {_plural(st.turns, 'turn')}{open_note} · "
+                           f"{_plural(st.steps, 'step')}" + (f" · ended: {ends}" if ends else ""))
+    if st.by_type:
+        grid.add_row("by type", safe_line(" · ".join(f"{k} {v}" for k, v in st.by_type)))
+    if s.open.turn is not None:
+        step = f", step {s.open.step}" if s.open.step is not None else ", no open step"
+        grid.add_row("open", Text(f"turn {s.open.turn} (since seq {s.open.turn_seq}){step}",
+                                  "yellow"))
+    tc = st.tool_calls
+    grid.add_row("tool calls", f"{tc.advertised} requested · {tc.started} started · "
+                               f"{tc.answered} answered ({tc.failed} failed) · "
+                               f"{tc.dangling} dangling · {tc.never_started} never started")
+    for p in s.open.pending:
+        state = (f"started at seq {p.call_seq}, outcome unknown" if p.call_seq is not None
+                 else "never started")
+        grid.add_row("", Text(f"pending {safe_line(p.call_id)} "
+                              f"{safe_line(p.name or '?')} (step {p.step}): {state}", "yellow"))
+    sf = st.surface
+    grid.add_row("surface", f"{sf.current} current nodes · {sf.shadowed} shadowed · "
+                            f"{sf.log_only} log-only events · {sf.replacements} replacements")
+    us = st.usage
+    grid.add_row("usage", f"input {us.input_tokens} · output {us.output_tokens} · cache read "
+                          f"{us.cache_read_tokens} · cache write {us.cache_write_tokens} · "
+                          f"reasoning {us.reasoning_tokens} tokens")
+    tm = st.time
+    if tm.first is not None:
+        span = ""
+        if tm.earliest is not None and tm.latest is not None:
+            span = f" ({fmt_duration(tm.latest - tm.earliest)})"
+        back = f" · time went backwards {tm.backwards_steps}×" if tm.backwards_steps else ""
+        grid.add_row("time", f"{fmt_time(tm.first)} → {fmt_time(tm.last)}{span}{back}")
+    console.print(grid)
+    _render_findings(s, console)
+    _render_repair(rep, console)
+    if s.timeline is not None:
+        console.print()
+        render_timeline(s.timeline, console)
+
+
+def _file_line(rep: InspectReport) -> Text:
+    src, rd = rep.scan.source, rep.scan.read
+    kind = "zstd" if src.encoding == "zstd" else "raw JSONL"
+    size = f"{src.size} bytes" if src.size is not None else "standard input"
+    parts = [f"{safe_line(src.display)}", f"{kind}, {size}", _plural(rd.lines, "line")]
+    if src.encoding == "zstd":
+        parts.append(f"{_plural(rd.frames, 'complete frame')} → {rd.plaintext_bytes} bytes "
+                     "decoded")
+    if rd.torn_frame is not None:
+        tf = rd.torn_frame
+        parts.append(f"torn frame {tf.index} at byte {tf.file_offset} "
+                     f"({tf.lines} line(s) recovered)")
+    if rd.partial_line is not None:
+        parts.append(f"{rd.partial_line.length} torn byte(s) after the last newline")
+    return Text(" · ".join(parts))
+
+
+def _session_line(s: ScanResult) -> str:
+    h = s.header
+    if h is None:
+        return "no usable header" + (f" (format v{s.version})" if s.version is not None else "")
+    cwd = f" · cwd {safe_line(h.cwd)}" if h.cwd else ""
+    preset = f" · preset {safe_line(h.agent_preset)}" if h.agent_preset else ""
+    return (f"{safe_line(h.id or '?')} · format v{h.version} · created "
+            f"{fmt_time(h.created_at)}{cwd}{preset}")
+
+
+def _lineage_line(s: ScanResult) -> str:
+    ln = s.stats.lineage
+    who = "subagent" if ln.origin == "subagent" else "top-level"
+    depth = f" (delegation depth {ln.delegation_depth})" if ln.delegation_depth is not None else ""
+    parts = [who + depth]
+    if ln.parent_session is not None:
+        parts.append(f"parent {safe_line(ln.parent_session)}")
+    if ln.seeded:
+        inherited = ln.inherited_events if ln.inherited_events is not None else "?"
+        parts.append(f"forked/seeded: {inherited} inherited events")
+    else:
+        parts.append("not seeded")
+    if ln.end_seed_markers:
+        parts.append(_plural(ln.end_seed_markers, "end-seed marker"))
+    return " · ".join(parts)
+
+
+def _render_findings(s: ScanResult, console: Console) -> None:
+    if not s.findings:
+        console.print(Text("findings  none", style="green"))
+        return
+    counts = {sev: sum(1 for f in s.findings if f.severity is sev) for sev in Severity}
+    head = Text("findings  ", style="bold")
+    head.append(f"{_plural(counts[Severity.ERROR], 'error')} · "
+                f"{_plural(counts[Severity.WARNING], 'warning')} · {counts[Severity.INFO]} info")
+    console.print(head)
+    ordered = sorted(s.findings, key=lambda f: -f.severity)
+    for f in ordered[:MAX_FINDINGS_SHOWN]:
+        line = Text("  ")
+        line.append(f"{f.severity.label:<7}", SEVERITY_STYLE[f.severity])
+        line.append(f" {f.rule}", "bold")
+        line.append(f"  {safe_line(f.address.describe())}: {safe_line(f.message)}")
+        console.print(line)
+    hidden = len(ordered) - MAX_FINDINGS_SHOWN + s.findings_dropped
+    if hidden > 0:
+        console.print(f"  … and {hidden} more (sesstool validate lists them all)")
+
+
+def _render_repair(rep: InspectReport, console: Console) -> None:
+    s = rep.scan.scan
+    if s.verdict in ("corrupt", "unsupported"):
+        console.print(Text(f"repair    refused: the log is {s.verdict}", style="red"))
+        return
+    tail = s.tail
+    if not rep.closers:
+        if tail.kind != "none":
+            console.print(f"repair    would drop the {tail.dropped_bytes}-byte uncommitted tail; "
+                          "every turn is closed")
+        else:
+            console.print(Text("repair    nothing to do: the log is balanced", style="green"))
+        return
+    drop = ""
+    if tail.kind != "none" and tail.dropped_bytes:
+        drop = f" after dropping the {tail.dropped_bytes}-byte torn tail"
+    console.print(Text(f"repair    would append {_plural(len(rep.closers), 'closer')}{drop}:",
+                       style="bold"))
+    for c in rep.closers:
+        console.print("  " + safe_line(describe_closer(c)))
+
+
+def describe_closer(c: dict[str, Any]) -> str:
+    data = c["data"]
+    t = c["type"]
+    if t == "tool/result":
+        msg = data["message"]
+        call = msg["source"]["callId"]
+        cites = c.get("sourceEventSeqs")
+        why = f"cites tool/call seq {cites[0]}" if cites else "no tool/call was recorded"
+        return (f"seq {c['seq']:<5} tool/result  {call}: {data['error']['code']} ({why}), "
+                f"id {msg['id']}")
+    if t == "step/end":
+        return f"seq {c['seq']:<5} step/end     turn {data['turn']} step {data['step']}"
+    return f"seq {c['seq']:<5} turn/end     turn {data['turn']} reason {data['reason']['kind']}"
+
+
+def render_timeline(entries: tuple[TimelineEntry, ...], console: Console) -> None:
+    console.print(Text("timeline", style="bold"))
+    current_turn: Any = object()
+    current_step: Any = object()
+    for e in entries:
+        if e.kind == "turn/start":
+            console.print(Text(f"turn {e.turn}  (seq {e.seq})", style="bold"))
+            current_turn, current_step = e.turn, None
+            continue
+        if e.kind == "turn/end":
+            console.print(Text(f"  end of turn {e.turn}: {safe_line(e.summary)} (seq {e.seq})",
+                               style="dim"))
+            current_turn, current_step = None, None
+            continue
+        if e.turn != current_turn:
+            label = f"turn {e.turn}" if e.turn is not None else "between turns"
+            console.print(Text(label, style="bold"))
+            current_turn, current_step = e.turn, None
+        if e.step != current_step and e.step is not None:
+            console.print(Text(f"  step {e.step}", style="bold"))
+            current_step = e.step
+        mark = " (replacement)" if e.shadowed else ""
+        console.print(f"    seq {e.seq:<6} {safe_line(e.kind):<18} {safe_line(e.summary)}{mark}")

@@ -1,0 +1,59 @@
+"""Canonical generation names and discovery in a session directory (spec §10.1, §10.2)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sesstool.core.errors import InputError
+
+_CANONICAL = re.compile(r"session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?")
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    path: Path
+    version: int
+    zstd: bool
+
+
+def parse_generation_name(name: str) -> tuple[int, bool] | None:
+    """(version, zstd) for a canonical name; None for anything else (.v0, V2, temps, …)."""
+    m = _CANONICAL.fullmatch(name)
+    if m is None:
+        return None
+    return (int(m.group(1)) if m.group(1) else 0), m.group(2) is not None
+
+
+def generations(directory: Path) -> list[Generation]:
+    """Canonical generations in ``directory``, oldest first. Temporaries never count (§10.1)."""
+    found: list[Generation] = []
+    for entry in directory.iterdir():
+        parsed = parse_generation_name(entry.name)
+        if parsed is not None and entry.is_file():
+            found.append(Generation(entry, parsed[0], parsed[1]))
+    found.sort(key=lambda g: g.version)
+    return found
+
+
+def highest_generation(directory: Path) -> Generation:
+    """§10.2 selection: the numerically highest canonical generation; single encoding (§9.2)."""
+    found = generations(directory)
+    if not found:
+        raise InputError(
+            f"{directory}: no session generation (session.jsonl, session.vN.jsonl"
+            "[.zstd]) in this directory"
+        )
+    encodings = {g.zstd for g in found}
+    if len(encodings) > 1:
+        raise InputError(
+            f"{directory}: holds both .jsonl and .jsonl.zstd generations; a session "
+            "root is single-encoding (§9.2)"
+        )
+    return found[-1]
+
+
+def canonical_name(version: int, zstd: bool) -> str:
+    name = "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
+    return name + ".zstd" if zstd else name

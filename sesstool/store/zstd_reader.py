@@ -1,0 +1,381 @@
+"""Multi-frame zstd reader (spec §9.2): walks frames structurally, decodes them block by block
+and streams their lines. EOF inside the last frame is a torn tail (§7.4); every other defect
+is a fatal physical issue (§6.3).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Generator, Iterator
+from typing import BinaryIO
+
+import zstandard
+
+from sesstool.core.physical import Batch, Encoding, PhysicalIssue, ReadSummary, TornFrame
+from sesstool.store.lines import DEFAULT_MAX_LINE, LineSplitter
+from sesstool.store.raw_reader import CHUNK_SIZE, PhysicalReader
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+DEFAULT_MAX_DECOMPRESSED = 64 << 30
+DEFAULT_MAX_WINDOW = 32 << 20
+
+# RFC 8878 §3.1.1.2: no block may exceed 128 KiB, compressed or regenerated. Checking it
+# ourselves keeps a forged block size from making us buffer up to 2 MiB per block.
+_MAX_BLOCK = 128 << 10
+_MIN_WINDOW = 1 << 10
+_SKIPPABLE_MASK = 0xFFFFFFF0
+_SKIPPABLE_MAGIC = 0x184D2A50
+_DICT_ID_LEN = (0, 1, 2, 4)
+_FCS_LEN = (0, 2, 4, 8)  # FCS_flag 0 means 1 byte when Single_Segment is set
+_BLOCK_TYPES = ("raw", "RLE", "compressed")
+
+Item = Batch | PhysicalIssue
+
+
+def sniff_encoding(head: bytes) -> Encoding:
+    """Encoding from the first bytes of a file: the magic decides, never the suffix."""
+    return "zstd" if head.startswith(ZSTD_MAGIC) else "raw"
+
+
+class _End(enum.Enum):
+    COMPLETE = enum.auto()
+    TORN = enum.auto()
+    FATAL = enum.auto()
+
+
+class _Input:
+    """Sequential reads of exact sizes over a stream that may return short reads (pipes)."""
+
+    def __init__(self, stream: BinaryIO, chunk_size: int) -> None:
+        self._read = stream.read
+        self._chunk_size = chunk_size
+        self._buf = b""
+        self._pos = 0
+        self.offset = 0  # file offset of the next byte handed out
+
+    def take(self, n: int) -> bytes:
+        """``n`` bytes, or fewer only at EOF."""
+        end = self._pos + n
+        if end <= len(self._buf):
+            out = self._buf[self._pos : end]
+            self._pos = end
+            self.offset += n
+            return out
+        parts = [self._buf[self._pos :]]
+        have = len(parts[0])
+        self._buf, self._pos = b"", 0
+        while have < n:
+            chunk = self._read(self._chunk_size)
+            if not chunk:
+                break
+            need = n - have
+            if len(chunk) > need:
+                parts.append(chunk[:need])
+                self._buf, self._pos = chunk, need
+                have = n
+            else:
+                parts.append(chunk)
+                have += len(chunk)
+        out = b"".join(parts)
+        self.offset += len(out)
+        return out
+
+
+class ZstdReader(PhysicalReader):
+    """A concatenation of independent checksummed zstd frames, frame 0 holding the header line.
+
+    Lines are streamed as soon as a block decodes, so a fatal issue about frame N can follow
+    batches of frame N (decoded before the defect showed, e.g. a checksum mismatch at its end):
+    consumers treat the lines of the issue's frame as unverified. Nothing follows the issue.
+    """
+
+    def __init__(
+        self,
+        stream: BinaryIO,
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+        max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+        max_window: int = DEFAULT_MAX_WINDOW,
+        chunk_size: int = CHUNK_SIZE,
+    ) -> None:
+        super().__init__(stream, max_line=max_line, chunk_size=chunk_size)
+        if max_window < _MIN_WINDOW:
+            # libzstd rejects the setting itself, but only once the first frame is decoded.
+            raise ValueError(f"max_window must be at least {_MIN_WINDOW} bytes")
+        self.max_decompressed = max_decompressed
+        self.max_window = max_window
+        self._input = _Input(stream, chunk_size)
+        self._splitter = LineSplitter(max_line)
+        self._dctx = zstandard.ZstdDecompressor(max_window_size=max_window)
+        self._frame_plain = 0  # plaintext offset where the current frame's output starts
+        self._frame_line = 1  # line number at that offset
+        self._header_seen = False  # frame 0 has produced its one newline
+        self._torn: TornFrame | None = None
+        # Spec §6.3 judges only the *joined* plaintext of the complete frames, so a record
+        # straddling two frames mid-file passes; this holds the finding for the last one.
+        self._boundary: PhysicalIssue | None = None
+
+    def _read(self) -> Iterator[Item]:
+        src = self._input
+        splitter = self._splitter
+        frames = 0
+        last_good_end: int | None = None
+        fatal = False
+        while True:
+            start = src.offset
+            magic = src.take(4)
+            if not magic:
+                break
+            self._frame_plain = splitter.offset
+            self._frame_line = splitter.line
+            end = yield from self._frame(frames, start, magic)
+            if end is _End.COMPLETE:
+                frames += 1
+                last_good_end = src.offset
+                continue
+            fatal = end is _End.FATAL
+            break
+        if not fatal and self._boundary is not None:
+            yield self._boundary
+            fatal = True
+        self._summary = ReadSummary(
+            encoding="zstd",
+            file_bytes=src.offset,
+            plaintext_bytes=splitter.offset,
+            lines=splitter.lines,
+            frames=frames,
+            partial_line=splitter.finish(),
+            torn_frame=self._torn,
+            stopped_early=fatal,
+            last_good_frame_end=last_good_end,
+        )
+
+    def _frame(self, index: int, start: int, magic: bytes) -> Generator[Item, None, _End]:
+        """Walk and decode one frame (RFC 8878 §3.1.1); ``magic`` is its first bytes read."""
+        src = self._input
+        if magic != ZSTD_MAGIC:
+            if len(magic) < 4 and ZSTD_MAGIC.startswith(magic):
+                return self._tear(index, start)
+            yield self._bad_magic(index, start, magic)
+            return _End.FATAL
+        descriptor = src.take(1)
+        if not descriptor:
+            return self._tear(index, start)
+        fhd = descriptor[0]
+        if fhd & 0x08:
+            yield self._issue(
+                "zstd-reserved-bit",
+                f"frame header descriptor 0x{fhd:02x} has the reserved bit set",
+                index,
+                start,
+            )
+            return _End.FATAL
+        single_segment = bool(fhd & 0x20)
+        has_checksum = bool(fhd & 0x04)
+        dict_len = _DICT_ID_LEN[fhd & 0x03]
+        fcs_flag = fhd >> 6
+        fcs_len = _FCS_LEN[fcs_flag] or (1 if single_segment else 0)
+        rest_len = (0 if single_segment else 1) + dict_len + fcs_len
+        rest = src.take(rest_len)
+        if len(rest) < rest_len:
+            return self._tear(index, start)
+        if single_segment:
+            # The window is the content size; FCS_flag 1 stores it minus 256.
+            window = int.from_bytes(rest[dict_len:], "little") + (256 if fcs_flag == 1 else 0)
+        else:
+            exponent, mantissa = rest[0] >> 3, rest[0] & 0x07
+            base = 1 << (10 + exponent)
+            window = base + (base >> 3) * mantissa
+        if window > self.max_window:
+            yield self._issue(
+                "zstd-window-too-large",
+                f"frame needs a {window}-byte window, over the limit of {self.max_window}",
+                index,
+                start,
+            )
+            return _End.FATAL
+        if not has_checksum:
+            yield self._issue(
+                "zstd-no-checksum",
+                "frame has no content checksum (writers always set it)",
+                index,
+                start,
+                fatal=False,
+            )
+
+        return (yield from self._blocks(index, start, [magic, descriptor, rest], has_checksum))
+
+    def _blocks(
+        self, index: int, start: int, pending: list[bytes], has_checksum: bool
+    ) -> Generator[Item, None, _End]:
+        """Walk the blocks (and checksum) of one frame, feeding each complete block to a fresh
+        decoder. ``pending`` holds bytes not yet decoded: the frame header rides with the first
+        block, so a small append-batch frame costs one decoder call.
+        """
+        src = self._input
+        dobj = self._dctx.decompressobj()
+        error: str | None = None  # first decoder failure; fatal only if the frame is complete
+        torn = False
+        while True:
+            block_at = src.offset
+            head = src.take(3)
+            pending.append(head)
+            if len(head) < 3:
+                torn = True
+                break
+            header = int.from_bytes(head, "little")
+            block_type = (header >> 1) & 0x03
+            size = header >> 3
+            if block_type == 3:
+                yield self._issue(
+                    "zstd-reserved-block",
+                    f"block at file offset {block_at} has the reserved block type 3",
+                    index,
+                    start,
+                )
+                return _End.FATAL
+            if size > _MAX_BLOCK:
+                yield self._issue(
+                    "zstd-decode-error",
+                    f"{_BLOCK_TYPES[block_type]} block at file offset {block_at} declares "
+                    f"{size} bytes, over the 128 KiB block maximum",
+                    index,
+                    start,
+                )
+                return _End.FATAL
+            body_len = 1 if block_type == 1 else size  # an RLE block stores its byte once
+            body = src.take(body_len)
+            pending.append(body)
+            if len(body) < body_len:
+                torn = True
+                break
+            last = header & 1
+            if last and has_checksum:
+                checksum = src.take(4)
+                pending.append(checksum)
+                if len(checksum) < 4:
+                    torn = True
+                    break
+            if error is None:
+                # One block in, at most 128 KiB out: this is what bounds memory.
+                try:
+                    out = dobj.decompress(b"".join(pending))
+                except zstandard.ZstdError as exc:
+                    # Keep walking: only a complete frame makes this corruption (spec §6.3).
+                    error = str(exc)
+                else:
+                    if out and not (yield from self._deliver(out, index, start)):
+                        return _End.FATAL
+            pending.clear()
+            if last:
+                break
+
+        if torn:
+            # §7.4 "flush, don't finish": whatever the present bytes decode to, no eof needed;
+            # a raw block even yields its partial content.
+            if error is None:
+                try:
+                    out = dobj.decompress(b"".join(pending))
+                except zstandard.ZstdError:
+                    out = b""
+                if out and not (yield from self._deliver(out, index, start)):
+                    return _End.FATAL
+            return self._tear(index, start)
+        if error is None and not dobj.eof:
+            error = "frame data did not end after its last block"
+        if error is not None:
+            rule = "zstd-checksum" if "checksum" in error else "zstd-decode-error"
+            yield self._issue(rule, f"complete frame failed to decode: {error}", index, start)
+            return _End.FATAL
+        if index == 0 and not self._header_seen:
+            yield self._header_issue("frame 0 does not end with a newline", index, start)
+            return _End.FATAL
+        splitter = self._splitter
+        pending_bytes = splitter.pending_bytes
+        self._boundary = None
+        if pending_bytes:
+            self._boundary = self._issue(
+                "zstd-frame-boundary",
+                f"complete frames end inside a record ({pending_bytes} bytes after the last "
+                "newline)",
+                index,
+                start,
+                offset=splitter.offset - pending_bytes,
+                line=splitter.line,
+            )
+        return _End.COMPLETE
+
+    def _deliver(self, out: bytes, index: int, start: int) -> Generator[Item, None, bool]:
+        """Hand decoded bytes to the splitter after the budget and header-frame checks."""
+        splitter = self._splitter
+        if splitter.offset + len(out) > self.max_decompressed:
+            yield self._issue(
+                "zstd-budget-exceeded",
+                f"decompressed data exceeds the budget of {self.max_decompressed} bytes",
+                index,
+                start,
+                offset=splitter.offset,
+                line=splitter.line,
+            )
+            return False
+        if index == 0:
+            newline = out.find(b"\n")
+            if self._header_seen or (newline != -1 and newline != len(out) - 1):
+                yield self._header_issue("frame 0 holds more than the header line", index, start)
+                return False
+            self._header_seen = newline != -1
+        yield from splitter.feed(out, index, start)
+        return True
+
+    def _tear(self, index: int, start: int) -> _End:
+        self._torn = TornFrame(
+            index=index,
+            file_offset=start,
+            file_length=self._input.offset - start,
+            plaintext_offset=self._frame_plain,
+            plaintext_length=self._splitter.offset - self._frame_plain,
+        )
+        return _End.TORN
+
+    def _bad_magic(self, index: int, start: int, magic: bytes) -> PhysicalIssue:
+        value = int.from_bytes(magic, "little")
+        if len(magic) == 4 and value & _SKIPPABLE_MASK == _SKIPPABLE_MAGIC:
+            return self._issue(
+                "zstd-skippable-frame",
+                f"skippable frame (magic 0x{value:08x}) where a zstd frame should start",
+                index,
+                start,
+            )
+        return self._issue(
+            "zstd-bad-magic",
+            f"bytes {magic.hex(' ')} where a zstd frame should start",
+            index,
+            start,
+        )
+
+    def _header_issue(self, what: str, index: int, start: int) -> PhysicalIssue:
+        return self._issue(
+            "zstd-header-frame", f"{what}: it must be exactly one line (spec §9.2)", index, start
+        )
+
+    def _issue(
+        self,
+        rule: str,
+        message: str,
+        index: int,
+        start: int,
+        *,
+        fatal: bool = True,
+        offset: int | None = None,
+        line: int | None = None,
+    ) -> PhysicalIssue:
+        """An issue addressed to a frame; plaintext address defaults to the frame's start."""
+        return PhysicalIssue(
+            rule,
+            message,
+            offset=self._frame_plain if offset is None else offset,
+            line=self._frame_line if line is None else line,
+            frame=index,
+            frame_offset=start,
+            fatal=fatal,
+        )
