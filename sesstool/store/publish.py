@@ -1,0 +1,431 @@
+"""The one publisher: the only code in sesstool that opens a file for writing (DESIGN.md §4).
+
+Exclusive temp in the target's directory → fchmod → write → fsync → verify → source re-check →
+link(2) (never rename) → directory fsync → unlink temp → directory fsync (RELIABILITY.md 1–2).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from sesstool.core.errors import WriteRefusedError
+
+# Producers hand us many small pieces; batching them keeps the syscall count low.
+_BUFFER_BYTES = 1 << 20
+
+# link(2) errors that mean "this file system cannot give us an exclusive, non-overwriting
+# publish". Falling back to rename would silently replace a generation, so we refuse instead.
+_NO_HARD_LINKS = frozenset(
+    {errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK}
+)
+
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True, slots=True)
+class FileIdentity:
+    """What a file is and how it looked: device, inode, size, mtime and ctime (ns).
+
+    ``changes_since`` compares dev, ino, size and mtime only: ctime also moves on metadata-only
+    events (chmod, a new hard link) that do not touch the bytes we read.
+    """
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def from_stat(cls, st: os.stat_result) -> FileIdentity:
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    @classmethod
+    def of_path(cls, path: Path) -> FileIdentity:
+        return cls.from_stat(os.stat(path, follow_symlinks=True))
+
+    @classmethod
+    def of_fd(cls, fd: int) -> FileIdentity:
+        return cls.from_stat(os.fstat(fd))
+
+    def changes_since(self, before: FileIdentity) -> tuple[str, ...]:
+        """Human-readable differences from ``before``; empty when the file is unchanged."""
+        changes: list[str] = []
+        for label, old, new in (
+            ("device", before.dev, self.dev),
+            ("inode", before.ino, self.ino),
+            ("size", before.size, self.size),
+            ("mtime_ns", before.mtime_ns, self.mtime_ns),
+        ):
+            if old != new:
+                changes.append(f"{label} {old} → {new}")
+        return tuple(changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    path: Path
+    size: int
+    sha256: str
+
+
+class Sink(Protocol):
+    """What a producer writes the new file's bytes into."""
+
+    def write(self, data: bytes) -> None: ...
+
+
+def errno_name(exc: OSError) -> str:
+    if exc.errno is None:
+        return type(exc).__name__
+    return errno.errorcode.get(exc.errno, f"errno {exc.errno}")
+
+
+def _refusal(what: str, path: Path, exc: OSError) -> WriteRefusedError:
+    reason = exc.strerror or str(exc)
+    return WriteRefusedError(f"{what} failed for {path}: {errno_name(exc)} ({reason})")
+
+
+@contextmanager
+def _refusing(what: str, path: Path) -> Iterator[None]:
+    """Turn an OSError from one file-system step into a WriteRefusedError (exit 6)."""
+    try:
+        yield
+    except OSError as exc:
+        raise _refusal(what, path, exc) from exc
+
+
+class _FdSink:
+    """Buffers, hashes and counts what the producer writes; handles short writes."""
+
+    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "size")
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd = fd
+        self._path = path
+        self._buffer = bytearray()
+        self._hash = hashlib.sha256()
+        self._closed = False
+        self.size = 0
+        # Remembered so that a producer that swallows our error cannot get a truncated file
+        # published anyway.
+        self.failure: WriteRefusedError | None = None
+
+    def write(self, data: bytes) -> None:
+        if self._closed:
+            raise RuntimeError("Sink.write called after the producer returned")
+        if self.failure is not None:
+            raise self.failure
+        if not data:
+            return
+        self._hash.update(data)
+        self.size += len(data)
+        if not self._buffer and len(data) >= _BUFFER_BYTES:
+            self._write_all(memoryview(data))
+            return
+        self._buffer += data
+        if len(self._buffer) >= _BUFFER_BYTES:
+            self._flush()
+
+    def finish(self) -> None:
+        """Flush what is buffered and refuse further writes."""
+        if self.failure is not None:
+            raise self.failure
+        self._flush()
+        self._closed = True
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        # Swap rather than clear: clearing a bytearray with live memoryview slices fails.
+        pending, self._buffer = self._buffer, bytearray()
+        self._write_all(memoryview(pending))
+
+    def _write_all(self, view: memoryview) -> None:
+        try:
+            done = 0
+            while done < len(view):
+                try:
+                    n = os.write(self._fd, view[done:])
+                except OSError as exc:
+                    raise _refusal("write to the temporary file", self._path, exc) from exc
+                if n <= 0:
+                    raise WriteRefusedError(
+                        f"write to the temporary file {self._path} made no progress "
+                        f"(os.write returned {n})"
+                    )
+                done += n
+        except WriteRefusedError as exc:
+            self.failure = exc
+            raise
+
+
+def _check_name(target: Path) -> None:
+    try:
+        os.fsencode(target)
+    except UnicodeEncodeError as exc:
+        raise WriteRefusedError(
+            f"target path cannot be encoded for the file system: {exc}"
+        ) from exc
+    if "\0" in str(target):
+        raise WriteRefusedError(f"target path contains a NUL byte: {str(target)!r}")
+    if target.name in ("", ".", ".."):
+        raise WriteRefusedError(f"target is not a file name: {target}")
+
+
+def _refuse_early(target: Path) -> None:
+    """Cheap checks before any temp file exists; `link` re-checks existence atomically."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        pass
+    except NotADirectoryError as exc:
+        raise WriteRefusedError(
+            f"target directory {target.parent} is not a directory: {target}"
+        ) from exc
+    except OSError as exc:
+        raise _refusal("checking the target", target, exc) from exc
+    else:
+        kind = "a symbolic link (not followed)" if stat.S_ISLNK(st.st_mode) else "a file"
+        raise WriteRefusedError(
+            f"target exists: {target} is already {kind}; sesstool never overwrites"
+        )
+    directory = target.parent
+    try:
+        dst = os.stat(directory)
+    except FileNotFoundError as exc:
+        raise WriteRefusedError(f"target directory does not exist: {directory}") from exc
+    except OSError as exc:
+        raise _refusal("checking the target directory", directory, exc) from exc
+    if not stat.S_ISDIR(dst.st_mode):
+        raise WriteRefusedError(f"target directory is not a directory: {directory}")
+    effective = os.access in os.supports_effective_ids
+    if not os.access(directory, os.W_OK | os.X_OK, effective_ids=effective):
+        raise WriteRefusedError(f"target directory is not writable: {directory}")
+
+
+def publish(
+    target: Path,
+    produce: Callable[[Sink], None],
+    *,
+    verify: Callable[[Path], None],
+    source: Path | None = None,
+    source_identity: FileIdentity | None = None,
+    mode: int = 0o600,
+) -> Published:
+    """Create ``target`` from what ``produce`` writes, atomically and without overwriting.
+
+    ``verify`` gets the fsynced temporary path and raises to reject it. When ``source`` is
+    given it must still match ``source_identity`` (taken now if omitted; pass the identity from
+    before the read). On any failure nothing is left behind: no temporary file and no final
+    name. Write failures raise WriteRefusedError; the producer's own exceptions propagate.
+    """
+    if mode & ~0o777:
+        raise ValueError(f"mode must be permission bits only, got {mode:#o}")
+    if source_identity is not None and source is None:
+        raise ValueError("source_identity given without source")
+    _check_name(target)
+    if source is not None and source_identity is None:
+        with _refusing("reading the source's identity", source):
+            source_identity = FileIdentity.of_path(source)
+    _refuse_early(target)
+    directory = target.parent
+    with _refusing("opening the target directory", directory):
+        dir_fd = os.open(directory, _DIR_FLAGS)
+    try:
+        return _Publication(target, dir_fd, mode).run(produce, verify, source, source_identity)
+    finally:
+        os.close(dir_fd)
+
+
+class _Publication:
+    """One attempt; remembers exactly what it created so cleanup removes only that."""
+
+    def __init__(self, target: Path, dir_fd: int, mode: int) -> None:
+        self.target = target
+        self.dir_fd = dir_fd
+        self.mode = mode
+        self.name = target.name
+        self.tmp_name = f".{target.name}.{secrets.token_hex(6)}.tmp"
+        self.tmp_path = target.parent / self.tmp_name
+        self.fd = -1  # the temp, open for writing until it is fsynced
+        # A read-only descriptor on the temp's inode, held to the end: while it is open the
+        # inode number cannot be reused, so (dev, ino) proves a name still points at our file.
+        self.anchor = -1
+        self.ours: tuple[int, int] | None = None  # (dev, ino) of the temp file we created
+        self.tmp_present = False
+        self.linked = False
+
+    def run(
+        self,
+        produce: Callable[[Sink], None],
+        verify: Callable[[Path], None],
+        source: Path | None,
+        source_identity: FileIdentity | None,
+    ) -> Published:
+        try:
+            sink, written = self._stage(produce)
+            self._verify(verify, written)
+            if source is not None and source_identity is not None:
+                _check_source(source, source_identity)
+            self._link()
+            with _refusing("fsync of the directory after link", self.target.parent):
+                os.fsync(self.dir_fd)
+            with _refusing("removing the temporary file", self.tmp_path):
+                os.unlink(self.tmp_name, dir_fd=self.dir_fd)
+            self.tmp_present = False
+            with _refusing("fsync of the directory after removing the temp", self.target.parent):
+                os.fsync(self.dir_fd)
+        except BaseException as exc:
+            self._cleanup(exc)
+            raise
+        finally:
+            if self.anchor >= 0:
+                with suppress(OSError):
+                    os.close(self.anchor)
+                self.anchor = -1
+        return Published(self.target, sink.size, sink.sha256)
+
+    def _stage(self, produce: Callable[[Sink], None]) -> tuple[_FdSink, FileIdentity]:
+        try:
+            self.fd = os.open(self.tmp_name, _TEMP_FLAGS, 0o600, dir_fd=self.dir_fd)
+        except FileExistsError as exc:
+            raise WriteRefusedError(
+                f"temporary name {self.tmp_path} already exists and was not created by this "
+                "run; refusing to use it (it is left untouched)"
+            ) from exc
+        except OSError as exc:
+            raise _refusal("creating the temporary file", self.tmp_path, exc) from exc
+        self.tmp_present = True
+        with _refusing("stat of the temporary file", self.tmp_path):
+            st = os.fstat(self.fd)
+        self.ours = (st.st_dev, st.st_ino)
+        # The umask must not decide the published mode; set it before the fsync so the
+        # mode is durable with the data.
+        with _refusing("fchmod of the temporary file", self.tmp_path):
+            os.fchmod(self.fd, self.mode)
+        sink = _FdSink(self.fd, self.tmp_path)
+        produce(sink)
+        sink.finish()
+        with _refusing("fsync of the temporary file", self.tmp_path):
+            os.fsync(self.fd)
+        with _refusing("stat of the temporary file", self.tmp_path):
+            written = FileIdentity.of_fd(self.fd)
+        with _refusing("reopening the temporary file", self.tmp_path):
+            self.anchor = os.open(self.tmp_name, _ANCHOR_FLAGS, dir_fd=self.dir_fd)
+            anchored = os.fstat(self.anchor)
+        if (anchored.st_dev, anchored.st_ino) != self.ours:
+            raise WriteRefusedError(f"temporary file {self.tmp_path} was replaced while written")
+        # Close the writer (a late write error can surface here); the anchor keeps the inode.
+        fd, self.fd = self.fd, -1
+        with _refusing("closing the temporary file", self.tmp_path):
+            os.close(fd)
+        return sink, written
+
+    def _verify(self, verify: Callable[[Path], None], written: FileIdentity) -> None:
+        try:
+            verify(self.tmp_path)
+        except WriteRefusedError:
+            raise
+        except Exception as exc:
+            raise WriteRefusedError(
+                f"verification of the new file failed, nothing was published: {exc}"
+            ) from exc
+        # What gets linked must be exactly what was written and verified.
+        with _refusing("stat of the temporary file", self.tmp_path):
+            st = os.stat(self.tmp_name, dir_fd=self.dir_fd, follow_symlinks=False)
+        changes = FileIdentity.from_stat(st).changes_since(written)
+        if changes:
+            raise WriteRefusedError(
+                f"temporary file {self.tmp_path} was modified or replaced before publication "
+                f"({'; '.join(changes)})"
+            )
+
+    def _link(self) -> None:
+        try:
+            os.link(
+                self.tmp_name,
+                self.name,
+                src_dir_fd=self.dir_fd,
+                dst_dir_fd=self.dir_fd,
+                follow_symlinks=False,
+            )
+        except FileExistsError as exc:
+            raise WriteRefusedError(
+                f"target exists: {self.target} appeared while the new file was being written; "
+                "nothing was overwritten"
+            ) from exc
+        except OSError as exc:
+            if exc.errno in _NO_HARD_LINKS:
+                raise WriteRefusedError(
+                    f"cannot hard-link the new file to {self.target}: {errno_name(exc)} "
+                    f"({exc.strerror}). sesstool publishes only with link(2), which cannot "
+                    "overwrite, and never falls back to rename; hard links are required — "
+                    "write to a directory on a file system that supports them (-o PATH)"
+                ) from exc
+            raise _refusal("link to the final name", self.target, exc) from exc
+        self.linked = True
+        with _refusing("stat of the final name", self.target):
+            st = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+        if (st.st_dev, st.st_ino) != self.ours:
+            raise WriteRefusedError(
+                f"{self.target} does not hold the verified file: the temporary name was "
+                "replaced just before link"
+            )
+
+    def _cleanup(self, exc: BaseException) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            with suppress(OSError):
+                os.close(fd)
+        # After a failed step past link we cannot vouch for the final name's durability.
+        if self.linked:
+            self._remove_if_ours(self.name, self.target, exc)
+            self.linked = False
+        if self.tmp_present:
+            self._remove_if_ours(self.tmp_name, self.tmp_path, exc)
+            self.tmp_present = False
+
+    def _remove_if_ours(self, name: str, path: Path, exc: BaseException) -> None:
+        """Unlink ``name`` only if it is still the inode we created; never anything else."""
+        try:
+            st = os.stat(name, dir_fd=self.dir_fd, follow_symlinks=False)
+            if self.ours is None or (st.st_dev, st.st_ino) != self.ours:
+                exc.add_note(f"left {path} in place: it is not the file this run created")
+                return
+            os.unlink(name, dir_fd=self.dir_fd)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            exc.add_note(f"could not remove {path}: {errno_name(err)} ({err.strerror})")
+
+
+def _check_source(source: Path, before: FileIdentity) -> None:
+    try:
+        now = FileIdentity.of_path(source)
+    except OSError as exc:
+        raise WriteRefusedError(
+            f"source changed while it was read: {source} can no longer be examined "
+            f"({errno_name(exc)}); nothing was published"
+        ) from exc
+    changes = now.changes_since(before)
+    if changes:
+        raise WriteRefusedError(
+            f"source changed while it was read: {source} ({'; '.join(changes)}); "
+            "nothing was published"
+        )
