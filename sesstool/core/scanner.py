@@ -87,6 +87,7 @@ class Scanner:
         self.opt = options or ScanOptions()
         self.at = self.opt.at_seq if self.opt.at_seq is not None else MAX_SAFE + 1
         self.stopped = False
+        self.fatal = False
         self.header: Header | None = None
         self.header_done = False
         self.version: int | None = None
@@ -182,6 +183,8 @@ class Scanner:
         if issue.fatal or issue.rule.startswith("zstd-"):
             # A defect inside a complete frame is corruption wherever it is (§6.3).
             self.report(issue.rule, issue.message, address)
+            if issue.fatal:
+                self.fatal = True   # the reader stopped: nothing after this was read
             return
         # line-too-long: a record that cannot be decoded -> §6.3 suspect region
         self.offset, self.lineno, self.frame = issue.offset or 0, issue.line or 0, issue.frame
@@ -211,6 +214,8 @@ class Scanner:
                     self.issue.proven = True
             elif not self.header_done:
                 self._header(obj)
+                if self.stopped:
+                    return
                 if self.issue is None:
                     self.committed = end
             else:
@@ -778,7 +783,8 @@ class Scanner:
                     self.report("header-is-seeded", "unseeded session contains an inherited "
                                                     "end-seed marker",
                                 Address(self.path, 0, 1, None, None, None))
-        if self.open_turn is not None and self.opt.at_seq is None:
+        interpreted_to_end = not self.fatal and not (self.issue is not None and self.issue.proven)
+        if self.open_turn is not None and self.opt.at_seq is None and interpreted_to_end:
             self.report("open-turn", f"turn {self.open_turn} is open at the end of the log: "
                                      "the session was interrupted",
                         Address(self.path, None, None, None, None, self.open_turn_seq))
@@ -850,6 +856,9 @@ class Scanner:
     def _tail(self, summary: ReadSummary | None) -> Tail:
         issue = self.issue
         kind: TailKind = "none"
+        if self.fatal:
+            # A defect stopped the read (§6.3 corruption): what follows is not a tail.
+            return Tail("none", self.committed, 0, 0, 0, None)
         dropped_bytes = 0
         address: Address | None = None
         recovered = 0
@@ -875,12 +884,14 @@ class Scanner:
                 kind = "torn-frame"
                 address = Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset,
                                   None)
+            partial = summary.partial_line
+            rest = f"; {partial.length} byte(s) of a torn record after them" if partial else ""
             self.report("zstd-torn-frame",
                         f"last zstd frame {tf.index} is cut by EOF after {tf.file_length} bytes; "
-                        f"{recovered} complete line(s) recovered from it",
+                        f"{recovered} complete line(s) recovered from it{rest}",
                         Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset,
                                 None))
-        if summary is not None and summary.partial_line is not None:
+        if summary is not None and summary.partial_line is not None and summary.torn_frame is None:
             pl = summary.partial_line
             if kind == "none":
                 kind = "torn-line"

@@ -108,6 +108,7 @@ class ZstdReader(PhysicalReader):
         self._splitter = LineSplitter(max_line)
         self._dctx = zstandard.ZstdDecompressor(max_window_size=max_window)
         self._frame_plain = 0  # plaintext offset where the current frame's output starts
+        self._frame_lines = 0  # complete lines delivered before the current frame
         self._frame_line = 1  # line number at that offset
         self._header_seen = False  # frame 0 has produced its one newline
         self._torn: TornFrame | None = None
@@ -127,6 +128,7 @@ class ZstdReader(PhysicalReader):
             if not magic:
                 break
             self._frame_plain = splitter.offset
+            self._frame_lines = splitter.lines
             self._frame_line = splitter.line
             end = yield from self._frame(frames, start, magic)
             if end is _End.COMPLETE:
@@ -334,6 +336,7 @@ class ZstdReader(PhysicalReader):
             file_length=self._input.offset - start,
             plaintext_offset=self._frame_plain,
             plaintext_length=self._splitter.offset - self._frame_plain,
+            lines=self._splitter.lines - self._frame_lines,
         )
         return _End.TORN
 

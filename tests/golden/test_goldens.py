@@ -1,0 +1,83 @@
+"""Golden outputs for every fixture log, raw and zstd, compared exactly.
+
+Refresh with ``make goldens`` (SESSTOOL_UPDATE_GOLDENS=1) — and read the diff before committing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT, UPDATE_GOLDENS, Sesstool
+
+DSH = FIXTURES / "dsh"
+# Budgets that let the bad-bytes fixtures stay small in the repository.
+EXTRA_ARGS: dict[str, list[str]] = {
+    "bad-long-line": ["--max-line-bytes", "262144"],
+    "zstd-bomb": ["--max-decompressed", "64M"],
+}
+
+
+def _logs() -> list[Path]:
+    logs = [p for p in sorted(DSH.glob("*/session*.jsonl*")) if p.name.endswith((".jsonl", ".zstd"))]
+    assert len(logs) >= 50, "fixture corpus missing"
+    return logs
+
+
+LOGS = _logs()
+IDS = [f"{p.parent.name}/{p.name}" for p in LOGS]
+
+
+def _check(path: Path, actual: str) -> None:
+    if UPDATE_GOLDENS:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual)
+        return
+    assert path.exists(), f"missing golden {path.relative_to(ROOT)}: run make goldens"
+    assert actual == path.read_text(), f"output differs from {path.relative_to(ROOT)}"
+
+
+def _golden(log: Path, command: str, ext: str) -> Path:
+    return log.parent / "expected" / f"{log.name}.{command}.{ext}"
+
+
+def _args(log: Path) -> list[str]:
+    return [str(log.relative_to(ROOT)), *EXTRA_ARGS.get(log.parent.name, [])]
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_inspect_json(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("inspect", "--json", *_args(log))
+    assert result.exit_code == 0, result.stderr
+    json.loads(result.stdout)
+    _check(_golden(log, "inspect", "json"), result.stdout)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_inspect_human(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("inspect", "--timeline", *_args(log))
+    assert result.exit_code == 0, result.stderr
+    assert "\x1b" not in result.stdout
+    _check(_golden(log, "inspect", "txt"), result.stdout)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_validate_json(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("validate", "--format", "json", *_args(log))
+    doc = json.loads(result.stdout)
+    assert result.exit_code == (1 if doc["failed"] else 0), result.stderr
+    _check(_golden(log, "validate", "json"), result.stdout)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_derive_json(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("derive", "--format", "json", *_args(log))
+    if result.exit_code == 0:
+        json.loads(result.stdout)
+        actual = result.stdout
+    else:
+        assert result.stdout == ""
+        actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
+    _check(_golden(log, "derive", "json"), actual)
