@@ -7,6 +7,7 @@ step, pending calls, surface node list), never the file. ``finish()`` classifies
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,8 @@ import orjson
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE, Header, decode_header, is_safe_nonneg
-from sesstool.core.jsonline import LineError, decode_fallback
+from sesstool.core.jsonline import LineError
+from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import (
     Lineage,
     OpenState,
@@ -45,6 +47,9 @@ from sesstool.core.vocabulary import (
     is_known,
 )
 
+_NO_TIME = MAX_SAFE + 1
+_SEQLESS = PACKED_TAGS | {"session"}
+_PLAIN = frozenset({"type", "seq", "time", "data"})
 _ENVELOPE = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 _REPLACE_V0 = frozenset({"op", "start", "end"})
 _REPLACE_V3 = frozenset({"op", "startSeq", "endSeq"})
@@ -82,6 +87,73 @@ class _Issue:
 
 
 class Scanner:
+    __slots__ = (
+        "_base",
+        "_base_line",
+        "_envelope_checked",
+        "_fixed",
+        "_i",
+        "_lines",
+        "_seen_once",
+        "advertised",
+        "advertised_total",
+        "answered",
+        "at",
+        "backwards",
+        "committed",
+        "counts",
+        "dangling",
+        "dropped_lines",
+        "failed",
+        "fatal",
+        "findings",
+        "findings_dropped",
+        "first_time",
+        "frame",
+        "halt",
+        "handlers",
+        "header",
+        "header_done",
+        "issue",
+        "last_time",
+        "last_turn",
+        "marker_count",
+        "markers",
+        "max_time",
+        "min_time",
+        "never_started",
+        "next_seq",
+        "next_step",
+        "node_type",
+        "nodes",
+        "open_step",
+        "open_turn",
+        "open_turn_seq",
+        "opt",
+        "path",
+        "projected",
+        "replacements",
+        "request_context",
+        "request_context_seq",
+        "request_header",
+        "request_header_seq",
+        "seq",
+        "shadowed",
+        "started",
+        "started_total",
+        "steps",
+        "stopped",
+        "surface",
+        "surface_events",
+        "timeline",
+        "tool_fp",
+        "turn_ends",
+        "turns",
+        "unsupported_version",
+        "usage",
+        "version",
+    )
+
     def __init__(self, path: str, options: ScanOptions | None = None) -> None:
         self.path = path
         self.opt = options or ScanOptions()
@@ -96,14 +168,18 @@ class Scanner:
         self.findings_dropped = 0
         self._seen_once: set[tuple[str, str]] = set()
         # position of the record being processed
-        self.offset = 0
-        self.lineno = 0
+        self._lines: list[bytes] = []
+        self._base = 0
+        self._base_line = 1
+        self._i = 0
+        self._fixed: tuple[int, int] | None = None
+        self.halt = False            # stop the fast loop: an issue began or the scan stopped
         self.frame: int | None = None
         self.seq: int | None = None
         # envelope / contiguity
         self.next_seq = 0
-        self.last_seq: int | None = None
-        self.last_time: int | None = None
+        self.last_time = _NO_TIME      # sentinel above every safe integer: first time is irregular
+        self._envelope_checked: int | None = None
         self.committed = 0
         self.issue: _Issue | None = None
         self.dropped_lines = 0
@@ -140,9 +216,9 @@ class Scanner:
         self.usage = [0, 0, 0, 0, 0]
         self.first_time: int | None = None
         self.min_time: int | None = None
-        self.max_time: int | None = None
+        self.max_time = -MAX_SAFE
         self.backwards = 0
-        self.log_only = 0
+        self.surface_events = 0
         self.markers: list[tuple[int, bool]] = []   # (seq, tagged) of session/end-seed
         self.marker_count = 0
         self.timeline: list[TimelineEntry] | None = [] if self.opt.collect_timeline else None
@@ -152,7 +228,8 @@ class Scanner:
     # -- findings -----------------------------------------------------------------------------
 
     def address(self, seq: int | None = None) -> Address:
-        return Address(self.path, self.offset, self.lineno, self.frame, None,
+        offset, line = self._position()
+        return Address(self.path, offset, line, self.frame, None,
                        seq if seq is not None else self.seq)
 
     def report(self, rule: str, message: str, address: Address | None = None,
@@ -187,27 +264,46 @@ class Scanner:
                 self.fatal = True   # the reader stopped: nothing after this was read
             return
         # line-too-long: a record that cannot be decoded -> §6.3 suspect region
-        self.offset, self.lineno, self.frame = issue.offset or 0, issue.line or 0, issue.frame
+        self._fixed = (issue.offset or 0, issue.line or 0)
+        self.frame = issue.frame
         self._bad_record(issue.rule, issue.message, address)
+        self._fixed = None
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
         if self.stopped:
             return
         self.frame = frame
-        loads = _loads
-        for raw in lines:
-            end = offset + len(raw) + 1
-            self.offset = offset
-            self.lineno = lineno
+        self._lines, self._base, self._base_line, self._i = lines, offset, lineno, 0
+        done = self._fast(lines) if self.header_done and self.issue is None else 0
+        if done < len(lines) and not self.stopped:
+            self._slow(lines, done)
+        if self.issue is None and not self.stopped:
+            self.committed = offset + sum(map(len, lines)) + len(lines)
+
+    def _fast(self, lines: list[bytes]) -> int:
+        """The hot path for well-formed records; returns how many lines it consumed.
+
+        Decoding runs inside ``map`` and addresses are computed lazily from the line index
+        (``_position``), so a clean record costs one decode and one dispatch. A line orjson
+        refuses is left to the careful loop, which classifies it (or decodes it by fallback).
+        """
+        self._i = -1
+        try:
+            self._run(map(_loads, lines))
+        except _JSONDecodeError:
+            return self._i + 1
+        return self._i + 1 if self.halt else len(lines)
+
+    def _slow(self, lines: list[bytes], start: int) -> None:
+        """Header, undecodable records and the §6.3 suspect region, one line at a time."""
+        for i in range(start, len(lines)):
+            self._i = i
+            raw = lines[i]
             try:
-                obj = loads(raw)
-            except _JSONDecodeError as exc:
-                try:
-                    obj = decode_fallback(raw, exc)
-                except LineError as err:
-                    self._bad_record(err.rule, err.message, None)
-                    offset, lineno = end, lineno + 1
-                    continue
+                obj = loads_checked(raw)
+            except LineError as err:
+                self._bad_record(err.rule, err.message, None)
+                continue
             if self.issue is not None:
                 self.dropped_lines += 1
                 if type(obj) is dict and obj.get("type") == "turn/end":
@@ -216,20 +312,23 @@ class Scanner:
                 self._header(obj)
                 if self.stopped:
                     return
-                if self.issue is None:
-                    self.committed = end
             else:
-                self._record(obj)
+                self._event(obj)
                 if self.stopped:
                     return
-                if self.issue is None:
-                    self.committed = end
-            offset, lineno = end, lineno + 1
+
+    def _position(self) -> tuple[int, int]:
+        """(plaintext offset, line number) of the record being processed."""
+        if self._fixed is not None:
+            return self._fixed
+        i = self._i
+        return self._base + sum(map(len, self._lines[:i])) + i, self._base_line + i
 
     def _bad_record(self, rule: str, message: str, address: Address | None) -> None:
         """§6.3: a record that fails to decode starts the suspect region (unless one exists)."""
         if self.issue is None:
-            self.issue = _Issue(rule, message, address or self.address(None), self.offset)
+            self.issue = _Issue(rule, message, address or self.address(None), self._position()[0])
+            self.halt = True
         self.dropped_lines += 1
 
     # -- header (§2) --------------------------------------------------------------------------
@@ -239,7 +338,7 @@ class Scanner:
         self.seq = None
         if self.opt.fixture and not (isinstance(obj, dict) and obj.get("type") == "session"):
             self._set_version(self.opt.assume_version)
-            self._record(obj)
+            self._event(obj)
             return
         header, problems = decode_header(obj)
         for rule, message in problems:
@@ -250,7 +349,7 @@ class Scanner:
         if header is None:
             if any(rule == "header-newer-version" for rule, _ in problems):
                 self.unsupported_version = True
-            self.stopped = True   # nothing after an unusable or newer header is interpreted
+            self.stopped = self.halt = True   # nothing after an unusable/newer header is read
             return
         self.header = header
         self._set_version(header.version)
@@ -282,96 +381,153 @@ class Scanner:
 
     # -- records and envelope (§3) ------------------------------------------------------------
 
-    def _record(self, obj: Any) -> None:
-        if type(obj) is not dict:
-            self._bad_record("not-an-object", f"record is a JSON {type(obj).__name__}, "
-                                              "not an object", None)
-            return
+    def _seqless(self, obj: dict[str, Any]) -> None:
+        """Records without a seq that are still legal rows: packed chunks (§9.3); a header
+        record out of place is reported."""
         t = obj.get("type")
-        if t == "session" and "seq" not in obj:
+        if t == "session":
             self.seq = None
             self.report("header-not-first", "a session header record after the first line")
             return
-        if t in PACKED_TAGS and "seq0" in obj:
-            if self.version is not None and self.version >= 2:
-                self.seq = None
-                self.report("version-event-type",
-                            f"packed {t} rows do not exist in v{self.version} (§9.3)")
-                return
-            try:
-                events = expand_row(obj)
-            except RowError as err:
-                self._bad_record("packed-row", str(err), None)
-                return
-            for ev in events:
-                self._event(ev)
-                if self.issue is not None or self.stopped:
-                    return
+        if "seq0" not in obj:
+            self._bad_record("packed-row", f"malformed {t} storage row: no seq0", None)
             return
-        self._event(obj)
+        if self.version is not None and self.version >= 2:
+            self.seq = None
+            self.report("version-event-type",
+                        f"packed {t} rows do not exist in v{self.version} (§9.3)")
+            return
+        try:
+            events = expand_row(obj)
+        except RowError as err:
+            self._bad_record("packed-row", str(err), None)
+            return
+        fixed, i = self._fixed, self._i
+        self._fixed = self._position()      # every expanded event has the row's address
+        try:
+            self._run(events)
+        finally:
+            self._fixed, self._i = fixed, i
 
     def _event(self, obj: dict[str, Any]) -> None:
-        seq = obj.get("seq")
-        if seq != self.next_seq or type(seq) is not int:
-            if seq is None and self.opt.fixture:
-                seq = self.next_seq
-            elif type(seq) is not int or not 0 <= seq <= MAX_SAFE:
-                self.seq = None
-                self._bad_record("envelope-seq", f"seq {seq!r} is not a non-negative safe integer",
-                                 None)
+        """One decoded record through the envelope and dispatch (the careful loop's entry)."""
+        i = self._i
+        self._i -= 1
+        self._run((obj,))
+        self._i = i
+
+    def _run(self, objs: Iterable[Any]) -> None:
+        """Envelope (§3) and dispatch for decoded records; ``_i`` tracks the current line.
+
+        The common well-formed case takes the fewest steps; every irregularity branches out to
+        a method that reports it. Stops early when ``halt`` is raised.
+        """
+        i = self._i
+        counts = self.counts
+        handlers = self.handlers
+        for obj in objs:
+            i += 1
+            self._i = i
+            if type(obj) is not dict:
+                self._bad_record("not-an-object",
+                                 f"record is a JSON {type(obj).__name__}, not an object", None)
                 return
-            else:
-                self.seq = seq
-                self._bad_record("seq-gap",
-                                 f"session event seq {seq} is not contiguous; expected "
-                                 f"{self.next_seq}", None)
-                return
-        if seq > self.at:
-            self.stopped = True
-            return
-        self.seq = seq
-        self.next_seq = seq + 1
-        if not obj.keys() <= _ENVELOPE:
-            extra = sorted(obj.keys() - _ENVELOPE)
-            self.report("envelope-key", f"event has keys that do not belong: {extra}")
-        t = obj.get("type")
-        if type(t) is not str:
-            self.report("envelope-type", f"event type {t!r} is not a string")
-            return
-        time = obj.get("time")
-        if type(time) is int and -MAX_SAFE <= time <= MAX_SAFE:
-            last = self.last_time
-            if last is None:
-                self.first_time = self.min_time = self.max_time = time
-            else:
-                if time < last:
-                    self.backwards += 1
-                if time < self.min_time:  # type: ignore[operator]
-                    self.min_time = time
-                elif time > self.max_time:  # type: ignore[operator]
+            seq = obj.get("seq")
+            if seq != self.next_seq or type(seq) is not int or seq > self.at:
+                seq = self._irregular_seq(obj, seq)
+                if seq is None:
+                    if self.halt:
+                        return
+                    continue
+            self.seq = seq
+            self.next_seq = seq + 1
+            t = obj.get("type")
+            # Exactly type/seq/time/data is the common shape; anything else gets the full
+            # check. (Four keys with seq and data but a misspelt one shows as no type/time.)
+            if len(obj) != 4 or "data" not in obj:
+                self._envelope_extras(obj, obj.keys(), t)
+            if type(t) is not str:
+                self._envelope_extras(obj, obj.keys(), t)
+                self.report("envelope-type", f"event type {t!r} is not a string")
+                continue
+            time = obj.get("time")
+            if type(time) is int and self.last_time <= time <= MAX_SAFE:
+                if time > self.max_time:
                     self.max_time = time
-            self.last_time = time
-        elif not (time is None and self.opt.fixture):
-            self.report("envelope-time", f"time {time!r} is not a safe integer (epoch ms)")
-        if "data" not in obj:
+                self.last_time = time
+            else:
+                self._irregular_time(obj, time)
+            counts[t] = counts.get(t, 0) + 1
+            handler = handlers.get(t)
+            if handler is not None:
+                handler(obj, seq, t, obj.get("data"))
+            else:
+                self._other_event(obj, seq, t)
+            if self.halt:
+                return
+
+    def _irregular_seq(self, obj: dict[str, Any], seq: Any) -> int | None:
+        """Not the expected next seq: a packed row or late header, a fixture default, the --at
+        stop, or the start of a §6.3 issue."""
+        if seq is None and obj.get("type") in _SEQLESS and "seq" not in obj:
+            self._seqless(obj)
+            return None
+        if seq is None and self.opt.fixture:
+            return self.next_seq if self.next_seq <= self.at else self._stop()
+        if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
+            self.seq = None
+            self._bad_record("envelope-seq", f"seq {seq!r} is not a non-negative safe integer",
+                             None)
+            return None
+        if seq != self.next_seq:
+            self.seq = seq
+            self._bad_record("seq-gap", f"session event seq {seq} is not contiguous; expected "
+                                        f"{self.next_seq}", None)
+            return None
+        return self._stop()   # seq > --at
+
+    def _stop(self) -> None:
+        self.stopped = self.halt = True
+
+    def _envelope_extras(self, obj: dict[str, Any], keys: Any, t: Any) -> None:
+        """Keys beyond type/seq/time/data: report what does not belong (§3)."""
+        if self._envelope_checked == self.seq:
+            return
+        self._envelope_checked = self.seq
+        if not keys <= _ENVELOPE:
+            extra = sorted(keys - _ENVELOPE)
+            self.report("envelope-key", f"event has keys that do not belong: {extra}")
+        if "data" not in keys:
             self.report("envelope-data", "event has no data")
         ignorable = obj.get("ignorable")
         if ignorable is not None and ignorable is not True:
             self.report("envelope-ignorable", f"ignorable must be absent or true, got {ignorable!r}")
-        self.last_seq = seq
-        counts = self.counts
-        counts[t] = counts.get(t, 0) + 1
-        handler = self.handlers.get(t)
-        if handler is not None:
-            handler(obj, seq, t, obj.get("data"))
-            return
+        if ("surfaceOp" in keys or "sourceEventSeqs" in keys) and t not in self.surface and (
+            ignorable is not True or t in ALL_KNOWN
+        ):
+            self.report("surface-meta-on-log-only",
+                        f"{t} is not a surface event but carries surface metadata")
+
+    def _irregular_time(self, obj: dict[str, Any], time: Any) -> None:
+        """The first event's time, a time that went backwards (legal, §3), or a bad time."""
+        if type(time) is int and -MAX_SAFE <= time <= MAX_SAFE:
+            if self.first_time is None:
+                self.first_time = self.min_time = self.max_time = time
+            else:
+                self.backwards += 1
+                if time < self.min_time:  # type: ignore[operator]
+                    self.min_time = time
+            self.last_time = time
+        elif not (time is None and self.opt.fixture):
+            self._envelope_extras(obj, obj.keys(), obj.get("type"))
+            self.report("envelope-time", f"time {time!r} is not a safe integer (epoch ms)")
+
+    def _other_event(self, obj: dict[str, Any], seq: int, t: str) -> None:
+        """Types without a handler: known log-only types, ignorable unknowns, refusals (§1.4)."""
+        ignorable = obj.get("ignorable")
         version = self.version
         assert version is not None
-        self.log_only += 1
         if is_known(version, t):
-            if "surfaceOp" in obj or "sourceEventSeqs" in obj:
-                self.report("surface-meta-on-log-only",
-                            f"{t} is not a surface event but carries surface metadata")
             return
         if ignorable is True:
             self.report_once("unknown-ignorable-event", t,
@@ -393,7 +549,6 @@ class Scanner:
                         "harness and not marked ignorable; refusing to interpret the log")
 
     def _image_offload(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.log_only += 1
         self.report("message-projection-event",
                     "image/offload edits projected messages through a plugin interpreter that "
                     "sesstool does not have; the derived messages cannot be trusted")
@@ -407,7 +562,6 @@ class Scanner:
         return None, None
 
     def _turn_start(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.log_only += 1
         turn, _ = self._ts(data)
         if not is_safe_nonneg(turn) or turn < 1:
             self.report("event-data", f"turn/start turn {turn!r} is not a positive integer")
@@ -429,7 +583,6 @@ class Scanner:
             self.timeline.append(TimelineEntry(seq, self.open_turn, None, t, ""))
 
     def _turn_end(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.log_only += 1
         turn, _ = self._ts(data)
         reason = data.get("reason") if type(data) is dict else None
         kind = reason.get("kind") if type(reason) is dict else None
@@ -453,7 +606,6 @@ class Scanner:
             self.timeline.append(TimelineEntry(seq, turn, None, t, kind))
 
     def _step_start(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.log_only += 1
         turn, step = self._ts(data)
         if self.open_turn is None or turn != self.open_turn:
             self.report("step-outside-turn",
@@ -469,7 +621,6 @@ class Scanner:
         self.started = {}
 
     def _step_end(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.log_only += 1
         turn, step = self._ts(data)
         if self.open_step is None or turn != self.open_turn or step != self.open_step:
             self.report("step-end-mismatch", f"step/end {turn}/{step} but the open step is "
@@ -496,10 +647,6 @@ class Scanner:
             self.started = {}
 
     def _in_step(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.log_only += 1
-        if "surfaceOp" in obj or "sourceEventSeqs" in obj:
-            self.report("surface-meta-on-log-only",
-                        f"{t} is not a surface event but carries surface metadata")
         if type(data) is not dict or data.get("turn") != self.open_turn or data.get(
             "step"
         ) != self.open_step or self.open_step is None:
@@ -512,7 +659,6 @@ class Scanner:
                 self.report(*p)
 
     def _in_turn(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.log_only += 1
         if self.open_turn is None:
             self.report("event-outside-turn", f"{t} outside an open turn")
 
@@ -550,7 +696,6 @@ class Scanner:
         self.request_context, self.request_context_seq = data, seq
 
     def _end_seed(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.log_only += 1
         self.marker_count += 1
         version = self.version or 0
         if type(data) is not dict:
@@ -569,6 +714,7 @@ class Scanner:
     # -- surface events and the fold (§5) -----------------------------------------------------
 
     def _surface_event(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        self.surface_events += 1
         version = self.version
         assert version is not None
         p = CHECKERS[t](data, version)
@@ -751,6 +897,9 @@ class Scanner:
     # -- end of input -------------------------------------------------------------------------
 
     def finish(self, summary: ReadSummary | None) -> ScanResult:
+        last_seq = self.next_seq - 1 if self.next_seq else None
+        last_time = self.last_time if self.first_time is not None else None
+        max_time = self.max_time if self.first_time is not None else None
         tail = self._tail(summary)
         version = self.version
         header = self.header
@@ -799,7 +948,7 @@ class Scanner:
         open_dangling = sum(1 for p in pending if p.call_seq is not None)
         open_never = len(pending) - open_dangling
         open_state = OpenState(self.open_turn, self.open_turn_seq, self.open_step, pending,
-                               self.last_seq, self.last_time, self.next_seq)
+                               last_seq, last_time, self.next_seq)
         messages = None
         if self.opt.collect_messages:
             projected = self.projected
@@ -820,10 +969,11 @@ class Scanner:
             tool_calls=ToolCallStats(self.advertised_total, self.started_total, self.answered,
                                      self.failed, self.dangling + open_dangling,
                                      self.never_started + open_never),
-            surface=SurfaceStats(len(self.nodes), self.shadowed, self.log_only,
+            surface=SurfaceStats(len(self.nodes), self.shadowed,
+                                 self.next_seq - self.surface_events,
                                  self.replacements),
             usage=Usage(*self.usage),
-            time=TimeSpan(self.first_time, self.last_time, self.min_time, self.max_time,
+            time=TimeSpan(self.first_time, last_time, self.min_time, max_time,
                           self.backwards),
             lineage=Lineage(
                 header.parent_session if header else None,
@@ -850,7 +1000,7 @@ class Scanner:
             request=RequestEnvelope(self.request_header, self.request_header_seq,
                                     self.request_context, self.request_context_seq),
             timeline=tuple(self.timeline) if self.timeline is not None else None,
-            stopped_at=self.last_seq if self.opt.at_seq is not None else None,
+            stopped_at=last_seq if self.opt.at_seq is not None else None,
         )
 
     def _tail(self, summary: ReadSummary | None) -> Tail:
@@ -899,9 +1049,13 @@ class Scanner:
             self.report("torn-tail", f"final record has no newline: {pl.length} byte(s) of a "
                                      "torn write, ignored (a repair drops them)",
                         Address(self.path, pl.offset, pl.line, None, None, None))
+        if issue is not None:
+            self.committed = issue.start
         if kind != "none":
             dropped_bytes = max(0, end_plain - self.committed)
         committed = self.committed if kind != "none" or issue is not None else end_plain
+        if issue is not None:
+            committed = issue.start
         return Tail(kind, committed, dropped_bytes,
                     self.dropped_lines + (1 if summary and summary.partial_line else 0),
                     recovered, address)
