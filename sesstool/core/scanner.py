@@ -473,7 +473,10 @@ class Scanner:
             self._seqless(obj)
             return None
         if seq is None and self.opt.fixture:
-            return self.next_seq if self.next_seq <= self.at else self._stop()
+            if self.next_seq <= self.at:
+                return self.next_seq
+            self._stop()
+            return None
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
             self._bad_record("envelope-seq", f"seq {seq!r} is not a non-negative safe integer",
@@ -484,7 +487,8 @@ class Scanner:
             self._bad_record("seq-gap", f"session event seq {seq} is not contiguous; expected "
                                         f"{self.next_seq}", None)
             return None
-        return self._stop()   # seq > --at
+        self._stop()   # seq > --at
+        return None
 
     def _stop(self) -> None:
         self.stopped = self.halt = True
