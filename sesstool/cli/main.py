@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; the only place that turns exceptions into exit statuses."""
     try:
         status = cli.main(args=argv, prog_name="sesstool", standalone_mode=False)
+        sys.stdout.flush()   # inside the try: a closed pipe surfaces here, not at exit
     except SesstoolError as err:
         click.echo(f"sesstool: {safe_line(str(err))}", err=True)
         status = err.exit_status

@@ -697,6 +697,12 @@ def _vocabulary() -> list[Example]:
                                                 "log", jsonl(header(2), [*events[:i], row,
                                                                          *events[i:]]), E,
                        line=i + 2))
+    events = base_events(0)
+    attempt = ev("assistant/attempt", {"turn": 1, "step": 1, "stream": stream()})
+    insert_before(events, "step/end", [attempt])
+    out.append(example("version-event-type", 0, "an assistant/attempt (a v2+ type, §4.1) in a v0 "
+                                                "log", jsonl(header(0), events), E,
+                       line=line_of(events, attempt), seq=attempt["seq"]))
     data, e, events = _between_turns(4, ev("image/offload", {"seq": 3, "blockIndex": 0,
                                                              "attachment": {"path": "a.png"}}))
     out.append(example("message-projection-event", 4, "an image/offload event", data, E,
@@ -706,6 +712,13 @@ def _vocabulary() -> list[Example]:
     row0["data"]["dt"] = [2]
     out.append(example("packed-row", 0, "a text-chunks row with 3 texts but 1 dt",
                        jsonl(header(0), events), E, line=line_of(events, row0)))
+    events = base_events(0)
+    seq_row = {"type": "text-chunks", "seq": None, "time": None,
+               "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]}}
+    insert_before(events, "step/end", [seq_row])
+    out.append(example("packed-row", 0, "a text-chunks row written with seq/time instead of "
+                                        "seq0/time0 (§9.3: malformed row-tagged value)",
+                       jsonl(header(0), events), E, line=line_of(events, seq_row)))
     events = base_events(2)
     am = find(events, "assistant/message")
     am["data"]["stream"][1]["dt"] = [2]
@@ -731,6 +744,9 @@ def _shapes() -> list[Example]:
          lambda e: e["data"].update(reason={"kind": "forked"}))
     case("message-shape", 0, "user/message without an id", "user/message",
          lambda e: e["data"].pop("id"))
+    case("message-shape", 4, 'a v4 user/message whose source kind is "plugin" (§4.3: v4 '
+         'kinds are direct)', "user/message",
+         lambda e: e["data"].update(source={"kind": "plugin", "plugin": "compact"}))
     case("message-role", 0, 'user/message with role "assistant"', "user/message",
          lambda e: e["data"].update(role="assistant"))
     case("message-role", 4, 'a v4 tool/result whose message keeps role "user"', "tool/result",
@@ -751,6 +767,14 @@ def _shapes() -> list[Example]:
          lambda e: e["data"]["header"]["config"].pop("model"))
     case("request-header", 3, "request/header with header.system (forbidden in v3+)",
          "request/header", lambda e: e["data"]["header"].update(system="Be brief."))
+    events = base_events(4)
+    dev = ev("developer/message", {"turn": 1, "step": 1, "message": {
+        "id": "d1", "role": "developer", "content": [{"type": "tool-addition", "toolName": "read"}],
+        "source": {"kind": "runtime-context"}}}, surfaceOp="append")
+    insert_before(events, "step/end", [dev])
+    out.append(example("event-data", 4, "developer/message adding a tool without headerSeq "
+                                        "(§4.1: required iff additions)",
+                       jsonl(header(4), events), E, line=line_of(events, dev), seq=dev["seq"]))
     events = base_events(0)
     ctx = ev("request/context", {"provider": "", "model": "deepseek-chat"})
     insert_before(events, "step/end", [ctx])
@@ -1066,8 +1090,8 @@ def render_rules_doc(examples: Iterable[Example] = EXAMPLES) -> str:
             out.append("No example.\n")
         out.append("\n".join(render_example(ex) for ex in exs))
     out.append("\n## Base logs\n\nThe balanced one-turn session of spec §12 E9 in each version. "
-               "Examples marked *tool* add a `tool/call c1` and its `tool/result` before the "
-               "`step/end`.\n")
+               "Examples about tool results first add a `tool/call c1` and its `tool/result` "
+               "before the `step/end` (those lines then show in the example too).\n")
     for version in VERSIONS:
         out.append(f"\n### v{version}\n\n```jsonl\n{base_log(version).decode()}```\n")
     return "".join(out)
