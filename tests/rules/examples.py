@@ -361,14 +361,14 @@ def _physical() -> list[Example]:
     two_line_header = zframe(head + body.split(b"\n", 1)[0] + b"\n") + zframe(
         body.split(b"\n", 1)[1])
     out.append(example(
-        "missing-header", 0, "zstd: the first frame holds the header and the first event, so "
+        "missing-header", 0, "the first frame holds the header and the first event, so "
         "there is no valid header frame", two_line_header, E, encoding="zstd", line=1))
     out.append(example(
-        "missing-header", 0, "zstd: the only frame (the header frame) is cut inside its "
+        "missing-header", 0, "the only frame (the header frame) is cut inside its "
         "checksum; a header frame is never torn, it is created atomically (§6.3, §10.3)",
         zframe(head)[:-2], E, encoding="zstd", line=1))
     out.append(example(
-        "missing-header", 0, "raw: the first line is complete but is not valid JSON (its "
+        "missing-header", 0, "the first line is complete but is not valid JSON (its "
         "closing brace is missing): there is no header record",
         head[:-2] + b"\n" + body, E, line=1))
     torn = b'{"type":"turn/start","seq":13,"ti'
@@ -380,8 +380,8 @@ def _physical() -> list[Example]:
                        line=len(lines) + 1))
     long_text = user_message("x" * 2000)
     long_line = dumps(ev("user/message", long_text, 2, 1003, surfaceOp="append"))
-    out.append(example("line-too-long", 0, "a 2 KiB user message with --max-line 1024, before "
-                                            "the last turn/end", with_line(4, long_line, True), E,
+    out.append(example("line-too-long", 0, "a 2 KiB user message line before the last "
+                                            "turn/end", with_line(4, long_line, True), E,
                        options={"max_line": 1024}, line=4))
     out.append(example("invalid-utf8", 0, 'byte 0xff inside the user text "hi"',
                        v0.replace(b'"text":"hi"', b'"text":"h\xffi"'), E, line=4))
@@ -429,8 +429,7 @@ def _zstd() -> list[Example]:
     out.append(example("zstd-reserved-block", 0, "the body frame's first block has block type 3 "
                                                  "(reserved)", hf + bytes(block), E,
                        encoding="zstd", frame=1))
-    out.append(example("zstd-window-too-large", 0, "a body frame needing a window over "
-                                                   "--max-window 1024", hf + bf, E,
+    out.append(example("zstd-window-too-large", 0, "a body frame needing a 1426-byte window", hf + bf, E,
                        encoding="zstd", options={"max_window": 1024}, frame=1))
     bad_sum = bytearray(bf)
     bad_sum[-1] ^= 0xFF
@@ -447,8 +446,8 @@ def _zstd() -> list[Example]:
     out.append(example("zstd-decode-error", 0, "the body frame declares a content size one "
                                                "byte smaller than its blocks produce",
                        hf + bytes(fcs), E, encoding="zstd", frame=1))
-    out.append(example("zstd-budget-exceeded", 0, "the body decompresses past "
-                                                  "--max-decompressed 256", hf + bf, E,
+    out.append(example("zstd-budget-exceeded", 0, "the body frame decompresses to more "
+                                                  "than 256 bytes", hf + bf, E,
                        encoding="zstd", options={"max_decompressed": 256}, frame=1))
     first, rest = body.split(b"\n", 1)
     out.append(example("zstd-header-frame", 0, "the first frame holds the header line and the "
@@ -924,12 +923,12 @@ def _zstd_variants() -> list[Example]:
         events = base_events(version)
         events.pop()            # drop the turn/end
         raw = jsonl(header(version), events)
-        out.append(example("open-turn", version, "zstd: the log ends inside turn 1",
+        out.append(example("open-turn", version, "the log ends inside turn 1",
                            to_zstd(raw), W, encoding="zstd", seq=0))
     events = base_events(2)
     target = find(events, "user/message")
     del target["surfaceOp"]
-    out.append(example("surface-op-missing", 2, "zstd: user/message without surfaceOp",
+    out.append(example("surface-op-missing", 2, "user/message without surfaceOp",
                        to_zstd(jsonl(header(2), events)), E, encoding="zstd",
                        line=line_of(events, target), seq=target["seq"], frame=1))
     return out
@@ -1043,9 +1042,7 @@ def excerpt(ex: Example) -> tuple[str, list[str]] | None:
     if not shown:
         return None
     lines = [_shorten(new[j]) for j in shown]
-    numbers = [j + 1 for j in shown]
-    where = (f"line {numbers[0]}" if len(numbers) == 1
-             else "lines " + ", ".join(str(n) for n in numbers))
+    where = _numbers([j + 1 for j in shown])
     torn = "" if text.endswith("\n") else " (the last line has no newline)"
     return f"{where} of the example{torn}", lines
 
@@ -1055,15 +1052,33 @@ def _address_text(ex: Example) -> str:
     return ", ".join(parts)
 
 
+CLI_OPTIONS = {"max_line": "--max-line-bytes", "max_decompressed": "--max-decompressed",
+               "max_window": "--max-window"}
+
+
+def _numbers(numbers: list[int]) -> str:
+    """[3, 4, 5, 9] → 'lines 3–5, 9'."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and spans[-1][1] == n - 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    text = ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
+    return ("line " if len(numbers) == 1 else "lines ") + text
+
+
 def render_example(ex: Example) -> str:
     opts = ""
     if ex.options:
-        opts = " — with " + ", ".join(f"`--{k.replace('_', '-')} {v}`"
+        opts = " — with " + ", ".join(f"`{CLI_OPTIONS.get(k, k)} {v}`"
                                       for k, v in sorted(ex.options.items()))
     if ex.filename is not None:
         opts += f" — stored as `{ex.filename}`"
     head = (f"**v{ex.version}, {ex.encoding}** — {ex.description}{opts}. "
-            f"Reported as {ex.expect_severity.label} at {_address_text(ex)}.")
+            f"Expected: {ex.expect_severity.label} at {_address_text(ex)}.")
+    if ex.encoding == "raw" and ex.data == base_log(ex.version):
+        return head + f" The bytes are the clean v{ex.version} base log.\n"
     shown = excerpt(ex)
     if shown is None:
         return head + f" ({len(ex.data)} bytes, not shown.)\n"
@@ -1082,7 +1097,7 @@ def render_rules_doc(examples: Iterable[Example] = EXAMPLES) -> str:
                    f"{verdict_text(rule.id)} |\n")
     out.append("\n## Rules\n")
     for rule in RULES.values():
-        out.append(f"\n### {rule.id}\n\n{rule.title[0].upper()}{rule.title[1:]}.\n\n"
+        out.append(f"\n### {rule.id}\n\n{rule.title}.\n\n"
                    f"* Severity: {severity_text(rule.id)}\n* Spec: {rule.section}\n"
                    f"* Verdict: {verdict_text(rule.id)}\n\n")
         exs = by_rule.get(rule.id, [])
