@@ -14,6 +14,9 @@ import orjson
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 BOM = b"\xef\xbb\xbf"
+# A key whose value is the number -0. Inside a JSON string every quote is escaped, so an
+# unescaped `"key":` can only be a real key.
+_NEGATIVE_ZERO = re.compile(rb'"([^"\\]+)"\s*:\s*-0(?![0-9.eE])')
 
 
 class LineError(Exception):
@@ -61,6 +64,13 @@ def loads(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         return decode_fallback(data, exc)
+
+
+def negative_zero_keys(data: bytes) -> set[str]:
+    """Keys whose value is written ``-0`` — lost after decoding, where -0 == 0 (§3, §2.1)."""
+    if b"-0" not in data:
+        return set()
+    return {m.group(1).decode("utf-8", "replace") for m in _NEGATIVE_ZERO.finditer(data)}
 
 
 def dumps(value: Any) -> bytes:

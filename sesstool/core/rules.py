@@ -85,7 +85,7 @@ _RULES: tuple[Rule, ...] = (
     Rule("header-filename-version", E, "§10.2", "file name and header disagree on the version"),
     Rule("header-seed-length", E, "§2.2", "seedLength exceeds the number of events"),
     Rule("header-is-seeded", E, "§2.2", "isSeeded disagrees with the inherited end-seed marker"),
-    Rule("header-not-first", E, "§2", "a header record after the first line"),
+    Rule("header-not-first", E, "§2, §6.3", "a header record after the first line"),
     # -- envelope (§3) -------------------------------------------------------------------------
     Rule("envelope-key", E, "§3", "event carries a top-level key that does not belong"),
     Rule("envelope-type", E, "§3", "event type missing or not a string"),
@@ -108,7 +108,8 @@ _RULES: tuple[Rule, ...] = (
     Rule("unknown-ignorable-event", N, "§1.4", "unknown event type marked ignorable (kept opaque)"),
     Rule("retired-event-type", E, "§1.3, §6.1",
          "retired event type this version refuses", "unsupported"),
-    Rule("version-event-type", E, "§1.2", "event type does not exist in this format version"),
+    Rule("version-event-type", E, "§1.2, §1.4",
+         "event type does not exist in this format version", "unsupported"),
     Rule("message-projection-event", E, "§4.6",
          "image/offload needs a plugin interpreter sesstool does not have", "unsupported"),
     Rule("packed-row", E, "§9.3", "malformed packed chunk row"),

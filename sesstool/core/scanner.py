@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -16,7 +17,7 @@ import orjson
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE, Header, decode_header, is_safe_nonneg
-from sesstool.core.jsonline import LineError
+from sesstool.core.jsonline import LineError, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import (
     Lineage,
@@ -274,48 +275,63 @@ class Scanner:
             return
         self.frame = frame
         self._lines, self._base, self._base_line, self._i = lines, offset, lineno, 0
-        done = self._fast(lines) if self.header_done and self.issue is None else 0
-        if done < len(lines) and not self.stopped:
-            self._slow(lines, done)
+        i, n = 0, len(lines)
+        while i < n and not self.stopped:
+            if self.header_done and self.issue is None and self.next_seq > 0:
+                i = self._fast(lines, i)
+                if i < n and self.issue is None and not self.stopped:
+                    i = self._slow(lines, i, i + 1)     # the one line orjson refused
+            else:
+                i = self._slow(lines, i, n)
         if self.issue is None and not self.stopped:
             self.committed = offset + sum(map(len, lines)) + len(lines)
 
-    def _fast(self, lines: list[bytes]) -> int:
-        """The hot path for well-formed records; returns how many lines it consumed.
+    def _fast(self, lines: list[bytes], start: int) -> int:
+        """The hot path for well-formed records; returns the index of the first line it did not
+        consume.
 
         Decoding runs inside ``map`` and addresses are computed lazily from the line index
         (``_position``), so a clean record costs one decode and one dispatch. A line orjson
         refuses is left to the careful loop, which classifies it (or decodes it by fallback).
         """
-        self._i = -1
+        self._i = start - 1
         try:
-            self._run(map(_loads, lines))
+            self._run(map(_loads, islice(lines, start, None)))
         except _JSONDecodeError:
             return self._i + 1
         return self._i + 1 if self.halt else len(lines)
 
-    def _slow(self, lines: list[bytes], start: int) -> None:
-        """Header, undecodable records and the §6.3 suspect region, one line at a time."""
-        for i in range(start, len(lines)):
+    def _slow(self, lines: list[bytes], start: int, stop: int) -> int:
+        """The header, the first event, undecodable records and the §6.3 suspect region, one
+        line at a time; returns as soon as the fast path can take over."""
+        for i in range(start, stop):
             self._i = i
             raw = lines[i]
             try:
                 obj = loads_checked(raw)
             except LineError as err:
+                self.seq = None
                 self._bad_record(err.rule, err.message, None)
                 continue
             if self.issue is not None:
                 self.dropped_lines += 1
                 if type(obj) is dict and obj.get("type") == "turn/end":
                     self.issue.proven = True
-            elif not self.header_done:
-                self._header(obj)
-                if self.stopped:
-                    return
+                continue
+            if not self.header_done:
+                self._header(obj, raw)
             else:
+                first = self.next_seq == 0
                 self._event(obj)
-                if self.stopped:
-                    return
+                if first and self.version is not None and self.version >= 4 and (
+                    "seq" in negative_zero_keys(raw)
+                ):
+                    self.report("envelope-seq", "seq is -0, which a v4 reader rejects")
+            if self.stopped:
+                return stop
+            if self.header_done and self.issue is None and self.next_seq > 0:
+                return i + 1
+        return stop
 
     def _position(self) -> tuple[int, int]:
         """(plaintext offset, line number) of the record being processed."""
@@ -333,7 +349,7 @@ class Scanner:
 
     # -- header (§2) --------------------------------------------------------------------------
 
-    def _header(self, obj: Any) -> None:
+    def _header(self, obj: Any, raw: bytes) -> None:
         self.header_done = True
         self.seq = None
         if self.opt.fixture and not (isinstance(obj, dict) and obj.get("type") == "session"):
@@ -341,6 +357,8 @@ class Scanner:
             self._event(obj)
             return
         header, problems = decode_header(obj)
+        for key in sorted(negative_zero_keys(raw) & {"createdAt", "delegationDepth", "seedLength"}):
+            problems.append(("header-field", f"header {key} is -0 (not a non-negative integer)"))
         for rule, message in problems:
             sev = None
             if rule == "header-unknown-key" and header is not None and header.version == 0:
@@ -367,12 +385,14 @@ class Scanner:
             "step/start": self._step_start,
             "step/end": self._step_end,
             "tool/call": self._tool_call,
-            "assistant/attempt": self._in_step,
             "request/header": self._request_header,
             "request/context": self._request_context,
             "session/end-seed": self._end_seed,
-            "image/offload": self._image_offload,
         }
+        if version >= 2:
+            self.handlers["assistant/attempt"] = self._in_step
+        if version >= 4:
+            self.handlers["image/offload"] = self._image_offload
         if version <= 1:
             self.handlers["assistant/chunk"] = self._in_step
             self.handlers["todo/write"] = self._in_turn
@@ -387,8 +407,10 @@ class Scanner:
         t = obj.get("type")
         if t == "session":
             self.seq = None
-            self.report("header-not-first", "a session header record after the first line")
+            self._bad_record("header-not-first", "a session header record after the first line",
+                             None)
             return
+        self.seq = None
         if "seq0" not in obj:
             self._bad_record("packed-row", f"malformed {t} storage row: no seq0", None)
             return
@@ -429,6 +451,7 @@ class Scanner:
             i += 1
             self._i = i
             if type(obj) is not dict:
+                self.seq = None
                 self._bad_record("not-an-object",
                                  f"record is a JSON {type(obj).__name__}, not an object", None)
                 return
@@ -532,6 +555,11 @@ class Scanner:
         version = self.version
         assert version is not None
         if is_known(version, t):
+            return
+        if t in PACKED_TAGS and version <= 1:
+            self.seq = None
+            self._bad_record("packed-row", f"malformed {t} storage row: keys must be exactly "
+                                           "type, seq0, time0, data", None)
             return
         if ignorable is True:
             self.report_once("unknown-ignorable-event", t,
@@ -853,6 +881,10 @@ class Scanner:
                                             f"v{version}, got {op!r}")
             return
         start, end = op[start_key], op[end_key]
+        if version >= 3 and (start >= seq or end >= seq):
+            self.report("replace-not-earlier", f"replace endpoints {start}..{end} must precede "
+                                               f"the replacing event {seq}")
+            return
         nodes = self.nodes
         node_type = self.node_type
         if start not in node_type or end not in node_type:
@@ -864,10 +896,6 @@ class Scanner:
         if i > j:
             self.report("replace-order", f"replace start {start} comes after end {end} in "
                                          "surface order")
-            return
-        if version >= 3 and (start >= seq or end >= seq):
-            self.report("replace-not-earlier", "replace endpoints must precede the replacing "
-                                               "event")
             return
         removed = nodes[i : j + 1]
         if cited is None or not set(removed) <= set(cited):
@@ -907,13 +935,19 @@ class Scanner:
         tail = self._tail(summary)
         version = self.version
         header = self.header
-        if not self.header_done and not self.stopped:
+        torn0 = summary is not None and summary.torn_frame is not None and (
+            summary.torn_frame.index == 0)
+        if torn0 or (not self.header_done and not self.stopped):
+            # The header is published atomically with the first batch (§10.3): a file without
+            # a complete header line (or header frame) is not a crash tail but corruption.
             if summary is None or (summary.plaintext_bytes == 0 and summary.file_bytes == 0):
                 self.report("empty-file", "file is empty: no header record",
                             Address(self.path, 0, 1, None, None, None))
-            elif tail.kind == "none":
-                self.report("missing-header", "no complete header record",
-                            Address(self.path, 0, 1, None, None, None))
+            else:
+                where = "header frame" if torn0 else "header line"
+                self.report("missing-header", f"no complete {where}: the file is cut inside it",
+                            Address(self.path, 0, 1, 0 if torn0 else None,
+                                    0 if torn0 else None, None))
         if header is not None and not self.unsupported_version and self.opt.at_seq is None:
             events = self.next_seq
             if version is not None and version <= 1 and header.seed_length is not None:

@@ -17,8 +17,9 @@ def _ne_str(value: object) -> bool:
     return isinstance(value, str) and value != ""
 
 
-def message_base(msg: object, role: str | tuple[str, ...]) -> Problem:
-    """§4.3: identified message with role, array content and a source kind."""
+def message_base(msg: object, role: str | tuple[str, ...], version: int = 0) -> Problem:
+    """§4.3: identified message with role, array content and a source kind (v4: a direct
+    kind, never the plugin wrapper)."""
     if not isinstance(msg, dict):
         return ("message-shape", "message is not an object")
     if not _ne_str(msg.get("id")):
@@ -31,6 +32,8 @@ def message_base(msg: object, role: str | tuple[str, ...]) -> Problem:
     source = msg.get("source")
     if not isinstance(source, dict) or not _ne_str(source.get("kind")):
         return ("message-shape", "message source lacks a non-empty kind")
+    if version >= 4 and source["kind"] == "plugin":
+        return ("message-shape", "v4 message sources use direct kinds, not {kind:'plugin'}")
     return None
 
 
@@ -43,14 +46,14 @@ def turn_step(data: dict[str, Any]) -> Problem:
 def user_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return ("event-data", "user/message data is not a message object")
-    return message_base(data, "user")
+    return message_base(data, "user", version)
 
 
 def assistant_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return ("event-data", "assistant/message data is not an object")
     msg = data.get("message")
-    p = turn_step(data) or message_base(msg, "assistant")
+    p = turn_step(data) or message_base(msg, "assistant", version)
     if p:
         return p
     assert isinstance(msg, dict)
@@ -71,7 +74,7 @@ def tool_result_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return ("event-data", "tool/result data is not an object")
     msg = data.get("message")
-    p = turn_step(data) or message_base(msg, "tool" if version >= 4 else "user")
+    p = turn_step(data) or message_base(msg, "tool" if version >= 4 else "user", version)
     if p:
         return p
     assert isinstance(msg, dict)
@@ -107,13 +110,22 @@ def tool_result_message(data: object, version: int) -> Problem:
 def system_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return ("event-data", "system/message data is not an object")
-    return turn_step(data) or message_base(data.get("message"), "system")
+    return turn_step(data) or message_base(data.get("message"), "system", version)
 
 
 def developer_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return ("event-data", "developer/message data is not an object")
-    return turn_step(data) or message_base(data.get("message"), "developer")
+    p = turn_step(data) or message_base(data.get("message"), "developer", version)
+    if p:
+        return p
+    content = data["message"]["content"]
+    additions = any(isinstance(b, dict) and b.get("type") == "tool-addition" for b in content)
+    if additions and not is_safe_nonneg(data.get("headerSeq")):
+        return ("event-data", "developer/message with tool-addition blocks requires headerSeq")
+    if not additions and "headerSeq" in data:
+        return ("event-data", "developer/message carries headerSeq without tool additions")
+    return None
 
 
 def request_header(data: object, version: int) -> Problem:

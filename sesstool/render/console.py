@@ -39,7 +39,7 @@ def make_console(stream: TextIO, mode: ColorMode, width: int | None = None) -> C
         emoji=False,
         highlight=False,
         width=width or (None if stream.isatty() else 100),
-        soft_wrap=False,
+        soft_wrap=True,   # one record per line in pipes; a terminal wraps long lines itself
         legacy_windows=False,
     )
 

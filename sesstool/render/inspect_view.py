@@ -6,7 +6,6 @@ import datetime as dt
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from sesstool.core.model import ScanResult, TimelineEntry
@@ -46,12 +45,22 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+class _Rows:
+    """Aligned ``key  value`` rows; values are already escaped log text."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def add_row(self, key: str, value: str | Text) -> None:
+        line = Text(f"{key:<11} ", style="bold")
+        line.append(value if isinstance(value, Text) else Text(value))
+        self.console.print(line)
+
+
 def render_inspect(rep: InspectReport, console: Console) -> None:
     sr = rep.scan
     s = sr.scan
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column()
+    grid = _Rows(console)
     verdict = Text(s.verdict.upper(), style=VERDICT_STYLE[s.verdict])
     verdict.append(" — " + safe_line(s.verdict_reason), style="")
     if s.verdict_address is not None and s.verdict in ("corrupt", "unsupported", "torn"):
@@ -97,7 +106,6 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
             span = f" ({fmt_duration(tm.latest - tm.earliest)})"
         back = f" · time went backwards {tm.backwards_steps}×" if tm.backwards_steps else ""
         grid.add_row("time", f"{fmt_time(tm.first)} → {fmt_time(tm.last)}{span}{back}")
-    console.print(grid)
     _render_findings(s, console)
     _render_repair(rep, console)
     if s.timeline is not None:
@@ -151,10 +159,10 @@ def _lineage_line(s: ScanResult) -> str:
 
 def _render_findings(s: ScanResult, console: Console) -> None:
     if not s.findings:
-        console.print(Text("findings  none", style="green"))
+        console.print(Text("findings    none", style="green"))
         return
     counts = {sev: sum(1 for f in s.findings if f.severity is sev) for sev in Severity}
-    head = Text("findings  ", style="bold")
+    head = Text("findings    ", style="bold")
     head.append(f"{_plural(counts[Severity.ERROR], 'error')} · "
                 f"{_plural(counts[Severity.WARNING], 'warning')} · {counts[Severity.INFO]} info")
     console.print(head)
@@ -173,20 +181,20 @@ def _render_findings(s: ScanResult, console: Console) -> None:
 def _render_repair(rep: InspectReport, console: Console) -> None:
     s = rep.scan.scan
     if s.verdict in ("corrupt", "unsupported"):
-        console.print(Text(f"repair    refused: the log is {s.verdict}", style="red"))
+        console.print(Text(f"repair      refused: the log is {s.verdict}", style="red"))
         return
     tail = s.tail
     if not rep.closers:
         if tail.kind != "none":
-            console.print(f"repair    would drop the {tail.dropped_bytes}-byte uncommitted tail; "
+            console.print(f"repair      would drop the {tail.dropped_bytes}-byte uncommitted tail; "
                           "every turn is closed")
         else:
-            console.print(Text("repair    nothing to do: the log is balanced", style="green"))
+            console.print(Text("repair      nothing to do: the log is balanced", style="green"))
         return
     drop = ""
     if tail.kind != "none" and tail.dropped_bytes:
         drop = f" after dropping the {tail.dropped_bytes}-byte torn tail"
-    console.print(Text(f"repair    would append {_plural(len(rep.closers), 'closer')}{drop}:",
+    console.print(Text(f"repair      would append {_plural(len(rep.closers), 'closer')}{drop}:",
                        style="bold"))
     for c in rep.closers:
         console.print("  " + safe_line(describe_closer(c)))

@@ -50,6 +50,10 @@ def test_raw_cut_at_every_byte(scenario: str) -> None:
             continue        # a prefix may legitimately be torn, corrupt or interrupted
         if cut == 0:
             assert result.verdict == "corrupt" and result.findings[0].rule == "empty-file"
+        elif not complete:
+            # the header is published atomically (§10.3): a cut inside it is corruption
+            assert result.verdict == "corrupt"
+            assert "missing-header" in [f.rule for f in result.findings]
         elif torn:
             assert result.verdict == "torn", cut
             assert result.tail.kind == "torn-line" and result.tail.committed_bytes == len(complete)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -429,23 +430,26 @@ def _zstd() -> list[Example]:
     out.append(example("zstd-reserved-block", 0, "the body frame's first block has block type 3 "
                                                  "(reserved)", hf + bytes(block), E,
                        encoding="zstd", frame=1))
-    out.append(example("zstd-window-too-large", 0, "a body frame needing a 1426-byte window", hf + bf, E,
-                       encoding="zstd", options={"max_window": 1024}, frame=1))
+    out.append(example("zstd-window-too-large", 0, f"a body frame needing a {len(body)}-byte "
+                                                   "window", hf + bf, E, encoding="zstd",
+                       options={"max_window": 1024}, frame=1))
     bad_sum = bytearray(bf)
     bad_sum[-1] ^= 0xFF
     out.append(example("zstd-checksum", 0, "the body frame's content checksum has one byte "
                                            "flipped", hf + bytes(bad_sum), E, encoding="zstd",
                        frame=1))
-    # A single-segment frame declares its content size; one byte less than it holds.
-    fcs = bytearray(bf)
-    fcs_at = 5 + (0, 1, 2, 4)[fcs[4] & 0x03]
-    fcs_len = (1, 2, 4, 8)[fcs[4] >> 6]
-    size = int.from_bytes(fcs[fcs_at: fcs_at + fcs_len], "little") - (256 if fcs_len == 2 else 0)
-    fcs[fcs_at: fcs_at + fcs_len] = (size - 1 - (256 if fcs_len == 2 else 0)).to_bytes(
-        fcs_len, "little")
+    # The writer's one-shot frames are single-segment and declare their content size (FCS,
+    # RFC 8878 §3.1.1.1.4); declaring one byte less makes the complete frame undecodable.
+    fhd = bf[4]
+    assert fhd & 0x20, "expected a single-segment frame"
+    fcs_len = (1, 2, 4, 8)[fhd >> 6]
+    fcs_at = 5 + (0, 1, 2, 4)[fhd & 0x03]
+    bias = 256 if fcs_len == 2 else 0
+    size = int.from_bytes(bf[fcs_at: fcs_at + fcs_len], "little") + bias
+    fcs = bf[:fcs_at] + (size - 1 - bias).to_bytes(fcs_len, "little") + bf[fcs_at + fcs_len:]
     out.append(example("zstd-decode-error", 0, "the body frame declares a content size one "
                                                "byte smaller than its blocks produce",
-                       hf + bytes(fcs), E, encoding="zstd", frame=1))
+                       hf + fcs, E, encoding="zstd", frame=1))
     out.append(example("zstd-budget-exceeded", 0, "the body frame decompresses to more "
                                                   "than 256 bytes", hf + bf, E,
                        encoding="zstd", options={"max_decompressed": 256}, frame=1))
@@ -516,17 +520,18 @@ def _envelope() -> list[Example]:
     out: list[Example] = []
     h0 = header(0)
 
-    def v0(change: Callable[[list[Event]], Event], version: int = 0) -> tuple[bytes, Event, int]:
-        events = base_events(version)
+    def edited(change: Callable[[list[Event]], Event]) -> tuple[bytes, Event, int]:
+        """The v0 base after ``change``, the event it changed, and that event's line."""
+        events = base_events(0)
         target = change(events)
-        return jsonl(header(version), events), target, line_of(events, target)
+        return jsonl(h0, events), target, line_of(events, target)
 
     def extra_key(events: list[Event]) -> Event:
         e = find(events, "turn/start")
         e["meta"] = {}
         return e
 
-    data, t, line = v0(extra_key)
+    data, t, line = edited(extra_key)
     out.append(example("envelope-key", 0, 'turn/start with an extra top-level key "meta"', data,
                        E, line=line, seq=t["seq"]))
 
@@ -552,7 +557,7 @@ def _envelope() -> list[Example]:
         del e["time"]
         return e
 
-    data, t, line = v0(no_time)
+    data, t, line = edited(no_time)
     out.append(example("envelope-time", 0, "step/end without time", data, E, line=line,
                        seq=t["seq"]))
     events = append(base_events(0), [ev("session/title", {"title": "x"})])
@@ -566,7 +571,7 @@ def _envelope() -> list[Example]:
         e["ignorable"] = False
         return e
 
-    data, t, line = v0(not_true)
+    data, t, line = edited(not_true)
     out.append(example("envelope-ignorable", 0, "step/start with ignorable: false", data, E,
                        line=line, seq=t["seq"]))
     events = base_events(0)
@@ -580,7 +585,7 @@ def _envelope() -> list[Example]:
         del e["surfaceOp"]
         return e
 
-    data, t, line = v0(no_op)
+    data, t, line = edited(no_op)
     out.append(example("surface-op-missing", 0, "user/message without surfaceOp", data, E,
                        line=line, seq=t["seq"]))
 
@@ -603,7 +608,7 @@ def _envelope() -> list[Example]:
         e["surfaceOp"] = "append"
         return e
 
-    data, t, line = v0(meta)
+    data, t, line = edited(meta)
     out.append(example("surface-meta-on-log-only", 0, "step/end with surfaceOp", data, E,
                        line=line, seq=t["seq"]))
     events = append(base_events(2), [ev("acme/telemetry", {"ms": 42}, surfaceOp="append",
@@ -958,7 +963,7 @@ INTRO = """\
 tests/rules/examples.py. Do not edit by hand: run
 `SESSTOOL_UPDATE_GOLDENS=1 .venv/bin/pytest tests/rules` to regenerate. -->
 
-Every problem `sesstool validate` (and `inspect`) reports is a **finding** of one **rule**. A
+Every problem `sesstool validate` reports is a **finding** of one **rule**. A
 rule id such as `seq-gap` or `zstd-torn-frame` names the rule. Rule ids are a stable public
 interface: they appear in text, JSON, GitHub and JUnit output and may be used in CI scripts, so
 an id is never renamed or reused; a new check gets a new id.
@@ -1023,22 +1028,34 @@ def _shorten(line: str, limit: int = 1000) -> str:
     return f"{line[:120]}… ({len(line) - 180} characters omitted) …{line[-60:]}"
 
 
+_SEQ = re.compile(r'"seq0?":\d+')
+
+
+def _changed(old: Iterable[str], new: list[str]) -> list[int]:
+    """Indices of ``new`` lines that differ from ``old``; around a pure deletion, its neighbours."""
+    shown: list[int] = []
+    matcher = difflib.SequenceMatcher(a=list(old), b=new, autojunk=False)
+    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        span = range(j1, j2) if j2 > j1 else range(max(j1 - 1, 0), min(j1 + 1, len(new)))
+        shown.extend(j for j in span if j not in shown)
+    return sorted(shown)
+
+
 def excerpt(ex: Example) -> tuple[str, list[str]] | None:
     """(what is shown, the lines) — the example's lines that differ from its base log."""
     if ex.encoding != "raw":
         return None
     text = _printable(ex.data)
-    base = _printable(base_log(ex.version if ex.version <= 4 else 0))
+    base = _printable(base_log(ex.version))
     if text is None or base is None:
         return None
     new, old = text.split("\n"), base.split("\n")
-    shown: list[int] = []
-    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        span = range(j1, j2) if j2 > j1 else range(max(j1 - 1, 0), min(j1 + 1, len(new)))
-        shown.extend(j for j in span if j not in shown)
-    shown = [j for j in sorted(shown) if new[j] != ""]
+    # Lines that differ from the base only by their renumbered seq are not the defect; they
+    # count only when nothing else differs (a seq defect).
+    shown = _changed([_SEQ.sub('"seq":#', x) for x in old], [_SEQ.sub('"seq":#', x) for x in new])
+    shown = [j for j in shown or _changed(old, new) if new[j] != ""]
     if not shown:
         return None
     lines = [_shorten(new[j]) for j in shown]
