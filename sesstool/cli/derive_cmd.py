@@ -8,9 +8,6 @@ from typing import Any
 import click
 
 from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
-from sesstool.engine.derive import DeriveRequest, run_derive
-from sesstool.render import derive_view
-from sesstool.render.progress import scan_progress
 
 
 @click.command("derive")
@@ -30,6 +27,11 @@ def derive_cmd(ctx: click.Context, /, path: str, fmt: str, at: int | None, fixtu
     Exit 3 on a corrupt log, 4 on an unsupported one; a torn or interrupted log derives its
     committed events.
     """
+    # imported on call: `sesstool --help` and other commands stay fast to start
+    from sesstool.engine.derive import DeriveRequest, run_derive
+    from sesstool.render import derive_view
+    from sesstool.render.progress import scan_progress
+
     request = DeriveRequest(path, at, limits_from(kwargs), fixture)
     cons = consoles(ctx)
     with scan_progress(cons, "deriving") as progress:

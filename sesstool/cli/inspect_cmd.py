@@ -8,11 +8,6 @@ from typing import Any
 import click
 
 from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
-from sesstool.core.jsonline import dumps_pretty
-from sesstool.engine.inspect import InspectRequest, run_inspect
-from sesstool.render.inspect_view import render_inspect
-from sesstool.render.jsonout import inspect_doc
-from sesstool.render.progress import scan_progress
 
 
 @click.command("inspect")
@@ -29,6 +24,12 @@ def inspect_cmd(ctx: click.Context, /, path: str, as_json: bool, timeline: bool,
     PATH is a .jsonl or .jsonl.zstd file (encoding sniffed), a session directory (its highest
     generation) or - for standard input. Exit 0 whatever the verdict; 3 if unreadable.
     """
+    # imported on call: `sesstool --help` and other commands stay fast to start
+    from sesstool.core.jsonline import dumps_pretty
+    from sesstool.engine.inspect import InspectRequest, run_inspect
+    from sesstool.render.jsonout import inspect_doc
+    from sesstool.render.progress import scan_progress
+
     request = InspectRequest(path, limits_from(kwargs), timeline, fixture)
     cons = consoles(ctx)
     with scan_progress(cons, "inspecting") as progress:
@@ -36,4 +37,6 @@ def inspect_cmd(ctx: click.Context, /, path: str, as_json: bool, timeline: bool,
     if as_json:
         sys.stdout.buffer.write(dumps_pretty(inspect_doc(report)) + b"\n")
     else:
+        from sesstool.render.inspect_view import render_inspect  # rich: human view only
+
         render_inspect(report, cons.out)

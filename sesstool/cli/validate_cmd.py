@@ -9,12 +9,7 @@ import click
 
 from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
 from sesstool.core.errors import ExitStatus
-from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.rules import Severity
-from sesstool.engine.validate import ValidateRequest, run_validate
-from sesstool.render.jsonout import validate_doc
-from sesstool.render.progress import scan_progress
-from sesstool.render.validate_formats import render_github, render_junit, render_text
 
 
 @click.command("validate")
@@ -38,6 +33,12 @@ def validate_cmd(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, fail_o
     PATHS are files, directories (every *.jsonl and *.jsonl.zstd below them) or globs.
     Exit 0 when no finding reaches --fail-on, 1 when one does (or a file is unreadable).
     """
+    # imported on call: `sesstool --help` and other commands stay fast to start
+    from sesstool.core.jsonline import dumps_pretty
+    from sesstool.engine.validate import ValidateRequest, run_validate
+    from sesstool.render.jsonout import validate_doc
+    from sesstool.render.progress import scan_progress
+
     request = ValidateRequest(paths, Severity.parse(fail_on), limits_from(kwargs), fixture,
                               assume_version, max_findings)
     cons = consoles(ctx)
@@ -45,11 +46,14 @@ def validate_cmd(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, fail_o
         report = run_validate(request, progress)
     if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(validate_doc(report)) + b"\n")
-    elif fmt == "github":
-        render_github(report, sys.stdout)
-    elif fmt == "junit":
-        render_junit(report, sys.stdout)
     else:
-        render_text(report, cons.out, quiet)
+        from sesstool.render import validate_formats  # rich: only for the human formats
+
+        if fmt == "github":
+            validate_formats.render_github(report, sys.stdout)
+        elif fmt == "junit":
+            validate_formats.render_junit(report, sys.stdout)
+        else:
+            validate_formats.render_text(report, cons.out, quiet)
     if report.failed:
         ctx.exit(ExitStatus.FINDINGS)

@@ -153,6 +153,7 @@ class Scanner:
         "unsupported_version",
         "usage",
         "version",
+        "version_le1",
     )
 
     def __init__(self, path: str, options: ScanOptions | None = None) -> None:
@@ -164,6 +165,7 @@ class Scanner:
         self.header: Header | None = None
         self.header_done = False
         self.version: int | None = None
+        self.version_le1 = False
         self.unsupported_version = False
         self.findings: list[Finding] = []
         self.findings_dropped = 0
@@ -378,6 +380,7 @@ class Scanner:
 
     def _set_version(self, version: int) -> None:
         self.version = version
+        self.version_le1 = version <= 1
         self.surface = SURFACE[version]
         self.handlers = {
             "turn/start": self._turn_start,
@@ -441,53 +444,79 @@ class Scanner:
     def _run(self, objs: Iterable[Any]) -> None:
         """Envelope (§3) and dispatch for decoded records; ``_i`` tracks the current line.
 
-        The common well-formed case takes the fewest steps; every irregularity branches out to
-        a method that reports it. Stops early when ``halt`` is raised.
+        The common well-formed case takes the fewest steps: the line index, expected seq and
+        last time live in locals and are written to the instance only before calling out (a
+        handler or an irregularity, which may report) and on the way out. Stops early when
+        ``halt`` is raised.
         """
-        i = self._i
-        counts = self.counts
-        handlers = self.handlers
-        for obj in objs:
-            i += 1
-            self._i = i
-            if type(obj) is not dict:
-                self.seq = None
-                self._bad_record("not-an-object",
-                                 f"record is a JSON {type(obj).__name__}, not an object", None)
-                return
-            seq = obj.get("seq")
-            if seq != self.next_seq or type(seq) is not int or seq > self.at:
-                seq = self._irregular_seq(obj, seq)
-                if seq is None:
-                    if self.halt:
-                        return
+        i, nxt, last, at = self._i, self.next_seq, self.last_time, self.at
+        counts: dict[Any, int] = self.counts
+        handlers: dict[Any, Any] = self.handlers
+        chunks_inline = self.version_le1
+        chunks = 0
+        open_turn, open_step = self.open_turn, self.open_step
+        try:
+            for obj in objs:
+                i += 1
+                if type(obj) is not dict:
+                    self._i, self.seq = i, None
+                    self._bad_record("not-an-object",
+                                     f"record is a JSON {type(obj).__name__}, not an object", None)
+                    return
+                try:            # subscripts are cheaper than .get; a missing key is rare
+                    seq, t, time, data = obj["seq"], obj["type"], obj["time"], obj["data"]
+                except KeyError:
+                    seq, t = obj.get("seq"), obj.get("type")
+                    time, data = obj.get("time"), obj.get("data")
+                if seq != nxt or type(seq) is not int or seq > at:
+                    self._i, self.next_seq, self.last_time = i, nxt, last
+                    seq = self._irregular_seq(obj, seq)
+                    nxt, last = self.next_seq, self.last_time   # a packed row advanced them
+                    if seq is None:
+                        if self.halt:
+                            return
+                        continue
+                nxt = seq + 1
+                # Exactly type/seq/time/data is the common shape; anything else gets the full
+                # check. (Four keys with seq and data but a misspelt one shows as no type/time.)
+                if len(obj) != 4 or "data" not in obj:
+                    self._i, self.seq = i, seq
+                    self._envelope_extras(obj, obj.keys(), t)
+                if type(time) is int and last <= time <= MAX_SAFE:
+                    last = time             # the maximum only changes at backward steps
+                else:
+                    self._i, self.seq, self.last_time = i, seq, last
+                    self._irregular_time(obj, time)
+                    last = self.last_time
+                if t == "assistant/chunk" and chunks_inline:
+                    # v0/v1 streams are mostly chunks: their one rule (name the open turn/step,
+                    # §6.2) is checked inline to spare a call per chunk.
+                    chunks += 1
+                    try:
+                        named_open = data["turn"] == open_turn and data["step"] == open_step
+                    except (KeyError, TypeError, IndexError):
+                        named_open = False
+                    if not named_open or open_step is None:
+                        self._i, self.seq = i, seq
+                        self._in_step(obj, seq, t, data)
                     continue
-            self.seq = seq
-            self.next_seq = seq + 1
-            t = obj.get("type")
-            # Exactly type/seq/time/data is the common shape; anything else gets the full
-            # check. (Four keys with seq and data but a misspelt one shows as no type/time.)
-            if len(obj) != 4 or "data" not in obj:
-                self._envelope_extras(obj, obj.keys(), t)
-            if type(t) is not str:
-                self._envelope_extras(obj, obj.keys(), t)
-                self.report("envelope-type", f"event type {t!r} is not a string")
-                continue
-            time = obj.get("time")
-            if type(time) is int and self.last_time <= time <= MAX_SAFE:
-                if time > self.max_time:
-                    self.max_time = time
-                self.last_time = time
-            else:
-                self._irregular_time(obj, time)
-            counts[t] = counts.get(t, 0) + 1
-            handler = handlers.get(t)
-            if handler is not None:
-                handler(obj, seq, t, obj.get("data"))
-            else:
-                self._other_event(obj, seq, t)
-            if self.halt:
-                return
+                self._i, self.seq, self.next_seq, self.last_time = i, seq, nxt, last
+                try:
+                    handler = handlers.get(t)
+                except TypeError:           # an unhashable "type"
+                    handler = None
+                if handler is not None:
+                    counts[t] = counts.get(t, 0) + 1
+                    handler(obj, seq, t, data)
+                    open_turn, open_step = self.open_turn, self.open_step
+                else:
+                    self._other_event(obj, seq, t)
+                if self.halt:
+                    return
+        finally:
+            self._i, self.next_seq, self.last_time = i, nxt, last
+            if chunks:
+                counts["assistant/chunk"] = counts.get("assistant/chunk", 0) + chunks
 
     def _irregular_seq(self, obj: dict[str, Any], seq: Any) -> int | None:
         """Not the expected next seq: a packed row or late header, a fixture default, the --at
@@ -542,6 +571,7 @@ class Scanner:
                 self.first_time = self.min_time = self.max_time = time
             else:
                 self.backwards += 1
+                self.max_time = max(self.max_time, self.last_time)   # a peak ends here
                 if time < self.min_time:  # type: ignore[operator]
                     self.min_time = time
             self.last_time = time
@@ -549,8 +579,13 @@ class Scanner:
             self._envelope_extras(obj, obj.keys(), obj.get("type"))
             self.report("envelope-time", f"time {time!r} is not a safe integer (epoch ms)")
 
-    def _other_event(self, obj: dict[str, Any], seq: int, t: str) -> None:
+    def _other_event(self, obj: dict[str, Any], seq: int, t: Any) -> None:
         """Types without a handler: known log-only types, ignorable unknowns, refusals (§1.4)."""
+        if type(t) is not str:
+            self._envelope_extras(obj, obj.keys(), t)
+            self.report("envelope-type", f"event type {t!r} is not a string")
+            return
+        self.counts[t] = self.counts.get(t, 0) + 1
         ignorable = obj.get("ignorable")
         version = self.version
         assert version is not None
@@ -931,7 +966,7 @@ class Scanner:
     def finish(self, summary: ReadSummary | None) -> ScanResult:
         last_seq = self.next_seq - 1 if self.next_seq else None
         last_time = self.last_time if self.first_time is not None else None
-        max_time = self.max_time if self.first_time is not None else None
+        max_time = max(self.max_time, self.last_time) if self.first_time is not None else None
         tail = self._tail(summary)
         version = self.version
         header = self.header
@@ -1131,19 +1166,23 @@ def _is_error(message: Any, version: int) -> bool:
 
 
 def _tool_fingerprint(data: dict[str, Any], version: int) -> int | None:
-    """Everything of a tool/result except its content (§5 item 5), hashed."""
+    """Everything of a tool/result except its content (§5 item 5), hashed.
+
+    The content is masked in place for the one dumps call (the decoded event is ours) rather
+    than copying the payload.
+    """
     try:
-        message = dict(data["message"])
-        if version >= 4:
-            message.pop("content", None)
-        else:
-            block = dict(message["content"][0])
-            block.pop("content", None)
-            message["content"] = [block]
-        rest = {k: v for k, v in data.items() if k != "message"}
-        return hash(orjson.dumps([rest, message], option=orjson.OPT_SORT_KEYS))
-    except (KeyError, IndexError, TypeError, ValueError, orjson.JSONEncodeError):
+        holder = data["message"] if version >= 4 else data["message"]["content"][0]
+        content = holder["content"]
+    except (KeyError, IndexError, TypeError):
         return None
+    holder["content"] = None
+    try:
+        return hash(orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    finally:
+        holder["content"] = content
 
 
 def _preview(t: str, message: Any, data: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from sesstool.core.header import MAX_SAFE
+_INT_ONLY = {int}
 
 
 class SeqRangeError(Exception):
@@ -20,8 +20,8 @@ def decode_seqs(value: object, own_seq: int, allow_empty: bool) -> list[int]:
             return []
         raise SeqRangeError("sourceEventSeqs is empty")
     out: list[int]
-    if all(type(v) is int for v in value):
-        out = value  # fast path: the common unencoded form
+    if set(map(type, value)) == _INT_ONLY:
+        out = value  # fast path: the common unencoded form (bools are not ints here)
     else:
         out = []
         ranged = False
@@ -43,7 +43,7 @@ def decode_seqs(value: object, own_seq: int, allow_empty: bool) -> list[int]:
             raise SeqRangeError("range-encoded sourceEventSeqs must be strictly increasing")
     if min(out) < 0:
         raise SeqRangeError("sourceEventSeqs holds a negative seq")
-    if max(out) >= own_seq or max(out) > MAX_SAFE:
+    if max(out) >= own_seq:
         raise SeqRangeError(f"sourceEventSeqs cites a seq not below the event's own seq {own_seq}")
     if len(set(out)) != len(out):
         raise SeqRangeError("sourceEventSeqs repeats a seq")

@@ -17,28 +17,31 @@ def _ne_str(value: object) -> bool:
     return isinstance(value, str) and value != ""
 
 
-def message_base(msg: object, role: str | tuple[str, ...], version: int = 0) -> Problem:
+def message_base(msg: object, role: str, version: int = 0) -> Problem:
     """§4.3: identified message with role, array content and a source kind (v4: a direct
-    kind, never the plugin wrapper)."""
-    if not isinstance(msg, dict):
+    kind, never the plugin wrapper). Written flat: it runs for every surface event."""
+    if type(msg) is not dict:
         return ("message-shape", "message is not an object")
-    if not _ne_str(msg.get("id")):
+    mid = msg.get("id")
+    if type(mid) is not str or not mid:
         return ("message-shape", "message id is missing or empty")
     got = msg.get("role")
-    if (got != role) if isinstance(role, str) else (got not in role):
+    if got != role:
         return ("message-role", f"message role is {got!r}, expected {role!r}")
-    if not isinstance(msg.get("content"), list):
+    if type(msg.get("content")) is not list:
         return ("message-shape", "message content is not an array")
     source = msg.get("source")
-    if not isinstance(source, dict) or not _ne_str(source.get("kind")):
+    kind = source.get("kind") if type(source) is dict else None
+    if type(kind) is not str or not kind:
         return ("message-shape", "message source lacks a non-empty kind")
-    if version >= 4 and source["kind"] == "plugin":
+    if version >= 4 and kind == "plugin":
         return ("message-shape", "v4 message sources use direct kinds, not {kind:'plugin'}")
     return None
 
 
 def turn_step(data: dict[str, Any]) -> Problem:
-    if not is_safe_nonneg(data.get("turn")) or not is_safe_nonneg(data.get("step")):
+    turn, step = data.get("turn"), data.get("step")
+    if type(turn) is not int or type(step) is not int or turn < 0 or step < 0:
         return ("event-data", "data.turn and data.step must be non-negative integers")
     return None
 

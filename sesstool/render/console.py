@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 ColorMode = Literal["auto", "always", "never"]
 
@@ -29,6 +29,8 @@ def wants_color(mode: ColorMode, stream: TextIO) -> bool:
 
 
 def make_console(stream: TextIO, mode: ColorMode, width: int | None = None) -> Console:
+    from rich.console import Console  # imported on first use: JSON output never needs rich
+
     color = wants_color(mode, stream)
     return Console(
         file=stream,
@@ -44,13 +46,30 @@ def make_console(stream: TextIO, mode: ColorMode, width: int | None = None) -> C
     )
 
 
-@dataclass
 class Consoles:
-    out: Console
-    err: Console
-    interactive_err: bool
+    """stdout and stderr consoles, created on first use (rich is not imported for JSON output)."""
+
+    def __init__(self, mode: ColorMode) -> None:
+        self.mode = mode
+        self._out: Console | None = None
+        self._err: Console | None = None
 
     @classmethod
     def create(cls, mode: ColorMode) -> Consoles:
-        return cls(make_console(sys.stdout, mode), make_console(sys.stderr, mode),
-                   sys.stderr.isatty())
+        return cls(mode)
+
+    @property
+    def out(self) -> Console:
+        if self._out is None:
+            self._out = make_console(sys.stdout, self.mode)
+        return self._out
+
+    @property
+    def err(self) -> Console:
+        if self._err is None:
+            self._err = make_console(sys.stderr, self.mode)
+        return self._err
+
+    @property
+    def interactive_err(self) -> bool:
+        return sys.stderr.isatty()

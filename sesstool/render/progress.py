@@ -5,14 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
-
 from sesstool.engine.scan import Progress as ProgressFn
 from sesstool.render.console import Consoles
 
@@ -22,6 +14,17 @@ def scan_progress(consoles: Consoles, label: str) -> Iterator[ProgressFn | None]
     if not consoles.interactive_err:
         yield None
         return
+    # imported here: rich.progress is only needed on an interactive terminal
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    # imported here: rich.progress is only needed on an interactive terminal
+
     with Progress(
         "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
         TransferSpeedColumn(), TimeRemainingColumn(), console=consoles.err, transient=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import TextIO
-from xml.sax.saxutils import quoteattr
 
 from rich.console import Console
 from rich.text import Text
@@ -92,6 +91,13 @@ def render_github(rep: ValidateReport, out: TextIO) -> None:
             props.append(f"title={_gh_escape('sesstool ' + f.rule, True)}")
             out.write(f"::{_GH_LEVEL[f.severity]} {','.join(props)}::"
                       f"{_gh_escape(safe_line(f.message))}\n")
+
+
+def quoteattr(text: str) -> str:
+    """An XML attribute value in double quotes (xml.sax.saxutils would pull in urllib)."""
+    escaped = (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+               .replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;"))
+    return f'"{escaped}"'
 
 
 def _xml_text(text: str) -> str:
