@@ -12,16 +12,26 @@ from sesstool.cli.options import consoles, fixture_option, limit_options, limits
 
 @click.command("derive")
 @click.argument("path")
-@click.option("--format", "fmt", type=click.Choice(["json", "jsonl", "text"]), default="json",
-              show_default=True, help="json: messages + request envelope; jsonl: one message "
-                                      "per line; text: a readable transcript.")
-@click.option("--at", type=click.IntRange(0), default=None,
-              help="Derive as of this seq (fold only events up to and including it).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "jsonl", "text"]),
+    default="json",
+    show_default=True,
+    help="json: messages + request envelope; jsonl: one message per line; text: a readable transcript.",
+)
+@click.option(
+    "--at",
+    type=click.IntRange(0),
+    default=None,
+    help="Derive as of this seq (fold only events up to and including it).",
+)
 @fixture_option
 @limit_options
 @click.pass_context
-def derive_cmd(ctx: click.Context, /, path: str, fmt: str, at: int | None, fixture: bool,
-               **kwargs: Any) -> None:
+def derive_cmd(
+    ctx: click.Context, /, path: str, fmt: str, at: int | None, fixture: bool, **kwargs: Any
+) -> None:
     """Print the message list a resumed model would see (spec §5).
 
     Exit 3 on a corrupt log, 4 on an unsupported one; a torn or interrupted log derives its

@@ -17,8 +17,9 @@ from sesstool.cli.options import consoles, fixture_option, limit_options, limits
 @fixture_option
 @limit_options
 @click.pass_context
-def inspect_cmd(ctx: click.Context, /, path: str, as_json: bool, timeline: bool, fixture: bool,
-                **kwargs: Any) -> None:
+def inspect_cmd(
+    ctx: click.Context, /, path: str, as_json: bool, timeline: bool, fixture: bool, **kwargs: Any
+) -> None:
     """Summarise one session log: verdict, open turn, tool calls, and what a repair would add.
 
     PATH is a .jsonl or .jsonl.zstd file (encoding sniffed), a session directory (its highest

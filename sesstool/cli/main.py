@@ -19,8 +19,13 @@ from sesstool.render.escape import safe_line
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sesstool")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
-              show_default=True, help="Colour in human output (NO_COLOR/FORCE_COLOR respected).")
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour in human output (NO_COLOR/FORCE_COLOR respected).",
+)
 @click.pass_context
 def cli(ctx: click.Context, color: ColorMode) -> None:
     """Forensic toolkit for append-only coding-agent session logs (DeepSeek Harness v0–v4).
@@ -39,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; the only place that turns exceptions into exit statuses."""
     try:
         status = cli.main(args=argv, prog_name="sesstool", standalone_mode=False)
-        sys.stdout.flush()   # inside the try: a closed pipe surfaces here, not at exit
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
     except SesstoolError as err:
         click.echo(f"sesstool: {safe_line(str(err))}", err=True)
         status = err.exit_status

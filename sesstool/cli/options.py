@@ -26,7 +26,7 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
             return value
         text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
         unit = text[-1:] if text[-1:] in _UNITS and text[-1:] else ""
-        number = text[: -1] if unit else text
+        number = text[:-1] if unit else text
         try:
             size = int(number) * _UNITS[unit]
         except ValueError:
@@ -38,26 +38,44 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
 
 def limit_options(func: F) -> F:
     """Read budgets (DESIGN §7): line length, decompressed bytes, zstd window."""
-    func = click.option("--max-line-bytes", type=ByteSize(), default=DEFAULT_MAX_LINE,
-                        show_default="64M", help="Longest record accepted.")(func)
-    func = click.option("--max-decompressed", type=ByteSize(), default=DEFAULT_MAX_DECOMPRESSED,
-                        show_default="64G",
-                        help="Refuse zstd input that expands past this many bytes.")(func)
-    func = click.option("--max-window", type=ByteSize(), default=DEFAULT_MAX_WINDOW,
-                        show_default="32M", help="Largest zstd window accepted.")(func)
+    func = click.option(
+        "--max-line-bytes",
+        type=ByteSize(),
+        default=DEFAULT_MAX_LINE,
+        show_default="64M",
+        help="Longest record accepted.",
+    )(func)
+    func = click.option(
+        "--max-decompressed",
+        type=ByteSize(),
+        default=DEFAULT_MAX_DECOMPRESSED,
+        show_default="64G",
+        help="Refuse zstd input that expands past this many bytes.",
+    )(func)
+    func = click.option(
+        "--max-window",
+        type=ByteSize(),
+        default=DEFAULT_MAX_WINDOW,
+        show_default="32M",
+        help="Largest zstd window accepted.",
+    )(func)
     return func
 
 
 def limits_from(kwargs: dict[str, Any]) -> ReadLimits:
-    return ReadLimits(max_line=kwargs.pop("max_line_bytes"),
-                      max_decompressed=kwargs.pop("max_decompressed"),
-                      max_window=kwargs.pop("max_window"))
+    return ReadLimits(
+        max_line=kwargs.pop("max_line_bytes"),
+        max_decompressed=kwargs.pop("max_decompressed"),
+        max_window=kwargs.pop("max_window"),
+    )
 
 
 def fixture_option(func: F) -> F:
-    return click.option("--fixture", is_flag=True,
-                        help="Test-fixture mode: seq/time may be omitted (implied by position) "
-                             "and the header is optional.")(func)
+    return click.option(
+        "--fixture",
+        is_flag=True,
+        help="Test-fixture mode: seq/time may be omitted (implied by position) and the header is optional.",
+    )(func)
 
 
 def consoles(ctx: click.Context) -> Consoles:

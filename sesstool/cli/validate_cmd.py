@@ -14,20 +14,51 @@ from sesstool.core.rules import Severity
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "junit"]),
-              default="text", show_default=True, help="Output format.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error",
-              show_default=True, help="Exit 1 when a finding is at or above this severity.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github", "junit"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"]),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding is at or above this severity.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="text: show only failing files and findings.")
-@click.option("--assume-version", type=click.IntRange(0, 4), default=0, show_default=True,
-              help="--fixture: format version of logs without a header.")
-@click.option("--max-findings", type=click.IntRange(1), default=1000, show_default=True,
-              help="Findings kept per file (the rest are counted).")
+@click.option(
+    "--assume-version",
+    type=click.IntRange(0, 4),
+    default=0,
+    show_default=True,
+    help="--fixture: format version of logs without a header.",
+)
+@click.option(
+    "--max-findings",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Findings kept per file (the rest are counted).",
+)
 @fixture_option
 @limit_options
 @click.pass_context
-def validate_cmd(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, fail_on: str, quiet: bool,
-                 assume_version: int, max_findings: int, fixture: bool, **kwargs: Any) -> None:
+def validate_cmd(
+    ctx: click.Context,
+    /,
+    paths: tuple[str, ...],
+    fmt: str,
+    fail_on: str,
+    quiet: bool,
+    assume_version: int,
+    max_findings: int,
+    fixture: bool,
+    **kwargs: Any,
+) -> None:
     """Check session logs against every rule (docs/rules.md).
 
     PATHS are files, directories (every *.jsonl and *.jsonl.zstd below them) or globs.
@@ -39,8 +70,9 @@ def validate_cmd(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, fail_o
     from sesstool.render.jsonout import validate_doc
     from sesstool.render.progress import scan_progress
 
-    request = ValidateRequest(paths, Severity.parse(fail_on), limits_from(kwargs), fixture,
-                              assume_version, max_findings)
+    request = ValidateRequest(
+        paths, Severity.parse(fail_on), limits_from(kwargs), fixture, assume_version, max_findings
+    )
     cons = consoles(ctx)
     with scan_progress(cons, "validating") as progress:
         report = run_validate(request, progress)

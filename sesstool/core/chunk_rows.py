@@ -45,13 +45,9 @@ def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     for name, value in (("turn", turn), ("step", step), ("index", index)):
         if not is_safe_nonneg(value):
             raise RowError(f"malformed {tag} storage row: {name} is not a non-negative integer")
-    if not isinstance(members, list) or not members or not all(
-        isinstance(m, str) and m for m in members
-    ):
+    if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
         raise RowError(f"malformed {tag} storage row: members must be non-empty strings")
-    if not isinstance(dt, list) or len(dt) != len(members) - 1 or not all(
-        is_safe_int(d) for d in dt
-    ):
+    if not isinstance(dt, list) or len(dt) != len(members) - 1 or not all(is_safe_int(d) for d in dt):
         raise RowError(f"malformed {tag} storage row: dt must hold {len(members) - 1} safe integers")
     if seq0 + len(members) - 1 > MAX_SAFE:
         raise RowError(f"malformed {tag} storage row: seq range leaves the safe integers")
@@ -79,6 +75,12 @@ def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
             chunk["argumentsDelta"] = member
         else:
             chunk = {"type": kind, "index": index, "text": member}
-        out.append({"type": "assistant/chunk", "seq": seq0 + k, "time": time,
-                    "data": {"turn": turn, "step": step, "chunk": chunk}})
+        out.append(
+            {
+                "type": "assistant/chunk",
+                "seq": seq0 + k,
+                "time": time,
+                "data": {"turn": turn, "step": step, "chunk": chunk},
+            }
+        )
     return out

@@ -19,8 +19,7 @@ TEXT_OUTCOME_UNKNOWN = (
     "state or ask the user. Do not retry blindly."
 )
 TEXT_NOT_STARTED = (
-    "The tool call was interrupted before the Harness recorded it as started. Retry it if it is "
-    "still needed."
+    "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
 )
 # §8.3 gives these only abridged; the full wording is pinned in docs/format.md.
 TEXT_FORKED_UNKNOWN = (
@@ -65,7 +64,11 @@ def _result_message(call_id: str, msg_id: str, text: str, version: int) -> dict[
 
 
 def plan_closers(
-    state: OpenState, version: int, cause: Cause = "interrupted", *, after_seq: int | None = None,
+    state: OpenState,
+    version: int,
+    cause: Cause = "interrupted",
+    *,
+    after_seq: int | None = None,
     time: int | None = None,
 ) -> list[dict[str, Any]]:
     """The events that balance ``state`` (§7.1), in order; empty when no turn is open.
@@ -75,7 +78,7 @@ def plan_closers(
     """
     if state.turn is None:
         return []
-    seq = (after_seq if after_seq is not None else state.last_seq)
+    seq = after_seq if after_seq is not None else state.last_seq
     seq = 0 if seq is None else seq + 1
     when = time if time is not None else state.last_time
     prefix = "interrupted" if cause == "interrupted" else "forked"
@@ -107,9 +110,16 @@ def plan_closers(
         out.append(event)
         seq += 1
     if state.step is not None:
-        out.append({"type": "step/end", "seq": seq, "time": when,
-                    "data": {"turn": state.turn, "step": state.step}})
+        out.append(
+            {"type": "step/end", "seq": seq, "time": when, "data": {"turn": state.turn, "step": state.step}}
+        )
         seq += 1
-    out.append({"type": "turn/end", "seq": seq, "time": when,
-                "data": {"turn": state.turn, "reason": {"kind": cause}}})
+    out.append(
+        {
+            "type": "turn/end",
+            "seq": seq,
+            "time": when,
+            "data": {"turn": state.turn, "reason": {"kind": cause}},
+        }
+    )
     return out

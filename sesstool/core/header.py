@@ -70,17 +70,19 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
     if not isinstance(record, dict):
         return None, [("header-invalid", "first record is not a JSON object")]
     if record.get("type") != "session":
-        return None, [("header-invalid", f'first record has type {record.get("type")!r}, '
-                                         'expected "session"')]
+        return None, [("header-invalid", f'first record has type {record.get("type")!r}, expected "session"')]
     version = record.get("version")
     if type(version) is not int or version < 0:
-        return None, [("header-invalid", f"header version {version!r} is not a non-negative "
-                                         "integer")]
+        return None, [("header-invalid", f"header version {version!r} is not a non-negative integer")]
     if version > CURRENT_VERSION:
         sid = record.get("id")
-        return None, [("header-newer-version",
-                       f'session "{sid}" uses log format v{version}, but sesstool reads only '
-                       f"v0–v{CURRENT_VERSION}: the log was written by a newer harness")]
+        return None, [
+            (
+                "header-newer-version",
+                f'session "{sid}" uses log format v{version}, but sesstool reads only '
+                f"v0–v{CURRENT_VERSION}: the log was written by a newer harness",
+            )
+        ]
     problems: list[Problem] = []
     keys = record.keys()
 
@@ -108,31 +110,47 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
     is_seeded: bool | None = None
     for retired in _RETIRED:
         if retired in record:
-            problems.append(("header-retired-key",
-                             f"session header uses retired policy baseline field {retired}"))
+            problems.append(
+                ("header-retired-key", f"session header uses retired policy baseline field {retired}")
+            )
     if version <= 1:
         seed_length = field("seedLength", is_safe_nonneg, "a non-negative safe integer")
         if "isSeeded" in record:
-            problems.append(("header-unknown-key", f"isSeeded does not exist in a v{version} "
-                                                   "header (seedLength says it)"))
+            problems.append(
+                ("header-unknown-key", f"isSeeded does not exist in a v{version} header (seedLength says it)")
+            )
         extra = keys - _REQUIRED_V0 - _OPTIONAL_V0 - {"isSeeded", *_RETIRED}
         if extra:
             # v0 readers tolerate and drop unknown keys; the v1 codec refuses them (§2.2).
             rule = "header-unknown-key"
-            problems.append((rule, f"header has unexpected keys {sorted(extra)}"
-                                   + (" (a v0 reader drops them)" if version == 0 else "")))
+            problems.append(
+                (
+                    rule,
+                    f"header has unexpected keys {sorted(extra)}"
+                    + (" (a v0 reader drops them)" if version == 0 else ""),
+                )
+            )
     else:
         is_seeded = field("isSeeded", lambda v: type(v) is bool, "a boolean", True)
         if "seedLength" in record:
-            problems.append(("header-unknown-key",
-                             f"seedLength is forbidden in a v{version} header (isSeeded)"))
+            problems.append(
+                ("header-unknown-key", f"seedLength is forbidden in a v{version} header (isSeeded)")
+            )
         extra = keys - _REQUIRED_V2 - _OPTIONAL_V2 - {"seedLength", *_RETIRED}
         if extra:
             problems.append(("header-unknown-key", f"header has unexpected keys {sorted(extra)}"))
     header = Header(
-        version=version, id=sid, created_at=created, cwd=cwd, parent_session=parent,
-        seed_length=seed_length, is_seeded=is_seeded, origin=origin, delegation_depth=depth,
-        agent_preset=preset, raw=record,
+        version=version,
+        id=sid,
+        created_at=created,
+        cwd=cwd,
+        parent_session=parent,
+        seed_length=seed_length,
+        is_seeded=is_seeded,
+        origin=origin,
+        delegation_depth=depth,
+        agent_preset=preset,
+        raw=record,
     )
     return header, problems
 

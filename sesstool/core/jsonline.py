@@ -41,9 +41,7 @@ def decode_fallback(data: bytes, exc: Exception) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise LineError(
-            "invalid-utf8", f"invalid UTF-8 at byte {err.start} of the record"
-        ) from None
+        raise LineError("invalid-utf8", f"invalid UTF-8 at byte {err.start} of the record") from None
     message = str(exc)
     if "depth limit" in message or "recursion" in message:
         raise LineError("depth-limit", f"JSON nested deeper than the decoder allows: {message}")

@@ -19,7 +19,7 @@ class PendingCall:
 
     call_id: str
     step: int
-    call_seq: int | None      # seq of its tool/call, None when it never started
+    call_seq: int | None  # seq of its tool/call, None when it never started
     name: str | None
 
 
@@ -28,30 +28,30 @@ class OpenState:
     """Where the log stops: what is open and what a repair would have to close."""
 
     turn: int | None
-    turn_seq: int | None      # seq of the open turn's turn/start
+    turn_seq: int | None  # seq of the open turn's turn/start
     step: int | None
     pending: tuple[PendingCall, ...]
     last_seq: int | None
     last_time: int | None
-    events: int               # committed events (next seq)
+    events: int  # committed events (next seq)
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStats:
-    advertised: int           # tool-call blocks in assistant messages
-    started: int              # tool/call events
-    answered: int             # appended tool/results that resolved a call
-    failed: int               # of those, isError results
-    dangling: int             # started, never answered (closed steps + open step)
-    never_started: int        # advertised, never started nor answered
+    advertised: int  # tool-call blocks in assistant messages
+    started: int  # tool/call events
+    answered: int  # appended tool/results that resolved a call
+    failed: int  # of those, isError results
+    dangling: int  # started, never answered (closed steps + open step)
+    never_started: int  # advertised, never started nor answered
 
 
 @dataclass(frozen=True, slots=True)
 class SurfaceStats:
-    current: int              # nodes in the surface at the end
-    shadowed: int             # surface events removed by replacements
-    log_only: int             # events that never reach the model
-    replacements: int         # replaceGeneration
+    current: int  # nodes in the surface at the end
+    shadowed: int  # surface events removed by replacements
+    log_only: int  # events that never reach the model
+    replacements: int  # replaceGeneration
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ class TimeSpan:
     last: int | None
     earliest: int | None
     latest: int | None
-    backwards_steps: int      # times an event's time was below its predecessor's (legal, §3)
+    backwards_steps: int  # times an event's time was below its predecessor's (legal, §3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,7 @@ class Stats:
     events: int
     by_type: tuple[tuple[str, int], ...]
     turns: int
-    turn_ends: tuple[tuple[str, int], ...]   # turn/end reason kind -> count
+    turn_ends: tuple[tuple[str, int], ...]  # turn/end reason kind -> count
     steps: int
     tool_calls: ToolCallStats
     surface: SurfaceStats
@@ -108,7 +108,7 @@ class Tail:
     committed_bytes: int
     dropped_bytes: int
     dropped_lines: int
-    recovered_lines: int       # zstd: complete lines decoded from the torn last frame
+    recovered_lines: int  # zstd: complete lines decoded from the torn last frame
     address: Address | None
 
 
@@ -117,8 +117,8 @@ class TimelineEntry:
     seq: int
     turn: int | None
     step: int | None
-    kind: str                  # event type
-    summary: str               # one line, raw log text (escape before printing)
+    kind: str  # event type
+    summary: str  # one line, raw log text (escape before printing)
     shadowed: bool = False
 
 
@@ -145,7 +145,7 @@ class ScanResult:
     verdict: Verdict
     verdict_address: Address | None
     verdict_reason: str
-    messages: tuple[Any, ...] | None         # derived messages, when requested
+    messages: tuple[Any, ...] | None  # derived messages, when requested
     request: RequestEnvelope
     timeline: tuple[TimelineEntry, ...] | None
-    stopped_at: int | None                   # --at: last seq folded
+    stopped_at: int | None  # --at: last seq folded

@@ -46,11 +46,11 @@ class TornFrame:
     """A zstd last frame cut by EOF (spec §7.4)."""
 
     index: int
-    file_offset: int          # where the torn frame starts in the compressed file
-    file_length: int          # compressed bytes present
-    plaintext_offset: int     # plaintext offset where its decoded prefix starts
-    plaintext_length: int     # plaintext bytes decodable from the present prefix
-    lines: int = 0            # complete lines recovered (delivered) from that prefix
+    file_offset: int  # where the torn frame starts in the compressed file
+    file_length: int  # compressed bytes present
+    plaintext_offset: int  # plaintext offset where its decoded prefix starts
+    plaintext_length: int  # plaintext bytes decodable from the present prefix
+    lines: int = 0  # complete lines recovered (delivered) from that prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +58,11 @@ class ReadSummary:
     """Facts about the physical file, valid once the reader is exhausted."""
 
     encoding: Encoding
-    file_bytes: int                     # bytes read from the file (compressed for zstd)
-    plaintext_bytes: int                # decoded bytes delivered or held as partial line
-    lines: int                          # complete lines delivered
-    frames: int                         # complete zstd frames (0 for raw)
-    partial_line: PartialLine | None    # trailing bytes without a newline
-    torn_frame: TornFrame | None        # zstd only
-    stopped_early: bool                 # a fatal physical issue stopped the read
-    last_good_frame_end: int | None     # zstd: file offset after the last intact frame
+    file_bytes: int  # bytes read from the file (compressed for zstd)
+    plaintext_bytes: int  # decoded bytes delivered or held as partial line
+    lines: int  # complete lines delivered
+    frames: int  # complete zstd frames (0 for raw)
+    partial_line: PartialLine | None  # trailing bytes without a newline
+    torn_frame: TornFrame | None  # zstd only
+    stopped_early: bool  # a fatal physical issue stopped the read
+    last_good_frame_end: int | None  # zstd: file offset after the last intact frame

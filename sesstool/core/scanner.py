@@ -54,8 +54,7 @@ _PLAIN = frozenset({"type", "seq", "time", "data"})
 _ENVELOPE = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 _REPLACE_V0 = frozenset({"op", "start", "end"})
 _REPLACE_V3 = frozenset({"op", "startSeq", "endSeq"})
-_USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens",
-               "reasoningTokens")
+_USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
@@ -65,11 +64,11 @@ _JSONDecodeError = orjson.JSONDecodeError
 class ScanOptions:
     """What to collect and how strictly to read."""
 
-    fixture: bool = False              # seq/time may be omitted; header optional
-    assume_version: int = 0            # fixture mode without a header
-    at_seq: int | None = None          # fold only events with seq <= at_seq
-    collect_messages: bool = False     # derive: keep the projected messages
-    collect_timeline: bool = False     # inspect --timeline
+    fixture: bool = False  # seq/time may be omitted; header optional
+    assume_version: int = 0  # fixture mode without a header
+    at_seq: int | None = None  # fold only events with seq <= at_seq
+    collect_messages: bool = False  # derive: keep the projected messages
+    collect_timeline: bool = False  # inspect --timeline
     max_findings: int = 1000
     filename_version: int | None = None  # version implied by a canonical file name
 
@@ -176,12 +175,12 @@ class Scanner:
         self._base_line = 1
         self._i = 0
         self._fixed: tuple[int, int] | None = None
-        self.halt = False            # stop the fast loop: an issue began or the scan stopped
+        self.halt = False  # stop the fast loop: an issue began or the scan stopped
         self.frame: int | None = None
         self.seq: int | None = None
         # envelope / contiguity
         self.next_seq = 0
-        self.last_time = _NO_TIME      # sentinel above every safe integer: first time is irregular
+        self.last_time = _NO_TIME  # sentinel above every safe integer: first time is irregular
         self._envelope_checked: int | None = None
         self.committed = 0
         self.issue: _Issue | None = None
@@ -192,8 +191,8 @@ class Scanner:
         self.open_step: int | None = None
         self.last_turn = 0
         self.next_step = 1
-        self.advertised: dict[str, list[Any]] = {}   # callId -> [step, call_seq, name]
-        self.started: dict[str, int] = {}            # callId -> tool/call seq
+        self.advertised: dict[str, list[Any]] = {}  # callId -> [step, call_seq, name]
+        self.started: dict[str, int] = {}  # callId -> tool/call seq
         # fold (§5)
         self.nodes: list[int] = []
         self.node_type: dict[int, str] = {}
@@ -222,7 +221,7 @@ class Scanner:
         self.max_time = -MAX_SAFE
         self.backwards = 0
         self.surface_events = 0
-        self.markers: list[tuple[int, bool]] = []   # (seq, tagged) of session/end-seed
+        self.markers: list[tuple[int, bool]] = []  # (seq, tagged) of session/end-seed
         self.marker_count = 0
         self.timeline: list[TimelineEntry] | None = [] if self.opt.collect_timeline else None
         self.surface: frozenset[str] = SURFACE[0]
@@ -232,11 +231,11 @@ class Scanner:
 
     def address(self, seq: int | None = None) -> Address:
         offset, line = self._position()
-        return Address(self.path, offset, line, self.frame, None,
-                       seq if seq is not None else self.seq)
+        return Address(self.path, offset, line, self.frame, None, seq if seq is not None else self.seq)
 
-    def report(self, rule: str, message: str, address: Address | None = None,
-               severity: Severity | None = None) -> None:
+    def report(
+        self, rule: str, message: str, address: Address | None = None, severity: Severity | None = None
+    ) -> None:
         if len(self.findings) >= self.opt.max_findings:
             self.findings_dropped += 1
             return
@@ -258,13 +257,12 @@ class Scanner:
             self.physical(item)
 
     def physical(self, issue: PhysicalIssue) -> None:
-        address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset,
-                          None)
+        address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset, None)
         if issue.fatal or issue.rule.startswith("zstd-"):
             # A defect inside a complete frame is corruption wherever it is (§6.3).
             self.report(issue.rule, issue.message, address)
             if issue.fatal:
-                self.fatal = True   # the reader stopped: nothing after this was read
+                self.fatal = True  # the reader stopped: nothing after this was read
             return
         # line-too-long: a record that cannot be decoded -> §6.3 suspect region
         self._fixed = (issue.offset or 0, issue.line or 0)
@@ -282,7 +280,7 @@ class Scanner:
             if self.header_done and self.issue is None and self.next_seq > 0:
                 i = self._fast(lines, i)
                 if i < n and self.issue is None and not self.stopped:
-                    i = self._slow(lines, i, i + 1)     # the one line orjson refused
+                    i = self._slow(lines, i, i + 1)  # the one line orjson refused
             else:
                 i = self._slow(lines, i, n)
         if self.issue is None and not self.stopped:
@@ -325,8 +323,11 @@ class Scanner:
             else:
                 first = self.next_seq == 0
                 self._event(obj)
-                if first and self.version is not None and self.version >= 4 and (
-                    "seq" in negative_zero_keys(raw)
+                if (
+                    first
+                    and self.version is not None
+                    and self.version >= 4
+                    and ("seq" in negative_zero_keys(raw))
                 ):
                     self.report("envelope-seq", "seq is -0, which a v4 reader rejects")
             if self.stopped:
@@ -369,14 +370,16 @@ class Scanner:
         if header is None:
             if any(rule == "header-newer-version" for rule, _ in problems):
                 self.unsupported_version = True
-            self.stopped = self.halt = True   # nothing after an unusable/newer header is read
+            self.stopped = self.halt = True  # nothing after an unusable/newer header is read
             return
         self.header = header
         self._set_version(header.version)
         fv = self.opt.filename_version
         if fv is not None and fv != header.version:
-            self.report("header-filename-version",
-                        f"file name identifies v{fv}, but its header identifies v{header.version}")
+            self.report(
+                "header-filename-version",
+                f"file name identifies v{fv}, but its header identifies v{header.version}",
+            )
 
     def _set_version(self, version: int) -> None:
         self.version = version
@@ -410,8 +413,7 @@ class Scanner:
         t = obj.get("type")
         if t == "session":
             self.seq = None
-            self._bad_record("header-not-first", "a session header record after the first line",
-                             None)
+            self._bad_record("header-not-first", "a session header record after the first line", None)
             return
         self.seq = None
         if "seq0" not in obj:
@@ -419,8 +421,7 @@ class Scanner:
             return
         if self.version is not None and self.version >= 2:
             self.seq = None
-            self.report("version-event-type",
-                        f"packed {t} rows do not exist in v{self.version} (§9.3)")
+            self.report("version-event-type", f"packed {t} rows do not exist in v{self.version} (§9.3)")
             return
         try:
             events = expand_row(obj)
@@ -428,7 +429,7 @@ class Scanner:
             self._bad_record("packed-row", str(err), None)
             return
         fixed, i = self._fixed, self._i
-        self._fixed = self._position()      # every expanded event has the row's address
+        self._fixed = self._position()  # every expanded event has the row's address
         try:
             self._run(events)
         finally:
@@ -460,10 +461,11 @@ class Scanner:
                 i += 1
                 if type(obj) is not dict:
                     self._i, self.seq = i, None
-                    self._bad_record("not-an-object",
-                                     f"record is a JSON {type(obj).__name__}, not an object", None)
+                    self._bad_record(
+                        "not-an-object", f"record is a JSON {type(obj).__name__}, not an object", None
+                    )
                     return
-                try:            # subscripts are cheaper than .get; a missing key is rare
+                try:  # subscripts are cheaper than .get; a missing key is rare
                     seq, t, time, data = obj["seq"], obj["type"], obj["time"], obj["data"]
                 except KeyError:
                     seq, t = obj.get("seq"), obj.get("type")
@@ -471,7 +473,7 @@ class Scanner:
                 if seq != nxt or type(seq) is not int or seq > at:
                     self._i, self.next_seq, self.last_time = i, nxt, last
                     seq = self._irregular_seq(obj, seq)
-                    nxt, last = self.next_seq, self.last_time   # a packed row advanced them
+                    nxt, last = self.next_seq, self.last_time  # a packed row advanced them
                     if seq is None:
                         if self.halt:
                             return
@@ -483,7 +485,7 @@ class Scanner:
                     self._i, self.seq = i, seq
                     self._envelope_extras(obj, obj.keys(), t)
                 if type(time) is int and last <= time <= MAX_SAFE:
-                    last = time             # the maximum only changes at backward steps
+                    last = time  # the maximum only changes at backward steps
                 else:
                     self._i, self.seq, self.last_time = i, seq, last
                     self._irregular_time(obj, time)
@@ -503,7 +505,7 @@ class Scanner:
                 self._i, self.seq, self.next_seq, self.last_time = i, seq, nxt, last
                 try:
                     handler = handlers.get(t)
-                except TypeError:           # an unhashable "type"
+                except TypeError:  # an unhashable "type"
                     handler = None
                 if handler is not None:
                     counts[t] = counts.get(t, 0) + 1
@@ -531,15 +533,15 @@ class Scanner:
             return None
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
-            self._bad_record("envelope-seq", f"seq {seq!r} is not a non-negative safe integer",
-                             None)
+            self._bad_record("envelope-seq", f"seq {seq!r} is not a non-negative safe integer", None)
             return None
         if seq != self.next_seq:
             self.seq = seq
-            self._bad_record("seq-gap", f"session event seq {seq} is not contiguous; expected "
-                                        f"{self.next_seq}", None)
+            self._bad_record(
+                "seq-gap", f"session event seq {seq} is not contiguous; expected {self.next_seq}", None
+            )
             return None
-        self._stop()   # seq > --at
+        self._stop()  # seq > --at
         return None
 
     def _stop(self) -> None:
@@ -558,11 +560,14 @@ class Scanner:
         ignorable = obj.get("ignorable")
         if ignorable is not None and ignorable is not True:
             self.report("envelope-ignorable", f"ignorable must be absent or true, got {ignorable!r}")
-        if ("surfaceOp" in keys or "sourceEventSeqs" in keys) and t not in self.surface and (
-            ignorable is not True or t in ALL_KNOWN
+        if (
+            ("surfaceOp" in keys or "sourceEventSeqs" in keys)
+            and t not in self.surface
+            and (ignorable is not True or t in ALL_KNOWN)
         ):
-            self.report("surface-meta-on-log-only",
-                        f"{t} is not a surface event but carries surface metadata")
+            self.report(
+                "surface-meta-on-log-only", f"{t} is not a surface event but carries surface metadata"
+            )
 
     def _irregular_time(self, obj: dict[str, Any], time: Any) -> None:
         """The first event's time, a time that went backwards (legal, §3), or a bad time."""
@@ -571,7 +576,7 @@ class Scanner:
                 self.first_time = self.min_time = self.max_time = time
             else:
                 self.backwards += 1
-                self.max_time = max(self.max_time, self.last_time)   # a peak ends here
+                self.max_time = max(self.max_time, self.last_time)  # a peak ends here
                 if time < self.min_time:  # type: ignore[operator]
                     self.min_time = time
             self.last_time = time
@@ -593,32 +598,40 @@ class Scanner:
             return
         if t in PACKED_TAGS and version <= 1:
             self.seq = None
-            self._bad_record("packed-row", f"malformed {t} storage row: keys must be exactly "
-                                           "type, seq0, time0, data", None)
+            self._bad_record(
+                "packed-row", f"malformed {t} storage row: keys must be exactly type, seq0, time0, data", None
+            )
             return
         if ignorable is True:
-            self.report_once("unknown-ignorable-event", t,
-                             f'unknown event type "{t}" marked ignorable: kept opaque')
+            self.report_once(
+                "unknown-ignorable-event", t, f'unknown event type "{t}" marked ignorable: kept opaque'
+            )
             if ("surfaceOp" in obj or "sourceEventSeqs" in obj) and version < 4:
-                self.report("surface-meta-on-log-only",
-                            f"ignorable {t} carries surface metadata (allowed only in v4)")
+                self.report(
+                    "surface-meta-on-log-only", f"ignorable {t} carries surface metadata (allowed only in v4)"
+                )
             return
         if version == 0 and t in RETIRED_V0:
-            self.report("retired-event-type", f'retired event type "{t}" is refused by v0 '
-                                              "readers and by the v0→v1 migration")
+            self.report(
+                "retired-event-type",
+                f'retired event type "{t}" is refused by v0 readers and by the v0→v1 migration',
+            )
         elif t in ALL_KNOWN:
-            self.report("version-event-type",
-                        f'event type "{t}" does not exist in format v{version}')
+            self.report("version-event-type", f'event type "{t}" does not exist in format v{version}')
         else:
             sid = self.header.id if self.header else None
-            self.report("unknown-event-type",
-                        f'session "{sid}" contains event type "{t}" (seq {seq}) unknown to this '
-                        "harness and not marked ignorable; refusing to interpret the log")
+            self.report(
+                "unknown-event-type",
+                f'session "{sid}" contains event type "{t}" (seq {seq}) unknown to this '
+                "harness and not marked ignorable; refusing to interpret the log",
+            )
 
     def _image_offload(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        self.report("message-projection-event",
-                    "image/offload edits projected messages through a plugin interpreter that "
-                    "sesstool does not have; the derived messages cannot be trusted")
+        self.report(
+            "message-projection-event",
+            "image/offload edits projected messages through a plugin interpreter that "
+            "sesstool does not have; the derived messages cannot be trusted",
+        )
 
     # -- relational handlers (§6.2) -----------------------------------------------------------
 
@@ -636,8 +649,10 @@ class Scanner:
             self.report("turn-open", f"turn/start {turn} while turn {self.open_turn} is open")
             self._close_step_calls()
         elif turn != self.last_turn + 1:
-            self.report("turn-number", f"turn/start {turn} after turn {self.last_turn} "
-                                       f"(expected {self.last_turn + 1})")
+            self.report(
+                "turn-number",
+                f"turn/start {turn} after turn {self.last_turn} (expected {self.last_turn + 1})",
+            )
         self.turns += 1
         self.open_turn = turn if type(turn) is int else self.last_turn + 1
         self.open_turn_seq = seq
@@ -660,11 +675,9 @@ class Scanner:
         if kind == "forked" and self.version is not None and self.version < 4:
             self.report("event-data", "turn/end reason 'forked' exists only in v4")
         if self.open_turn is None or turn != self.open_turn:
-            self.report("turn-end-mismatch",
-                        f"turn/end {turn} but the open turn is {self.open_turn}")
+            self.report("turn-end-mismatch", f"turn/end {turn} but the open turn is {self.open_turn}")
         if self.open_step is not None:
-            self.report("turn-end-step-open",
-                        f"turn/end {turn} while step {self.open_step} is open")
+            self.report("turn-end-step-open", f"turn/end {turn} while step {self.open_step} is open")
         self._close_step_calls()
         self.open_turn = None
         self.open_turn_seq = None
@@ -675,8 +688,9 @@ class Scanner:
     def _step_start(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
         turn, step = self._ts(data)
         if self.open_turn is None or turn != self.open_turn:
-            self.report("step-outside-turn",
-                        f"step/start names turn {turn} but the open turn is {self.open_turn}")
+            self.report(
+                "step-outside-turn", f"step/start names turn {turn} but the open turn is {self.open_turn}"
+            )
         if self.open_step is not None:
             self.report("step-open", f"step/start {step} while step {self.open_step} is open")
             self._close_step_calls()
@@ -690,8 +704,10 @@ class Scanner:
     def _step_end(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
         turn, step = self._ts(data)
         if self.open_step is None or turn != self.open_turn or step != self.open_step:
-            self.report("step-end-mismatch", f"step/end {turn}/{step} but the open step is "
-                                             f"{self.open_turn}/{self.open_step}")
+            self.report(
+                "step-end-mismatch",
+                f"step/end {turn}/{step} but the open step is {self.open_turn}/{self.open_step}",
+            )
         self._close_step_calls()
         if type(step) is int:
             self.next_step = step + 1
@@ -707,19 +723,27 @@ class Scanner:
                     self.dangling += 1
                 else:
                     self.never_started += 1
-            self.report("unresolved-call",
-                        f"step closed with {len(left)} tool call(s) never answered: "
-                        + ", ".join(left[:5]) + (" …" if len(left) > 5 else ""))
+            self.report(
+                "unresolved-call",
+                f"step closed with {len(left)} tool call(s) never answered: "
+                + ", ".join(left[:5])
+                + (" …" if len(left) > 5 else ""),
+            )
             self.advertised = {}
             self.started = {}
 
     def _in_step(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-        if type(data) is not dict or data.get("turn") != self.open_turn or data.get(
-            "step"
-        ) != self.open_step or self.open_step is None:
+        if (
+            type(data) is not dict
+            or data.get("turn") != self.open_turn
+            or data.get("step") != self.open_step
+            or self.open_step is None
+        ):
             turn, step = self._ts(data)
-            self.report("event-outside-step", f"{t} names {turn}/{step} but the open step is "
-                                              f"{self.open_turn}/{self.open_step}")
+            self.report(
+                "event-outside-step",
+                f"{t} names {turn}/{step} but the open step is {self.open_turn}/{self.open_step}",
+            )
         elif t == "assistant/attempt":
             p = stream_records(data.get("stream"))
             if p:
@@ -745,8 +769,9 @@ class Scanner:
         if entry is not None:
             entry[1] = seq
         if self.timeline is not None:
-            self.timeline.append(TimelineEntry(seq, self.open_turn, self.open_step, t,
-                                               f"{data.get('name')} {cid}"))
+            self.timeline.append(
+                TimelineEntry(seq, self.open_turn, self.open_step, t, f"{data.get('name')} {cid}")
+            )
 
     def _request_header(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
         self._in_turn(obj, seq, t, data)
@@ -771,9 +796,7 @@ class Scanner:
         tagged = data.get("inherited") is True
         if version <= 1 and data:
             self.report("event-data", f"a v{version} session/end-seed carries data {{}}")
-        elif version >= 2 and not (data.keys() <= {"inherited"} and data.get(
-            "inherited", True
-        ) is True):
+        elif version >= 2 and not (data.keys() <= {"inherited"} and data.get("inherited", True) is True):
             self.report("event-data", "session/end-seed data must be {} or {inherited: true}")
         if len(self.markers) < 64 or tagged:
             self.markers.append((seq, tagged))
@@ -792,11 +815,13 @@ class Scanner:
         if src is not None:
             if t == "assistant/message" and version >= 2:
                 if version >= 3:
-                    self.report("source-seqs-forbidden",
-                                "assistant/message must not carry sourceEventSeqs in v3+")
+                    self.report(
+                        "source-seqs-forbidden", "assistant/message must not carry sourceEventSeqs in v3+"
+                    )
                 else:
-                    self.report("source-seqs-assistant-v2",
-                                "v2 assistant/message no longer carries sourceEventSeqs")
+                    self.report(
+                        "source-seqs-assistant-v2", "v2 assistant/message no longer carries sourceEventSeqs"
+                    )
             try:
                 cited = decode_seqs(src, seq, t == "assistant/message" and version <= 1)
             except SeqRangeError as err:
@@ -812,8 +837,7 @@ class Scanner:
         else:
             in_step = op is None
             if op is None:
-                self.report("surface-op-missing",
-                            f"{t} is surface-eligible and requires a surfaceOp marker")
+                self.report("surface-op-missing", f"{t} is surface-eligible and requires a surfaceOp marker")
             else:
                 self.report("surface-op-shape", f"surfaceOp {op!r} is not 'append' or a replace")
             self.nodes.append(seq)
@@ -835,22 +859,25 @@ class Scanner:
         if self.opt.collect_messages and seq in self.node_type:
             content = message.get("content") if type(message) is dict else None
             if t in ("assistant/message", "system/message", "developer/message") and not content:
-                self.projected[seq] = None      # empty nodes keep position, project nothing
+                self.projected[seq] = None  # empty nodes keep position, project nothing
             else:
                 self.projected[seq] = message
         if self.timeline is not None:
-            self.timeline.append(TimelineEntry(seq, self.open_turn, self.open_step, t,
-                                               _preview(t, message, data), type(op) is dict))
+            self.timeline.append(
+                TimelineEntry(
+                    seq, self.open_turn, self.open_step, t, _preview(t, message, data), type(op) is dict
+                )
+            )
 
     def _check_open_step(self, t: str, data: dict[str, Any]) -> None:
         if t == "user/message":
-            return   # unconstrained (§6.2)
-        if self.open_step is None or data.get("turn") != self.open_turn or data.get(
-            "step"
-        ) != self.open_step:
-            self.report("event-outside-step",
-                        f"{t} names {data.get('turn')}/{data.get('step')} but the open step is "
-                        f"{self.open_turn}/{self.open_step}")
+            return  # unconstrained (§6.2)
+        if self.open_step is None or data.get("turn") != self.open_turn or data.get("step") != self.open_step:
+            self.report(
+                "event-outside-step",
+                f"{t} names {data.get('turn')}/{data.get('step')} but the open step is "
+                f"{self.open_turn}/{self.open_step}",
+            )
 
     def _assistant(self, seq: int, data: dict[str, Any], message: Any) -> None:
         version = self.version or 0
@@ -880,8 +907,7 @@ class Scanner:
                     self.report("tool-call-duplicate", f"tool call id {cid} advertised twice")
                 self.advertised[cid] = [step, self.started.get(cid), block.get("name")]
 
-    def _tool_result(self, obj: dict[str, Any], seq: int, data: dict[str, Any],
-                     appended: bool) -> None:
+    def _tool_result(self, obj: dict[str, Any], seq: int, data: dict[str, Any], appended: bool) -> None:
         message = data.get("message")
         source = message.get("source") if type(message) is dict else None
         cid = source.get("callId") if type(source) is dict else None
@@ -899,57 +925,75 @@ class Scanner:
             elif code == TOOL_NOT_STARTED:
                 self.never_started += 1
             else:
-                self.report("tool-result-unmatched",
-                            f"tool/result for {cid} resolves no pending tool/call of this step")
+                self.report(
+                    "tool-result-unmatched",
+                    f"tool/result for {cid} resolves no pending tool/call of this step",
+                )
             self.advertised.pop(cid, None)
 
-    def _replace(self, op: dict[str, Any], seq: int, t: str, data: Any,
-                 cited: list[int] | None) -> None:
+    def _replace(self, op: dict[str, Any], seq: int, t: str, data: Any, cited: list[int] | None) -> None:
         version = self.version or 0
         keys = _REPLACE_V0 if version <= 2 else _REPLACE_V3
         start_key, end_key = ("start", "end") if version <= 2 else ("startSeq", "endSeq")
-        if op.keys() != keys or op.get("op") != "replace" or not is_safe_nonneg(
-            op.get(start_key)
-        ) or not is_safe_nonneg(op.get(end_key)):
-            self.report("surface-op-shape", f"replace surfaceOp must be exactly "
-                                            f"{{op:'replace', {start_key}, {end_key}}} in "
-                                            f"v{version}, got {op!r}")
+        if (
+            op.keys() != keys
+            or op.get("op") != "replace"
+            or not is_safe_nonneg(op.get(start_key))
+            or not is_safe_nonneg(op.get(end_key))
+        ):
+            self.report(
+                "surface-op-shape",
+                f"replace surfaceOp must be exactly "
+                f"{{op:'replace', {start_key}, {end_key}}} in "
+                f"v{version}, got {op!r}",
+            )
             return
         start, end = op[start_key], op[end_key]
         if version >= 3 and (start >= seq or end >= seq):
-            self.report("replace-not-earlier", f"replace endpoints {start}..{end} must precede "
-                                               f"the replacing event {seq}")
+            self.report(
+                "replace-not-earlier",
+                f"replace endpoints {start}..{end} must precede the replacing event {seq}",
+            )
             return
         nodes = self.nodes
         node_type = self.node_type
         if start not in node_type or end not in node_type:
             missing = start if start not in node_type else end
-            self.report("replace-endpoint", f"replace endpoint {missing} is not a current "
-                                            "surface node")
+            self.report("replace-endpoint", f"replace endpoint {missing} is not a current surface node")
             return
         i, j = nodes.index(start), nodes.index(end)
         if i > j:
-            self.report("replace-order", f"replace start {start} comes after end {end} in "
-                                         "surface order")
+            self.report("replace-order", f"replace start {start} comes after end {end} in surface order")
             return
         removed = nodes[i : j + 1]
         if cited is None or not set(removed) <= set(cited):
             missing_seqs = sorted(set(removed) - set(cited or ()))
-            self.report("replace-uncited", f"sourceEventSeqs must cite every replaced node; "
-                                           f"missing {missing_seqs[:10]}")
+            self.report(
+                "replace-uncited",
+                f"sourceEventSeqs must cite every replaced node; missing {missing_seqs[:10]}",
+            )
         if t == "tool/result":
             shadow = removed[0]
             if len(removed) != 1 or node_type[shadow] != "tool/result":
-                self.report("tool-result-replace", "a tool/result replacement must shadow "
-                                                   "exactly one tool/result node")
+                self.report(
+                    "tool-result-replace",
+                    "a tool/result replacement must shadow exactly one tool/result node",
+                )
             elif self.tool_fp.get(shadow) != _tool_fingerprint(data, version):
-                self.report("tool-result-replace", f"replacement of tool/result {shadow} changes "
-                                                   "more than its content")
-        if version >= 3 and i == 0 and node_type[nodes[0]] == "system/message" and (
-            t != "system/message" or j != 0
+                self.report(
+                    "tool-result-replace",
+                    f"replacement of tool/result {shadow} changes more than its content",
+                )
+        if (
+            version >= 3
+            and i == 0
+            and node_type[nodes[0]] == "system/message"
+            and (t != "system/message" or j != 0)
         ):
-            self.report("protected-head", "the system head may only be replaced by a "
-                                          "system/message covering exactly that node")
+            self.report(
+                "protected-head",
+                "the system head may only be replaced by a system/message covering exactly that node",
+            )
         nodes[i : j + 1] = [seq]
         for s in removed:
             del node_type[s]
@@ -970,46 +1014,60 @@ class Scanner:
         tail = self._tail(summary)
         version = self.version
         header = self.header
-        torn0 = summary is not None and summary.torn_frame is not None and (
-            summary.torn_frame.index == 0)
+        torn0 = summary is not None and summary.torn_frame is not None and (summary.torn_frame.index == 0)
         if torn0 or (not self.header_done and not self.stopped):
             # The header is published atomically with the first batch (§10.3): a file without
             # a complete header line (or header frame) is not a crash tail but corruption.
             if summary is None or (summary.plaintext_bytes == 0 and summary.file_bytes == 0):
-                self.report("empty-file", "file is empty: no header record",
-                            Address(self.path, 0, 1, None, None, None))
+                self.report(
+                    "empty-file",
+                    "file is empty: no header record",
+                    Address(self.path, 0, 1, None, None, None),
+                )
             else:
                 where = "header frame" if torn0 else "header line"
-                self.report("missing-header", f"no complete {where}: the file is cut inside it",
-                            Address(self.path, 0, 1, 0 if torn0 else None,
-                                    0 if torn0 else None, None))
+                self.report(
+                    "missing-header",
+                    f"no complete {where}: the file is cut inside it",
+                    Address(self.path, 0, 1, 0 if torn0 else None, 0 if torn0 else None, None),
+                )
         if header is not None and not self.unsupported_version and self.opt.at_seq is None:
             events = self.next_seq
             if version is not None and version <= 1 and header.seed_length is not None:
                 sl = header.seed_length
                 if sl > events:
-                    self.report("header-seed-length",
-                                f"Session inheritedEventCount {sl} exceeds its event count "
-                                f"{events}", Address(self.path, 0, 1, None, None, None))
+                    self.report(
+                        "header-seed-length",
+                        f"Session inheritedEventCount {sl} exceeds its event count {events}",
+                        Address(self.path, 0, 1, None, None, None),
+                    )
                 elif not any(s in (sl, sl - 1) for s, _ in self.markers):
-                    self.report("seed-length-marker",
-                                f"no session/end-seed at seq {sl} where the inherited seed ends",
-                                Address(self.path, 0, 1, None, None, None))
+                    self.report(
+                        "seed-length-marker",
+                        f"no session/end-seed at seq {sl} where the inherited seed ends",
+                        Address(self.path, 0, 1, None, None, None),
+                    )
             if version is not None and version >= 2 and header.is_seeded is not None:
                 tagged = any(t for _, t in self.markers)
                 if header.is_seeded and not tagged:
-                    self.report("header-is-seeded", "seeded session lacks an inherited end-seed "
-                                                    "marker", Address(self.path, 0, 1, None, None,
-                                                                      None))
+                    self.report(
+                        "header-is-seeded",
+                        "seeded session lacks an inherited end-seed marker",
+                        Address(self.path, 0, 1, None, None, None),
+                    )
                 elif not header.is_seeded and tagged:
-                    self.report("header-is-seeded", "unseeded session contains an inherited "
-                                                    "end-seed marker",
-                                Address(self.path, 0, 1, None, None, None))
+                    self.report(
+                        "header-is-seeded",
+                        "unseeded session contains an inherited end-seed marker",
+                        Address(self.path, 0, 1, None, None, None),
+                    )
         interpreted_to_end = not self.fatal and not (self.issue is not None and self.issue.proven)
         if self.open_turn is not None and self.opt.at_seq is None and interpreted_to_end:
-            self.report("open-turn", f"turn {self.open_turn} is open at the end of the log: "
-                                     "the session was interrupted",
-                        Address(self.path, None, None, None, None, self.open_turn_seq))
+            self.report(
+                "open-turn",
+                f"turn {self.open_turn} is open at the end of the log: the session was interrupted",
+                Address(self.path, None, None, None, None, self.open_turn_seq),
+            )
         verdict, vaddr, reason = self._verdict(tail)
         # pending calls of the open step: the open state a repair closes (§7.1)
         pending: tuple[PendingCall, ...] = ()
@@ -1020,8 +1078,9 @@ class Scanner:
             )
         open_dangling = sum(1 for p in pending if p.call_seq is not None)
         open_never = len(pending) - open_dangling
-        open_state = OpenState(self.open_turn, self.open_turn_seq, self.open_step, pending,
-                               last_seq, last_time, self.next_seq)
+        open_state = OpenState(
+            self.open_turn, self.open_turn_seq, self.open_step, pending, last_seq, last_time, self.next_seq
+        )
         messages = None
         if self.opt.collect_messages:
             projected = self.projected
@@ -1039,15 +1098,19 @@ class Scanner:
             turns=self.turns,
             turn_ends=tuple(sorted(self.turn_ends.items())),
             steps=self.steps,
-            tool_calls=ToolCallStats(self.advertised_total, self.started_total, self.answered,
-                                     self.failed, self.dangling + open_dangling,
-                                     self.never_started + open_never),
-            surface=SurfaceStats(len(self.nodes), self.shadowed,
-                                 self.next_seq - self.surface_events,
-                                 self.replacements),
+            tool_calls=ToolCallStats(
+                self.advertised_total,
+                self.started_total,
+                self.answered,
+                self.failed,
+                self.dangling + open_dangling,
+                self.never_started + open_never,
+            ),
+            surface=SurfaceStats(
+                len(self.nodes), self.shadowed, self.next_seq - self.surface_events, self.replacements
+            ),
             usage=Usage(*self.usage),
-            time=TimeSpan(self.first_time, last_time, self.min_time, max_time,
-                          self.backwards),
+            time=TimeSpan(self.first_time, last_time, self.min_time, max_time, self.backwards),
             lineage=Lineage(
                 header.parent_session if header else None,
                 header.seeded if header else False,
@@ -1070,8 +1133,9 @@ class Scanner:
             verdict_address=vaddr,
             verdict_reason=reason,
             messages=messages,
-            request=RequestEnvelope(self.request_header, self.request_header_seq,
-                                    self.request_context, self.request_context_seq),
+            request=RequestEnvelope(
+                self.request_header, self.request_header_seq, self.request_context, self.request_context_seq
+            ),
             timeline=tuple(self.timeline) if self.timeline is not None else None,
             stopped_at=last_seq if self.opt.at_seq is not None else None,
         )
@@ -1088,15 +1152,22 @@ class Scanner:
         if issue is not None:
             if issue.proven:
                 # §6.3: a later turn/end proves the region was committed -> corruption
-                self.report(issue.rule, issue.message + " (a later turn/end proves this region "
-                            "was committed: corruption)", issue.address, Severity.ERROR)
+                self.report(
+                    issue.rule,
+                    issue.message + " (a later turn/end proves this region was committed: corruption)",
+                    issue.address,
+                    Severity.ERROR,
+                )
             else:
                 kind = "uncommitted"
                 address = issue.address
-                self.report("uncommitted-tail",
-                            f"{RULES[issue.rule].title}: {issue.message}; no later turn/end, so "
-                            f"this record and the {self.dropped_lines - 1} after it are an "
-                            "uncommitted tail", issue.address)
+                self.report(
+                    "uncommitted-tail",
+                    f"{RULES[issue.rule].title}: {issue.message}; no later turn/end, so "
+                    f"this record and the {self.dropped_lines - 1} after it are an "
+                    "uncommitted tail",
+                    issue.address,
+                )
         end_plain = self.committed
         if summary is not None and not summary.stopped_early:
             end_plain = summary.plaintext_bytes
@@ -1105,23 +1176,26 @@ class Scanner:
             recovered = tf.lines
             if kind == "none":
                 kind = "torn-frame"
-                address = Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset,
-                                  None)
+                address = Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset, None)
             partial = summary.partial_line
             rest = f"; {partial.length} byte(s) of a torn record after them" if partial else ""
-            self.report("zstd-torn-frame",
-                        f"last zstd frame {tf.index} is cut by EOF after {tf.file_length} bytes; "
-                        f"{recovered} complete line(s) recovered from it{rest}",
-                        Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset,
-                                None))
+            self.report(
+                "zstd-torn-frame",
+                f"last zstd frame {tf.index} is cut by EOF after {tf.file_length} bytes; "
+                f"{recovered} complete line(s) recovered from it{rest}",
+                Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset, None),
+            )
         if summary is not None and summary.partial_line is not None and summary.torn_frame is None:
             pl = summary.partial_line
             if kind == "none":
                 kind = "torn-line"
                 address = Address(self.path, pl.offset, pl.line, None, None, None)
-            self.report("torn-tail", f"final record has no newline: {pl.length} byte(s) of a "
-                                     "torn write, ignored (a repair drops them)",
-                        Address(self.path, pl.offset, pl.line, None, None, None))
+            self.report(
+                "torn-tail",
+                f"final record has no newline: {pl.length} byte(s) of a "
+                "torn write, ignored (a repair drops them)",
+                Address(self.path, pl.offset, pl.line, None, None, None),
+            )
         if issue is not None:
             self.committed = issue.start
         if kind != "none":
@@ -1129,9 +1203,14 @@ class Scanner:
         committed = self.committed if kind != "none" or issue is not None else end_plain
         if issue is not None:
             committed = issue.start
-        return Tail(kind, committed, dropped_bytes,
-                    self.dropped_lines + (1 if summary and summary.partial_line else 0),
-                    recovered, address)
+        return Tail(
+            kind,
+            committed,
+            dropped_bytes,
+            self.dropped_lines + (1 if summary and summary.partial_line else 0),
+            recovered,
+            address,
+        )
 
     def _verdict(self, tail: Tail) -> tuple[Verdict, Address | None, str]:
         first_error: Finding | None = None
@@ -1143,14 +1222,18 @@ class Scanner:
         if first_error is not None:
             return "corrupt", first_error.address, first_error.message
         if tail.kind != "none":
-            reasons = {"torn-line": "the last record is torn (no newline)",
-                       "torn-frame": "the last zstd frame is torn",
-                       "uncommitted": "a bad record with no later turn/end ends the log"}
+            reasons = {
+                "torn-line": "the last record is torn (no newline)",
+                "torn-frame": "the last zstd frame is torn",
+                "uncommitted": "a bad record with no later turn/end ends the log",
+            }
             return "torn", tail.address, reasons[tail.kind]
         if self.open_turn is not None:
-            return ("interrupted",
-                    Address(self.path, None, None, None, None, self.open_turn_seq),
-                    f"turn {self.open_turn} is open at the end of the log")
+            return (
+                "interrupted",
+                Address(self.path, None, None, None, None, self.open_turn_seq),
+                f"turn {self.open_turn} is open at the end of the log",
+            )
         return "clean", None, "balanced: every turn is closed"
 
 

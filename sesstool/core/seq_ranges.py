@@ -28,8 +28,7 @@ def decode_seqs(value: object, own_seq: int, allow_empty: bool) -> list[int]:
         for v in value:
             if type(v) is int:
                 out.append(v)
-            elif (isinstance(v, list) and len(v) == 2 and type(v[0]) is int
-                  and type(v[1]) is int):
+            elif isinstance(v, list) and len(v) == 2 and type(v[0]) is int and type(v[1]) is int:
                 start, end = v
                 if start > end:
                     raise SeqRangeError(f"range [{start}, {end}] runs backwards")

@@ -61,11 +61,15 @@ def assistant_message(data: object, version: int) -> Problem:
         return p
     assert isinstance(msg, dict)
     source = msg["source"]
-    if source.get("kind") != "model" or not _ne_str(source.get("provider")) or not _ne_str(
-        source.get("model")
+    if (
+        source.get("kind") != "model"
+        or not _ne_str(source.get("provider"))
+        or not _ne_str(source.get("model"))
     ):
-        return ("assistant-source", "assistant message source must be "
-                                    "{kind:'model', provider, model} with non-empty strings")
+        return (
+            "assistant-source",
+            "assistant message source must be {kind:'model', provider, model} with non-empty strings",
+        )
     if version >= 2 and not isinstance(data.get("stream"), list):
         return ("event-data", f"a v{version} assistant/message requires data.stream")
     if version <= 1 and "stream" in data:
@@ -92,9 +96,7 @@ def tool_result_message(data: object, version: int) -> Problem:
         is_error = msg.get("isError")
     else:
         content = msg["content"]
-        if len(content) != 1 or not isinstance(content[0], dict) or content[0].get(
-            "type"
-        ) != "tool-result":
+        if len(content) != 1 or not isinstance(content[0], dict) or content[0].get("type") != "tool-result":
             return ("tool-result-shape", "a tool result holds exactly one tool-result block")
         block = content[0]
         if block.get("toolCallId") != call_id:
@@ -137,8 +139,10 @@ def request_header(data: object, version: int) -> Problem:
         return ("request-header", "request/header data.header is not an object")
     header = data["header"]
     config = header.get("config")
-    if not isinstance(config, dict) or not _ne_str(config.get("provider")) or not _ne_str(
-        config.get("model")
+    if (
+        not isinstance(config, dict)
+        or not _ne_str(config.get("provider"))
+        or not _ne_str(config.get("model"))
     ):
         return ("request-header", "header.config needs non-empty provider and model")
     if "reasoningEffort" in config and not _ne_str(config["reasoningEffort"]):
@@ -149,8 +153,10 @@ def request_header(data: object, version: int) -> Problem:
             return ("request-header", "adapterDefaults is not an object")
         for key, value in defaults.items():
             if key not in ("reasoningEffort", "maxTokens") or value is not True:
-                return ("request-header", f"adapterDefaults.{key} must be one of "
-                                          "reasoningEffort/maxTokens set to true")
+                return (
+                    "request-header",
+                    f"adapterDefaults.{key} must be one of reasoningEffort/maxTokens set to true",
+                )
             if key not in config:
                 return ("request-header", f"adapterDefaults.{key} without config.{key}")
         if version >= 3 and not defaults:
@@ -173,9 +179,7 @@ def request_header(data: object, version: int) -> Problem:
 
 
 def request_context(data: object, version: int) -> Problem:
-    if not isinstance(data, dict) or not _ne_str(data.get("provider")) or not _ne_str(
-        data.get("model")
-    ):
+    if not isinstance(data, dict) or not _ne_str(data.get("provider")) or not _ne_str(data.get("model")):
         return ("request-context", "request/context needs non-empty provider and model")
     return None
 
@@ -202,13 +206,9 @@ def stream_records(stream: object) -> Problem:
         dt = rec.get("dt")
         if type(rec.get("time0")) is not int or not is_safe_nonneg(rec.get("index")):
             return ("stream-record", f"stream[{i}] {kind} needs time0 and index")
-        if not isinstance(members, list) or not members or not all(
-            isinstance(m, str) and m for m in members
-        ):
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
             return ("stream-record", f"stream[{i}] {kind} members must be non-empty strings")
-        if not isinstance(dt, list) or len(dt) != len(members) - 1 or not all(
-            type(d) is int for d in dt
-        ):
+        if not isinstance(dt, list) or len(dt) != len(members) - 1 or not all(type(d) is int for d in dt):
             return ("stream-record", f"stream[{i}] {kind} dt must hold members-1 integers")
         if kind == "tool-call-chunks" and not _ne_str(rec.get("id")):
             return ("stream-record", f"stream[{i}] tool-call-chunks needs a non-empty id")

@@ -12,29 +12,74 @@ from __future__ import annotations
 CURRENT_VERSION = 4
 SUPPORTED_VERSIONS = range(0, CURRENT_VERSION + 1)
 
-_CORE = frozenset({
-    "turn/start", "turn/end", "step/start", "step/end",
-    "user/message", "assistant/message", "tool/call", "tool/result",
-    "request/header", "request/context", "session/end-seed", "todo/write",
-})
+_CORE = frozenset(
+    {
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "user/message",
+        "assistant/message",
+        "tool/call",
+        "tool/result",
+        "request/header",
+        "request/context",
+        "session/end-seed",
+        "todo/write",
+    }
+)
 
-_PLUGIN_V0 = frozenset({
-    "agent-preset/selected", "agent/inbox/spliced", "approval/asked", "approval/decided",
-    "approval/policy", "command/done", "command/run", "compaction/end", "compaction/prune",
-    "compaction/start", "compaction/summary", "feedback/record", "goal/change", "hook/invoked",
-    "hook/result", "llm/retry", "llm/retry-started", "permission/preset", "plan/mode",
-    "sandbox/mode", "schedule/change", "session/title", "session/title-llm-request",
-    "subagent/descriptor", "team/member", "team/message/delivered", "team/message/queued",
-    "team/task", "tool-workflow/agent-end", "tool-workflow/agent-start",
-    "tool-workflow/run-end", "tool-workflow/run-start", "web/deepseek-search-llm-request",
-})
+_PLUGIN_V0 = frozenset(
+    {
+        "agent-preset/selected",
+        "agent/inbox/spliced",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "command/done",
+        "command/run",
+        "compaction/end",
+        "compaction/prune",
+        "compaction/start",
+        "compaction/summary",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "permission/preset",
+        "plan/mode",
+        "sandbox/mode",
+        "schedule/change",
+        "session/title",
+        "session/title-llm-request",
+        "subagent/descriptor",
+        "team/member",
+        "team/message/delivered",
+        "team/message/queued",
+        "team/task",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "web/deepseek-search-llm-request",
+    }
+)
 
 # Ordinary (non-structural) plugin types first seen in the v4 inventory.
-_PLUGIN_LATER = frozenset({
-    "deliverables/presented", "feedback/message-delete", "feedback/message-put",
-    "model/selection", "session-log-deepseek/delivery-accepted", "subagent/catalog",
-    "subagent/model-selection-policy", "workspace/changes",
-})
+_PLUGIN_LATER = frozenset(
+    {
+        "deliverables/presented",
+        "feedback/message-delete",
+        "feedback/message-put",
+        "model/selection",
+        "session-log-deepseek/delivery-accepted",
+        "subagent/catalog",
+        "subagent/model-selection-policy",
+        "workspace/changes",
+    }
+)
 
 CODE_DISPATCH = frozenset({"tool/code-dispatch", "tool/code-dispatch-start"})
 PTC_DISPATCH = frozenset({"tool/ptc-dispatch", "tool/ptc-dispatch-start"})
@@ -47,7 +92,7 @@ LEGACY_V0 = frozenset({"steering/message"})
 LEGACY_PREFIXES_V0 = ("compact/",)
 
 _V0 = _CORE | _PLUGIN_V0 | CODE_DISPATCH | {"assistant/chunk"} | LEGACY_V0
-_V2 = (_CORE | _PLUGIN_V0 | CODE_DISPATCH | _PLUGIN_LATER | {"assistant/attempt"})
+_V2 = _CORE | _PLUGIN_V0 | CODE_DISPATCH | _PLUGIN_LATER | {"assistant/attempt"}
 _V3 = (_V2 - CODE_DISPATCH) | PTC_DISPATCH | {"system/message"}
 _V4 = _V3 | {"developer/message", "image/offload", "slots/dispatch"}
 

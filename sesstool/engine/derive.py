@@ -40,11 +40,11 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
     if result.verdict == "unsupported":
         raise UnsupportedError(f"cannot derive: {result.verdict_reason}", result.verdict_address)
     if result.verdict == "corrupt":
-        raise InputError(f"cannot derive from a corrupt log: {result.verdict_reason}",
-                         result.verdict_address)
+        raise InputError(f"cannot derive from a corrupt log: {result.verdict_reason}", result.verdict_address)
     if request.at is not None and (result.stopped_at is None or result.stopped_at < request.at):
         last = result.stopped_at
-        raise InputError(f"--at {request.at}: the log's committed events end at seq {last}",
-                         Address(report.source.display))
+        raise InputError(
+            f"--at {request.at}: the log's committed events end at seq {last}", Address(report.source.display)
+        )
     assert result.messages is not None
     return DeriveReport(report, result.messages, result.request, request.at)

@@ -22,7 +22,7 @@ class InspectRequest:
 @dataclass(frozen=True, slots=True)
 class InspectReport:
     scan: ScanReport
-    closers: tuple[dict[str, Any], ...]   # what `repair` would append (empty if nothing/refused)
+    closers: tuple[dict[str, Any], ...]  # what `repair` would append (empty if nothing/refused)
     repairable: bool
 
 

@@ -20,7 +20,7 @@ class ScanReport:
     source: SourceInfo
     read: ReadSummary
     scan: ScanResult
-    live: bool   # the file changed while it was read: the report covers the stable prefix
+    live: bool  # the file changed while it was read: the report covers the stable prefix
 
 
 def scan_source(
@@ -38,9 +38,12 @@ def scan_source(
         scanner = Scanner(info.display, options)
         reader: RawReader | ZstdReader
         if info.encoding == "zstd":
-            reader = ZstdReader(stream, max_line=limits.max_line,
-                                max_decompressed=limits.max_decompressed,
-                                max_window=limits.max_window)
+            reader = ZstdReader(
+                stream,
+                max_line=limits.max_line,
+                max_decompressed=limits.max_decompressed,
+                max_window=limits.max_window,
+            )
         else:
             reader = RawReader(stream, max_line=limits.max_line)
         feed = scanner.feed
@@ -52,8 +55,9 @@ def scan_source(
                 progress(item[1], total)
             if scanner.stopped:
                 # --at reached or an unusable header: the rest is deliberately not read
-                summary = ReadSummary(info.encoding, info.size or 0, scanner.committed, 0, 0,
-                                      None, None, True, None)
+                summary = ReadSummary(
+                    info.encoding, info.size or 0, scanner.committed, 0, 0, None, None, True, None
+                )
                 break
         if summary is None:
             summary = reader.summary

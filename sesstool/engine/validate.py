@@ -31,7 +31,7 @@ class ValidateRequest:
 class FileResult:
     path: str
     report: ScanReport | None
-    error: str | None            # the file could not be opened at all
+    error: str | None  # the file could not be opened at all
 
     def failing(self, fail_on: Severity) -> bool:
         if self.report is None:
@@ -59,12 +59,11 @@ def expand_paths(args: tuple[str, ...]) -> list[str]:
         if arg != "-" and any(ch in arg for ch in "*?[") and not os.path.exists(arg):
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
-                out.append(arg)   # reported as unreadable: a glob that matched nothing
+                out.append(arg)  # reported as unreadable: a glob that matched nothing
             out.extend(matches)
         elif arg != "-" and os.path.isdir(arg):
             found = sorted(
-                str(p) for p in Path(arg).rglob("*")
-                if p.is_file() and p.name.endswith(LOG_SUFFIXES)
+                str(p) for p in Path(arg).rglob("*") if p.is_file() and p.name.endswith(LOG_SUFFIXES)
             )
             out.extend(found)
         else:
@@ -75,8 +74,9 @@ def expand_paths(args: tuple[str, ...]) -> list[str]:
 def run_validate(request: ValidateRequest, progress: Progress | None = None) -> ValidateReport:
     results: list[FileResult] = []
     for path in expand_paths(request.paths):
-        options = ScanOptions(fixture=request.fixture, assume_version=request.assume_version,
-                              max_findings=request.max_findings)
+        options = ScanOptions(
+            fixture=request.fixture, assume_version=request.assume_version, max_findings=request.max_findings
+        )
         try:
             report = scan_source(path, options, request.limits, progress)
         except InputError as err:

@@ -41,7 +41,7 @@ def make_console(stream: TextIO, mode: ColorMode, width: int | None = None) -> C
         emoji=False,
         highlight=False,
         width=width or (None if stream.isatty() else 100),
-        soft_wrap=True,   # one record per line in pipes; a terminal wraps long lines itself
+        soft_wrap=True,  # one record per line in pipes; a terminal wraps long lines itself
         legacy_windows=False,
     )
 

@@ -12,8 +12,13 @@ from sesstool.engine.derive import DeriveReport
 from sesstool.render.escape import safe
 from sesstool.render.jsonout import derive_doc
 
-ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "tool": "bold yellow",
-              "system": "bold magenta", "developer": "bold magenta"}
+ROLE_STYLE = {
+    "user": "bold cyan",
+    "assistant": "bold green",
+    "tool": "bold yellow",
+    "system": "bold magenta",
+    "developer": "bold magenta",
+}
 
 
 def render_json(rep: DeriveReport, out: BinaryIO) -> None:
@@ -60,9 +65,11 @@ def render_text(rep: DeriveReport, console: Console) -> None:
         if role == "tool":
             flag = " error" if message.get("isError") else ""
             label = f"tool [{message.get('toolCallId')}]{flag}"
-        elif role == "user" and isinstance(message.get("source"), dict) and message["source"].get(
-            "kind"
-        ) == "tool":
+        elif (
+            role == "user"
+            and isinstance(message.get("source"), dict)
+            and message["source"].get("kind") == "tool"
+        ):
             label = f"tool result [{message['source'].get('callId')}]"
         console.print(Text(safe(label), style=ROLE_STYLE.get(role, "bold")))
         for part in _blocks(message.get("content")):

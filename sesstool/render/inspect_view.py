@@ -13,8 +13,13 @@ from sesstool.core.rules import Severity
 from sesstool.engine.inspect import InspectReport
 from sesstool.render.escape import safe_line
 
-VERDICT_STYLE = {"clean": "bold green", "interrupted": "bold yellow", "torn": "bold yellow",
-                 "corrupt": "bold red", "unsupported": "bold magenta"}
+VERDICT_STYLE = {
+    "clean": "bold green",
+    "interrupted": "bold yellow",
+    "torn": "bold yellow",
+    "corrupt": "bold red",
+    "unsupported": "bold magenta",
+}
 SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 MAX_FINDINGS_SHOWN = 12
 
@@ -68,37 +73,58 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
     grid.add_row("verdict", verdict)
     grid.add_row("file", _file_line(rep))
     if sr.live:
-        grid.add_row("live", Text("the file changed while it was read: this report covers the "
-                                  "stable prefix that existed when it was opened", "yellow"))
+        grid.add_row(
+            "live",
+            Text(
+                "the file changed while it was read: this report covers the "
+                "stable prefix that existed when it was opened",
+                "yellow",
+            ),
+        )
     grid.add_row("session", _session_line(s))
     grid.add_row("lineage", _lineage_line(s))
     st = s.stats
     ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends)
     open_note = f" ({s.open.turn} open)" if s.open.turn is not None else ""
-    grid.add_row("events", f"{st.events} · {_plural(st.turns, 'turn')}{open_note} · "
-                           f"{_plural(st.steps, 'step')}" + (f" · ended: {ends}" if ends else ""))
+    grid.add_row(
+        "events",
+        f"{st.events} · {_plural(st.turns, 'turn')}{open_note} · "
+        f"{_plural(st.steps, 'step')}" + (f" · ended: {ends}" if ends else ""),
+    )
     if st.by_type:
         grid.add_row("by type", safe_line(" · ".join(f"{k} {v}" for k, v in st.by_type)))
     if s.open.turn is not None:
         step = f", step {s.open.step}" if s.open.step is not None else ", no open step"
-        grid.add_row("open", Text(f"turn {s.open.turn} (since seq {s.open.turn_seq}){step}",
-                                  "yellow"))
+        grid.add_row("open", Text(f"turn {s.open.turn} (since seq {s.open.turn_seq}){step}", "yellow"))
     tc = st.tool_calls
-    grid.add_row("tool calls", f"{tc.advertised} requested · {tc.started} started · "
-                               f"{tc.answered} answered ({tc.failed} failed) · "
-                               f"{tc.dangling} dangling · {tc.never_started} never started")
+    grid.add_row(
+        "tool calls",
+        f"{tc.advertised} requested · {tc.started} started · "
+        f"{tc.answered} answered ({tc.failed} failed) · "
+        f"{tc.dangling} dangling · {tc.never_started} never started",
+    )
     for p in s.open.pending:
-        state = (f"started at seq {p.call_seq}, outcome unknown" if p.call_seq is not None
-                 else "never started")
-        grid.add_row("", Text(f"pending {safe_line(p.call_id)} "
-                              f"{safe_line(p.name or '?')} (step {p.step}): {state}", "yellow"))
+        state = f"started at seq {p.call_seq}, outcome unknown" if p.call_seq is not None else "never started"
+        grid.add_row(
+            "",
+            Text(
+                f"pending {safe_line(p.call_id)} {safe_line(p.name or '?')} (step {p.step}): {state}",
+                "yellow",
+            ),
+        )
     sf = st.surface
-    grid.add_row("surface", f"{sf.current} current nodes · {sf.shadowed} shadowed · "
-                            f"{sf.log_only} log-only events · {sf.replacements} replacements")
+    grid.add_row(
+        "surface",
+        f"{sf.current} current nodes · {sf.shadowed} shadowed · "
+        f"{sf.log_only} log-only events · {sf.replacements} replacements",
+    )
     us = st.usage
-    grid.add_row("usage", f"input {us.input_tokens} · output {us.output_tokens} · cache read "
-                          f"{us.cache_read_tokens} · cache write {us.cache_write_tokens} · "
-                          f"reasoning {us.reasoning_tokens} tokens")
+    grid.add_row(
+        "usage",
+        f"input {us.input_tokens} · output {us.output_tokens} · cache read "
+        f"{us.cache_read_tokens} · cache write {us.cache_write_tokens} · "
+        f"reasoning {us.reasoning_tokens} tokens",
+    )
     tm = st.time
     if tm.first is not None:
         span = ""
@@ -119,12 +145,10 @@ def _file_line(rep: InspectReport) -> Text:
     size = f"{src.size} bytes" if src.size is not None else "standard input"
     parts = [f"{safe_line(src.display)}", f"{kind}, {size}", _plural(rd.lines, "line")]
     if src.encoding == "zstd":
-        parts.append(f"{_plural(rd.frames, 'complete frame')} → {rd.plaintext_bytes} bytes "
-                     "decoded")
+        parts.append(f"{_plural(rd.frames, 'complete frame')} → {rd.plaintext_bytes} bytes decoded")
     if rd.torn_frame is not None:
         tf = rd.torn_frame
-        parts.append(f"torn frame {tf.index} at byte {tf.file_offset} "
-                     f"({tf.lines} line(s) recovered)")
+        parts.append(f"torn frame {tf.index} at byte {tf.file_offset} ({tf.lines} line(s) recovered)")
     if rd.partial_line is not None:
         parts.append(f"{rd.partial_line.length} torn byte(s) after the last newline")
     return Text(" · ".join(parts))
@@ -136,8 +160,7 @@ def _session_line(s: ScanResult) -> str:
         return "no usable header" + (f" (format v{s.version})" if s.version is not None else "")
     cwd = f" · cwd {safe_line(h.cwd)}" if h.cwd else ""
     preset = f" · preset {safe_line(h.agent_preset)}" if h.agent_preset else ""
-    return (f"{safe_line(h.id or '?')} · format v{h.version} · created "
-            f"{fmt_time(h.created_at)}{cwd}{preset}")
+    return f"{safe_line(h.id or '?')} · format v{h.version} · created {fmt_time(h.created_at)}{cwd}{preset}"
 
 
 def _lineage_line(s: ScanResult) -> str:
@@ -163,8 +186,10 @@ def _render_findings(s: ScanResult, console: Console) -> None:
         return
     counts = {sev: sum(1 for f in s.findings if f.severity is sev) for sev in Severity}
     head = Text("findings    ", style="bold")
-    head.append(f"{_plural(counts[Severity.ERROR], 'error')} · "
-                f"{_plural(counts[Severity.WARNING], 'warning')} · {counts[Severity.INFO]} info")
+    head.append(
+        f"{_plural(counts[Severity.ERROR], 'error')} · "
+        f"{_plural(counts[Severity.WARNING], 'warning')} · {counts[Severity.INFO]} info"
+    )
     console.print(head)
     ordered = sorted(s.findings, key=lambda f: -f.severity)
     for f in ordered[:MAX_FINDINGS_SHOWN]:
@@ -186,16 +211,18 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
     tail = s.tail
     if not rep.closers:
         if tail.kind != "none":
-            console.print(f"repair      would drop the {tail.dropped_bytes}-byte uncommitted tail; "
-                          "every turn is closed")
+            console.print(
+                f"repair      would drop the {tail.dropped_bytes}-byte uncommitted tail; every turn is closed"
+            )
         else:
             console.print(Text("repair      nothing to do: the log is balanced", style="green"))
         return
     drop = ""
     if tail.kind != "none" and tail.dropped_bytes:
         drop = f" after dropping the {tail.dropped_bytes}-byte torn tail"
-    console.print(Text(f"repair      would append {_plural(len(rep.closers), 'closer')}{drop}:",
-                       style="bold"))
+    console.print(
+        Text(f"repair      would append {_plural(len(rep.closers), 'closer')}{drop}:", style="bold")
+    )
     for c in rep.closers:
         console.print("  " + safe_line(describe_closer(c)))
 
@@ -208,8 +235,7 @@ def describe_closer(c: dict[str, Any]) -> str:
         call = msg["source"]["callId"]
         cites = c.get("sourceEventSeqs")
         why = f"cites tool/call seq {cites[0]}" if cites else "no tool/call was recorded"
-        return (f"seq {c['seq']:<5} tool/result  {call}: {data['error']['code']} ({why}), "
-                f"id {msg['id']}")
+        return f"seq {c['seq']:<5} tool/result  {call}: {data['error']['code']} ({why}), id {msg['id']}"
     if t == "step/end":
         return f"seq {c['seq']:<5} step/end     turn {data['turn']} step {data['step']}"
     return f"seq {c['seq']:<5} turn/end     turn {data['turn']} reason {data['reason']['kind']}"
@@ -225,8 +251,7 @@ def render_timeline(entries: tuple[TimelineEntry, ...], console: Console) -> Non
             current_turn, current_step = e.turn, None
             continue
         if e.kind == "turn/end":
-            console.print(Text(f"  end of turn {e.turn}: {safe_line(e.summary)} (seq {e.seq})",
-                               style="dim"))
+            console.print(Text(f"  end of turn {e.turn}: {safe_line(e.summary)} (seq {e.seq})", style="dim"))
             current_turn, current_step = None, None
             continue
         if e.turn != current_turn:

@@ -6,6 +6,7 @@ from typing import Any
 
 from sesstool.core.errors import Address
 from sesstool.core.model import ScanResult, Stats
+from sesstool.core.request import envelope_document
 from sesstool.core.rules import Finding
 from sesstool.engine.derive import DeriveReport
 from sesstool.engine.inspect import InspectReport
@@ -18,13 +19,18 @@ SCHEMA_VERSION = 1
 def address(a: Address | None) -> dict[str, Any] | None:
     if a is None:
         return None
-    return {"file": a.file, "offset": a.offset, "line": a.line, "frame": a.frame,
-            "frame_offset": a.frame_offset, "seq": a.seq}
+    return {
+        "file": a.file,
+        "offset": a.offset,
+        "line": a.line,
+        "frame": a.frame,
+        "frame_offset": a.frame_offset,
+        "seq": a.seq,
+    }
 
 
 def finding(f: Finding) -> dict[str, Any]:
-    return {"rule": f.rule, "severity": f.severity.label, "message": f.message,
-            "address": address(f.address)}
+    return {"rule": f.rule, "severity": f.severity.label, "message": f.message, "address": address(f.address)}
 
 
 def stats(s: Stats) -> dict[str, Any]:
@@ -35,21 +41,42 @@ def stats(s: Stats) -> dict[str, Any]:
         "turns": s.turns,
         "turn_ends": dict(s.turn_ends),
         "steps": s.steps,
-        "tool_calls": {"advertised": tc.advertised, "started": tc.started,
-                       "answered": tc.answered, "failed": tc.failed, "dangling": tc.dangling,
-                       "never_started": tc.never_started},
-        "surface": {"current": sf.current, "shadowed": sf.shadowed, "log_only": sf.log_only,
-                    "replacements": sf.replacements},
-        "usage": {"input_tokens": us.input_tokens, "output_tokens": us.output_tokens,
-                  "cache_read_tokens": us.cache_read_tokens,
-                  "cache_write_tokens": us.cache_write_tokens,
-                  "reasoning_tokens": us.reasoning_tokens},
-        "time": {"first": tm.first, "last": tm.last, "earliest": tm.earliest,
-                 "latest": tm.latest, "backwards_steps": tm.backwards_steps},
-        "lineage": {"parent_session": ln.parent_session, "seeded": ln.seeded,
-                    "inherited_events": ln.inherited_events, "origin": ln.origin,
-                    "delegation_depth": ln.delegation_depth,
-                    "end_seed_markers": ln.end_seed_markers},
+        "tool_calls": {
+            "advertised": tc.advertised,
+            "started": tc.started,
+            "answered": tc.answered,
+            "failed": tc.failed,
+            "dangling": tc.dangling,
+            "never_started": tc.never_started,
+        },
+        "surface": {
+            "current": sf.current,
+            "shadowed": sf.shadowed,
+            "log_only": sf.log_only,
+            "replacements": sf.replacements,
+        },
+        "usage": {
+            "input_tokens": us.input_tokens,
+            "output_tokens": us.output_tokens,
+            "cache_read_tokens": us.cache_read_tokens,
+            "cache_write_tokens": us.cache_write_tokens,
+            "reasoning_tokens": us.reasoning_tokens,
+        },
+        "time": {
+            "first": tm.first,
+            "last": tm.last,
+            "earliest": tm.earliest,
+            "latest": tm.latest,
+            "backwards_steps": tm.backwards_steps,
+        },
+        "lineage": {
+            "parent_session": ln.parent_session,
+            "seeded": ln.seeded,
+            "inherited_events": ln.inherited_events,
+            "origin": ln.origin,
+            "delegation_depth": ln.delegation_depth,
+            "end_seed_markers": ln.end_seed_markers,
+        },
     }
 
 
@@ -63,10 +90,16 @@ def file_facts(r: ScanReport) -> dict[str, Any]:
         "plaintext_bytes": rd.plaintext_bytes,
         "lines": rd.lines,
         "frames": rd.frames if src.encoding == "zstd" else None,
-        "torn_frame": None if torn is None else {
-            "index": torn.index, "file_offset": torn.file_offset,
-            "file_length": torn.file_length, "plaintext_offset": torn.plaintext_offset,
-            "plaintext_length": torn.plaintext_length, "recovered_lines": torn.lines},
+        "torn_frame": None
+        if torn is None
+        else {
+            "index": torn.index,
+            "file_offset": torn.file_offset,
+            "file_length": torn.file_length,
+            "plaintext_offset": torn.plaintext_offset,
+            "plaintext_length": torn.plaintext_length,
+            "recovered_lines": torn.lines,
+        },
         "live": r.live,
     }
 
@@ -76,20 +109,33 @@ def scan_summary(s: ScanResult) -> dict[str, Any]:
     return {
         "header": s.header.raw if s.header is not None else None,
         "version": s.version,
-        "verdict": {"verdict": s.verdict, "reason": s.verdict_reason,
-                    "address": address(s.verdict_address)},
+        "verdict": {"verdict": s.verdict, "reason": s.verdict_reason, "address": address(s.verdict_address)},
         "stats": stats(s.stats),
         "open": {
-            "turn": op.turn, "turn_seq": op.turn_seq, "step": op.step,
-            "pending_calls": [{"call_id": p.call_id, "step": p.step, "call_seq": p.call_seq,
-                               "name": p.name,
-                               "status": "started" if p.call_seq is not None else "never-started"}
-                              for p in op.pending],
-            "last_seq": op.last_seq, "last_time": op.last_time,
+            "turn": op.turn,
+            "turn_seq": op.turn_seq,
+            "step": op.step,
+            "pending_calls": [
+                {
+                    "call_id": p.call_id,
+                    "step": p.step,
+                    "call_seq": p.call_seq,
+                    "name": p.name,
+                    "status": "started" if p.call_seq is not None else "never-started",
+                }
+                for p in op.pending
+            ],
+            "last_seq": op.last_seq,
+            "last_time": op.last_time,
         },
-        "tail": {"kind": tail.kind, "committed_bytes": tail.committed_bytes,
-                 "dropped_bytes": tail.dropped_bytes, "dropped_lines": tail.dropped_lines,
-                 "recovered_lines": tail.recovered_lines, "address": address(tail.address)},
+        "tail": {
+            "kind": tail.kind,
+            "committed_bytes": tail.committed_bytes,
+            "dropped_bytes": tail.dropped_bytes,
+            "dropped_lines": tail.dropped_lines,
+            "recovered_lines": tail.recovered_lines,
+            "address": address(tail.address),
+        },
         "findings": [finding(f) for f in s.findings],
         "findings_dropped": s.findings_dropped,
     }
@@ -97,14 +143,25 @@ def scan_summary(s: ScanResult) -> dict[str, Any]:
 
 def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     s = rep.scan.scan
-    doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": "inspect",
-                           "file": file_facts(rep.scan)}
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "command": "inspect",
+        "file": file_facts(rep.scan),
+    }
     doc.update(scan_summary(s))
     doc["repair"] = {"repairable": rep.repairable, "closers": list(rep.closers)}
     if s.timeline is not None:
-        doc["timeline"] = [{"seq": e.seq, "turn": e.turn, "step": e.step, "type": e.kind,
-                            "summary": e.summary, "replacement": e.shadowed}
-                           for e in s.timeline]
+        doc["timeline"] = [
+            {
+                "seq": e.seq,
+                "turn": e.turn,
+                "step": e.step,
+                "type": e.kind,
+                "summary": e.summary,
+                "replacement": e.shadowed,
+            }
+            for e in s.timeline
+        ]
     return doc
 
 
@@ -114,33 +171,59 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
     for fr in rep.files:
         if fr.report is None:
             counts["error"] += 1
-            files.append({"path": fr.path, "error": fr.error, "verdict": None, "version": None,
-                          "findings": [], "findings_dropped": 0, "failed": True})
+            files.append(
+                {
+                    "path": fr.path,
+                    "error": fr.error,
+                    "verdict": None,
+                    "version": None,
+                    "findings": [],
+                    "findings_dropped": 0,
+                    "failed": True,
+                }
+            )
             continue
         s = fr.report.scan
         for f in s.findings:
             counts[f.severity.label] += 1
-        files.append({"path": fr.path, "error": None, "verdict": s.verdict,
-                      "version": s.version, "encoding": fr.report.source.encoding,
-                      "events": s.stats.events, "live": fr.report.live,
-                      "findings": [finding(f) for f in s.findings],
-                      "findings_dropped": s.findings_dropped,
-                      "failed": fr.failing(rep.fail_on)})
-    return {"schema_version": SCHEMA_VERSION, "command": "validate",
-            "fail_on": rep.fail_on.label, "failed": rep.failed,
-            "summary": {"files": len(rep.files),
-                        "failed_files": sum(1 for f in files if f["failed"]), **counts},
-            "files": files}
+        files.append(
+            {
+                "path": fr.path,
+                "error": None,
+                "verdict": s.verdict,
+                "version": s.version,
+                "encoding": fr.report.source.encoding,
+                "events": s.stats.events,
+                "live": fr.report.live,
+                "findings": [finding(f) for f in s.findings],
+                "findings_dropped": s.findings_dropped,
+                "failed": fr.failing(rep.fail_on),
+            }
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "validate",
+        "fail_on": rep.fail_on.label,
+        "failed": rep.failed,
+        "summary": {"files": len(rep.files), "failed_files": sum(1 for f in files if f["failed"]), **counts},
+        "files": files,
+    }
 
 
 def derive_doc(rep: DeriveReport) -> dict[str, Any]:
     s = rep.scan.scan
     req = rep.request
-    return {"schema_version": SCHEMA_VERSION, "command": "derive",
-            "path": rep.scan.source.display,
-            "session": s.header.id if s.header is not None else None,
-            "version": s.version, "verdict": s.verdict, "at": rep.at,
-            "last_seq": s.open.last_seq if rep.at is None else s.stopped_at,
-            "messages": list(rep.messages),
-            "request": {"header": req.header, "header_seq": req.header_seq,
-                        "context": req.context, "context_seq": req.context_seq}}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "derive",
+        "path": rep.scan.source.display,
+        "session": s.header.id if s.header is not None else None,
+        "version": s.version,
+        "verdict": s.verdict,
+        "at": rep.at,
+        "last_seq": s.open.last_seq if rep.at is None else s.stopped_at,
+        "messages": list(rep.messages),
+        "request": envelope_document(
+            req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
+        ),
+    }

@@ -26,8 +26,13 @@ def scan_progress(consoles: Consoles, label: str) -> Iterator[ProgressFn | None]
     # imported here: rich.progress is only needed on an interactive terminal
 
     with Progress(
-        "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-        TransferSpeedColumn(), TimeRemainingColumn(), console=consoles.err, transient=True,
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=consoles.err,
+        transient=True,
     ) as bar:
         task = bar.add_task(label, total=None)
 

@@ -42,8 +42,7 @@ def highest_generation(directory: Path) -> Generation:
     found = generations(directory)
     if not found:
         raise InputError(
-            f"{directory}: no session generation (session.jsonl, session.vN.jsonl"
-            "[.zstd]) in this directory"
+            f"{directory}: no session generation (session.jsonl, session.vN.jsonl[.zstd]) in this directory"
         )
     encodings = {g.zstd for g in found}
     if len(encodings) > 1:

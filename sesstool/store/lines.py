@@ -18,11 +18,11 @@ class LineSplitter:
         self.max_line = max_line
         self._pending: list[bytes] = []
         self._pending_len = 0
-        self._discarding = False       # inside an over-long line, dropping bytes up to "\n"
-        self.offset = 0                # plaintext offset of the next byte to be consumed
-        self._line_start = 0           # plaintext offset where the pending line starts
-        self.line = 1                  # 1-based number of the line being assembled
-        self.lines = 0                 # complete lines delivered
+        self._discarding = False  # inside an over-long line, dropping bytes up to "\n"
+        self.offset = 0  # plaintext offset of the next byte to be consumed
+        self._line_start = 0  # plaintext offset where the pending line starts
+        self.line = 1  # 1-based number of the line being assembled
+        self.lines = 0  # complete lines delivered
 
     @property
     def pending_bytes(self) -> int:

@@ -42,10 +42,7 @@ class LockState:
         """The message callers print when the session has no lock protocol to honour."""
         if self.held:
             return None
-        return (
-            f"{self.path} does not exist: no lock protocol (v0-era session), "
-            "liveness cannot be proven"
-        )
+        return f"{self.path} does not exist: no lock protocol (v0-era session), liveness cannot be proven"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +63,7 @@ def session_lock(session_dir: Path, *, create: bool) -> Iterator[LockState]:
     try:
         st = os.stat(session_dir)
     except OSError as exc:
-        raise InputError(
-            f"session directory {session_dir} cannot be examined: {errno_name(exc)}"
-        ) from exc
+        raise InputError(f"session directory {session_dir} cannot be examined: {errno_name(exc)}") from exc
     if not stat.S_ISDIR(st.st_mode):
         raise InputError(f"not a session directory: {session_dir}")
     lock_path = session_dir / LOCK_NAME
@@ -102,8 +97,7 @@ def _acquire(path: Path, *, create: bool) -> tuple[int | None, bool]:
         except OSError as exc:
             os.close(fd)
             raise LiveSessionError(
-                f"cannot flock {path}: {errno_name(exc)} ({exc.strerror}); "
-                "liveness cannot be proven"
+                f"cannot flock {path}: {errno_name(exc)} ({exc.strerror}); liveness cannot be proven"
             ) from exc
         # The holder may have locked an inode that was unlinked or replaced meanwhile; a lock
         # on that orphan excludes nobody.
@@ -151,9 +145,7 @@ def _open_lock(path: Path, *, create: bool) -> tuple[int | None, bool]:
                 f"{path} is a symbolic link; it is not followed, so liveness cannot be proven"
             ) from exc
         if create and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise WriteRefusedError(
-                f"cannot create {path}: {errno_name(exc)} ({exc.strerror})"
-            ) from exc
+            raise WriteRefusedError(f"cannot create {path}: {errno_name(exc)} ({exc.strerror})") from exc
         raise LiveSessionError(
             f"cannot open {path}: {errno_name(exc)} ({exc.strerror}); liveness cannot be proven"
         ) from exc
@@ -236,9 +228,7 @@ def _comm(pid: int) -> str:
         return "?"
     # A process chooses its own name; it must not reach a terminal raw.
     text = raw.rstrip(b"\n").decode("utf-8", errors="backslashreplace")
-    return "".join(
-        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
-    )
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def assert_cold(path: Path, identity_before: FileIdentity) -> None:

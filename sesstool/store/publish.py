@@ -24,9 +24,7 @@ _BUFFER_BYTES = 1 << 20
 
 # link(2) errors that mean "this file system cannot give us an exclusive, non-overwriting
 # publish". Falling back to rename would silently replace a generation, so we refuse instead.
-_NO_HARD_LINKS = frozenset(
-    {errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK}
-)
+_NO_HARD_LINKS = frozenset({errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK})
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -166,8 +164,7 @@ class _FdSink:
                     raise _refusal("write to the temporary file", self._path, exc) from exc
                 if n <= 0:
                     raise WriteRefusedError(
-                        f"write to the temporary file {self._path} made no progress "
-                        f"(os.write returned {n})"
+                        f"write to the temporary file {self._path} made no progress (os.write returned {n})"
                     )
                 done += n
         except WriteRefusedError as exc:
@@ -179,9 +176,7 @@ def _check_name(target: Path) -> None:
     try:
         os.fsencode(target)
     except UnicodeEncodeError as exc:
-        raise WriteRefusedError(
-            f"target path cannot be encoded for the file system: {exc}"
-        ) from exc
+        raise WriteRefusedError(f"target path cannot be encoded for the file system: {exc}") from exc
     if "\0" in str(target):
         raise WriteRefusedError(f"target path contains a NUL byte: {str(target)!r}")
     if target.name in ("", ".", ".."):
@@ -195,16 +190,12 @@ def _refuse_early(target: Path) -> None:
     except FileNotFoundError:
         pass
     except NotADirectoryError as exc:
-        raise WriteRefusedError(
-            f"target directory {target.parent} is not a directory: {target}"
-        ) from exc
+        raise WriteRefusedError(f"target directory {target.parent} is not a directory: {target}") from exc
     except OSError as exc:
         raise _refusal("checking the target", target, exc) from exc
     else:
         kind = "a symbolic link (not followed)" if stat.S_ISLNK(st.st_mode) else "a file"
-        raise WriteRefusedError(
-            f"target exists: {target} is already {kind}; sesstool never overwrites"
-        )
+        raise WriteRefusedError(f"target exists: {target} is already {kind}; sesstool never overwrites")
     directory = target.parent
     try:
         dst = os.stat(directory)
@@ -426,6 +417,5 @@ def _check_source(source: Path, before: FileIdentity) -> None:
     changes = now.changes_since(before)
     if changes:
         raise WriteRefusedError(
-            f"source changed while it was read: {source} ({'; '.join(changes)}); "
-            "nothing was published"
+            f"source changed while it was read: {source} ({'; '.join(changes)}); nothing was published"
         )

@@ -298,8 +298,7 @@ class ZstdReader(PhysicalReader):
         if pending_bytes:
             self._boundary = self._issue(
                 "zstd-frame-boundary",
-                f"complete frames end inside a record ({pending_bytes} bytes after the last "
-                "newline)",
+                f"complete frames end inside a record ({pending_bytes} bytes after the last newline)",
                 index,
                 start,
                 offset=splitter.offset - pending_bytes,

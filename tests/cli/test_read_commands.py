@@ -18,17 +18,19 @@ DSH = FIXTURES / "dsh"
 
 def fixture_log(name: str, zstd: bool = False) -> Path:
     d = DSH / name
-    return next(p for p in sorted(d.iterdir()) if p.name.startswith("session")
-                and p.name.endswith(".zstd") == zstd)
+    return next(
+        p for p in sorted(d.iterdir()) if p.name.startswith("session") and p.name.endswith(".zstd") == zstd
+    )
 
 
 # -- sources: directories, stdin, generations -----------------------------------------------
 
+
 def test_directory_resolves_to_highest_generation(sesstool: Sesstool, tmp_path: Path) -> None:
     shutil.copy(fixture_log("v0-tiny"), tmp_path / "session.jsonl")
     shutil.copy(fixture_log("v2-tiny"), tmp_path / "session.v2.jsonl")
-    (tmp_path / "session.v9.jsonl.tmp").write_bytes(b"garbage")   # temporaries never count
-    (tmp_path / "session.v03.jsonl").write_bytes(b"garbage")      # not canonical
+    (tmp_path / "session.v9.jsonl.tmp").write_bytes(b"garbage")  # temporaries never count
+    (tmp_path / "session.v03.jsonl").write_bytes(b"garbage")  # not canonical
     result = sesstool("inspect", "--json", str(tmp_path))
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -65,7 +67,7 @@ def test_stdin_is_read_and_sniffed(sesstool: Sesstool, zstd: bool) -> None:
 
 
 def test_suffix_does_not_decide_encoding(sesstool: Sesstool, tmp_path: Path) -> None:
-    disguised = tmp_path / "log.jsonl"          # zstd bytes under a raw name
+    disguised = tmp_path / "log.jsonl"  # zstd bytes under a raw name
     shutil.copy(fixture_log("v0-tiny", zstd=True), disguised)
     doc = json.loads(sesstool("inspect", "--json", str(disguised)).stdout)
     assert doc["file"]["encoding"] == "zstd" and doc["verdict"]["verdict"] == "clean"
@@ -73,15 +75,20 @@ def test_suffix_does_not_decide_encoding(sesstool: Sesstool, tmp_path: Path) -> 
 
 # -- validate --------------------------------------------------------------------------------
 
+
 def test_validate_walks_directories_and_globs(sesstool: Sesstool) -> None:
-    result = sesstool("validate", "--format", "json", "fixtures/dsh/v*-tiny/session*.jsonl",
-                      "fixtures/dsh/subagent")
+    result = sesstool(
+        "validate", "--format", "json", "fixtures/dsh/v*-tiny/session*.jsonl", "fixtures/dsh/subagent"
+    )
     doc = json.loads(result.stdout)
     paths = [f["path"] for f in doc["files"]]
     assert paths == [
-        "fixtures/dsh/v0-tiny/session.jsonl", "fixtures/dsh/v1-tiny/session.v1.jsonl",
-        "fixtures/dsh/v2-tiny/session.v2.jsonl", "fixtures/dsh/v3-tiny/session.v3.jsonl",
-        "fixtures/dsh/v4-tiny/session.v4.jsonl", "fixtures/dsh/subagent/session.jsonl",
+        "fixtures/dsh/v0-tiny/session.jsonl",
+        "fixtures/dsh/v1-tiny/session.v1.jsonl",
+        "fixtures/dsh/v2-tiny/session.v2.jsonl",
+        "fixtures/dsh/v3-tiny/session.v3.jsonl",
+        "fixtures/dsh/v4-tiny/session.v4.jsonl",
+        "fixtures/dsh/subagent/session.jsonl",
         "fixtures/dsh/subagent/session.jsonl.zstd",
     ]
     assert result.exit_code == 0 and not doc["failed"]
@@ -111,8 +118,13 @@ def test_github_annotations(sesstool: Sesstool) -> None:
 
 
 def test_junit_is_well_formed(sesstool: Sesstool) -> None:
-    result = sesstool("validate", "--format", "junit", "fixtures/dsh/seq-gap/session.jsonl",
-                      "fixtures/dsh/v0-tiny/session.jsonl")
+    result = sesstool(
+        "validate",
+        "--format",
+        "junit",
+        "fixtures/dsh/seq-gap/session.jsonl",
+        "fixtures/dsh/v0-tiny/session.jsonl",
+    )
     root = ET.fromstring(result.stdout)
     suite = root.find("testsuite")
     assert suite is not None and suite.get("tests") == "2" and suite.get("failures") == "1"
@@ -122,8 +134,7 @@ def test_junit_is_well_formed(sesstool: Sesstool) -> None:
     assert failure is not None and failure.get("type") == "seq-gap"
 
 
-def test_fixture_mode_accepts_logs_without_seq_time_or_header(sesstool: Sesstool,
-                                                              tmp_path: Path) -> None:
+def test_fixture_mode_accepts_logs_without_seq_time_or_header(sesstool: Sesstool, tmp_path: Path) -> None:
     stripped = []
     for raw in fixture_log("clean-multiturn").read_bytes().splitlines()[1:]:
         ev = orjson.loads(raw)
@@ -140,6 +151,7 @@ def test_fixture_mode_accepts_logs_without_seq_time_or_header(sesstool: Sesstool
 
 # -- derive ------------------------------------------------------------------------------------
 
+
 def _derive(sesstool: Sesstool, *args: str) -> Any:
     result = sesstool("derive", "--format", "json", *args)
     assert result.exit_code == 0, result.stderr
@@ -150,7 +162,7 @@ def test_derive_at_folds_a_prefix(sesstool: Sesstool) -> None:
     log = "fixtures/dsh/compaction/session.jsonl"
     full = _derive(sesstool, log)
     assert full["messages"] == _derive(sesstool, log, "--at", str(full["last_seq"]))["messages"]
-    early = _derive(sesstool, log, "--at", "11")        # E1: user, assistant, tool result
+    early = _derive(sesstool, log, "--at", "11")  # E1: user, assistant, tool result
     assert [m["id"] for m in early["messages"]] == ["m-u1", "m-a1", "m-t1"]
     assert early["at"] == 11 and early["last_seq"] == 11
 
@@ -172,8 +184,10 @@ def test_derive_formats_agree(sesstool: Sesstool) -> None:
     assert f"{len(doc['messages'])} message(s)" in text.stdout
 
 
-@pytest.mark.parametrize(("name", "code"), [("newer-version", 4), ("unknown-required", 4),
-                                            ("corrupt-middle", 3), ("zstd-bitflip", 3)])
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [("newer-version", 4), ("unknown-required", 4), ("corrupt-middle", 3), ("zstd-bitflip", 3)],
+)
 def test_derive_refuses(sesstool: Sesstool, name: str, code: int) -> None:
     log = fixture_log(name, zstd=name.startswith("zstd"))
     result = sesstool("derive", str(log))

@@ -15,14 +15,25 @@ from sesstool.store.raw_reader import RawReader
 from sesstool.store.zstd_reader import ZstdReader
 from tests.conftest import FIXTURES
 
-SMALL = ["crash-dangling-call", "crash-not-started", "v0-tiny", "v4-tiny", "chunks-packed",
-         "compaction", "bad-surrogate", "corrupt-middle"]
+SMALL = [
+    "crash-dangling-call",
+    "crash-not-started",
+    "v0-tiny",
+    "v4-tiny",
+    "chunks-packed",
+    "compaction",
+    "bad-surrogate",
+    "corrupt-middle",
+]
 
 
 def _log(scenario: str, zstd: bool) -> bytes:
     directory = FIXTURES / "dsh" / scenario
-    name = next(p.name for p in directory.iterdir() if p.name.startswith("session")
-                and p.name.endswith(".zstd") == zstd)
+    name = next(
+        p.name
+        for p in directory.iterdir()
+        if p.name.startswith("session") and p.name.endswith(".zstd") == zstd
+    )
     return (directory / name).read_bytes()
 
 
@@ -47,7 +58,7 @@ def test_raw_cut_at_every_byte(scenario: str) -> None:
         assert lines == complete.split(b"\n")[:-1], cut
         torn = len(prefix) - len(complete)
         if whole_verdict == "corrupt":
-            continue        # a prefix may legitimately be torn, corrupt or interrupted
+            continue  # a prefix may legitimately be torn, corrupt or interrupted
         if cut == 0:
             assert result.verdict == "corrupt" and result.findings[0].rule == "empty-file"
         elif not complete:

@@ -51,13 +51,13 @@ def verdict_for(rule_id: str, severity: Severity) -> str:
 class Example:
     rule: str
     version: int
-    description: str                      # one line
-    data: bytes                           # the whole file
+    description: str  # one line
+    data: bytes  # the whole file
     expect_severity: Severity
     expect_address: dict[str, int | None]  # Address fields that must match
-    options: dict[str, int] = field(default_factory=dict)   # ScanOptions / ReadLimits
+    options: dict[str, int] = field(default_factory=dict)  # ScanOptions / ReadLimits
     encoding: Encoding = "raw"
-    filename: str | None = None           # None: the canonical generation name
+    filename: str | None = None  # None: the canonical generation name
 
     @property
     def file_name(self) -> str:
@@ -96,8 +96,7 @@ def header(version: int, /, **changes: Any) -> Event:
     return h
 
 
-def ev(type_: str, data: Any, seq: int | None = None, time: int | None = None,
-       **meta: Any) -> Event:
+def ev(type_: str, data: Any, seq: int | None = None, time: int | None = None, **meta: Any) -> Event:
     """An event in writer key order; seq/time left None are filled by ``resequence``."""
     event: Event = {"type": type_, "seq": seq, "time": time, "data": data}
     event.update(meta)
@@ -105,22 +104,32 @@ def ev(type_: str, data: Any, seq: int | None = None, time: int | None = None,
 
 
 def user_message(text: str = "hi", id_: str = "u1") -> Event:
-    return {"id": id_, "role": "user", "source": {"kind": "user"},
-            "content": [{"type": "text", "text": text}]}
+    return {
+        "id": id_,
+        "role": "user",
+        "source": {"kind": "user"},
+        "content": [{"type": "text", "text": text}],
+    }
 
 
 def assistant_message(text: str = "Hello") -> Event:
-    return {"id": "a1", "role": "assistant", "content": [{"type": "text", "text": text}],
-            "source": dict(MODEL_SOURCE)}
+    return {
+        "id": "a1",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "source": dict(MODEL_SOURCE),
+    }
 
 
 def stream() -> list[Event]:
     return [
-        {"type": "chunk", "time": 1100, "chunk": {"type": "block-start", "index": 0,
-                                                  "blockType": "text"}},
+        {"type": "chunk", "time": 1100, "chunk": {"type": "block-start", "index": 0, "blockType": "text"}},
         {"type": "text-chunks", "time0": 1101, "index": 0, "dt": [2, 2], "texts": ["He", "ll", "o"]},
-        {"type": "chunk", "time": 1106, "chunk": {"type": "block-end", "index": 0,
-                                                  "block": {"type": "text", "text": "Hello"}}},
+        {
+            "type": "chunk",
+            "time": 1106,
+            "chunk": {"type": "block-end", "index": 0, "block": {"type": "text", "text": "Hello"}},
+        },
         {"type": "chunk", "time": 1107, "chunk": {"type": "finish", "reason": {"kind": "stop"}}},
     ]
 
@@ -134,26 +143,47 @@ def request_header(version: int, **changes: Any) -> Event:
 
 
 def system_message(version: int, id_: str, text: str | None, turn: int = 1, step: int = 1) -> Event:
-    source = ({"kind": "system-prompt"} if version >= 4
-              else {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt"})
+    source = (
+        {"kind": "system-prompt"}
+        if version >= 4
+        else {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt"}
+    )
     content = [] if text is None else [{"type": "text", "text": text}]
-    return {"turn": turn, "step": step,
-            "message": {"id": id_, "role": "system", "content": content, "source": source}}
+    return {
+        "turn": turn,
+        "step": step,
+        "message": {"id": id_, "role": "system", "content": content, "source": source},
+    }
 
 
-def tool_result(version: int, call_id: str = "c1", text: str = "ok", id_: str = "t1",
-                error: Event | None = None, is_error: bool = False) -> Event:
+def tool_result(
+    version: int,
+    call_id: str = "c1",
+    text: str = "ok",
+    id_: str = "t1",
+    error: Event | None = None,
+    is_error: bool = False,
+) -> Event:
     """``tool/result`` data in the shape of ``version`` (spec §4.3; v4 lifts the block)."""
     source = {"kind": "tool", "callId": call_id}
     body = [{"type": "text", "text": text}]
     message: Event
     if version >= 4:
-        message = {"id": id_, "role": "tool", "toolCallId": call_id, "isError": is_error,
-                   "source": source, "content": body}
+        message = {
+            "id": id_,
+            "role": "tool",
+            "toolCallId": call_id,
+            "isError": is_error,
+            "source": source,
+            "content": body,
+        }
     else:
-        message = {"id": id_, "role": "user", "source": source,
-                   "content": [{"type": "tool-result", "toolCallId": call_id, "content": body,
-                                "isError": is_error}]}
+        message = {
+            "id": id_,
+            "role": "user",
+            "source": source,
+            "content": [{"type": "tool-result", "toolCallId": call_id, "content": body, "isError": is_error}],
+        }
     data: Event = {"turn": 1, "step": 1, "message": message}
     if error is not None:
         data["error"] = error
@@ -167,17 +197,33 @@ def _v0_events() -> list[Event]:
         ev("step/start", dict(step), 1, 1002),
         ev("user/message", user_message(), 2, 1003, surfaceOp="append"),
         ev("request/header", request_header(0), 3, 1004),
-        ev("assistant/chunk", {**step, "chunk": {"type": "block-start", "index": 0,
-                                                 "blockType": "text"}}, 4, 1100),
-        {"type": "text-chunks", "seq0": 5, "time0": 1101,
-         "data": {**step, "index": 0, "dt": [2, 2], "texts": ["He", "ll", "o"]}},
-        ev("assistant/chunk", {**step, "chunk": {"type": "block-end", "index": 0,
-                                                 "block": {"type": "text", "text": "Hello"}}},
-           8, 1106),
-        ev("assistant/chunk", {**step, "chunk": {"type": "finish", "reason": {"kind": "stop"}}},
-           9, 1107),
-        ev("assistant/message", {**step, "message": assistant_message()}, 10, 1108,
-           sourceEventSeqs=[4, 5, 6, 7, 8, 9], surfaceOp="append"),
+        ev(
+            "assistant/chunk",
+            {**step, "chunk": {"type": "block-start", "index": 0, "blockType": "text"}},
+            4,
+            1100,
+        ),
+        {
+            "type": "text-chunks",
+            "seq0": 5,
+            "time0": 1101,
+            "data": {**step, "index": 0, "dt": [2, 2], "texts": ["He", "ll", "o"]},
+        },
+        ev(
+            "assistant/chunk",
+            {**step, "chunk": {"type": "block-end", "index": 0, "block": {"type": "text", "text": "Hello"}}},
+            8,
+            1106,
+        ),
+        ev("assistant/chunk", {**step, "chunk": {"type": "finish", "reason": {"kind": "stop"}}}, 9, 1107),
+        ev(
+            "assistant/message",
+            {**step, "message": assistant_message()},
+            10,
+            1108,
+            sourceEventSeqs=[4, 5, 6, 7, 8, 9],
+            surfaceOp="append",
+        ),
         ev("step/end", dict(step), 11, 1109),
         ev("turn/end", {"turn": 1, "reason": {"kind": "completed"}}, 12, 1110),
     ]
@@ -190,8 +236,13 @@ def _v2_events() -> list[Event]:
         ev("step/start", dict(step), 1, 1002),
         ev("user/message", user_message(), 2, 1003, surfaceOp="append"),
         ev("request/header", request_header(2), 3, 1004),
-        ev("assistant/message", {**step, "message": assistant_message(), "stream": stream()},
-           4, 1108, surfaceOp="append"),
+        ev(
+            "assistant/message",
+            {**step, "message": assistant_message(), "stream": stream()},
+            4,
+            1108,
+            surfaceOp="append",
+        ),
         ev("step/end", dict(step), 5, 1109),
         ev("turn/end", {"turn": 1, "reason": {"kind": "completed"}}, 6, 1110),
     ]
@@ -209,11 +260,22 @@ def _v3_events(version: int) -> list[Event]:
         ev("step/start", dict(step), 1, 1002),
         ev("system/message", system_message(version, HEAD_ID, None), 2, 1002, surfaceOp="append"),
         ev("user/message", user_message(), 3, 1003, surfaceOp="append"),
-        ev("system/message", system_message(version, PROMPT_ID, "Be brief."), 4, 1004,
-           sourceEventSeqs=[2], surfaceOp={"op": "replace", "startSeq": 2, "endSeq": 2}),
+        ev(
+            "system/message",
+            system_message(version, PROMPT_ID, "Be brief."),
+            4,
+            1004,
+            sourceEventSeqs=[2],
+            surfaceOp={"op": "replace", "startSeq": 2, "endSeq": 2},
+        ),
         ev("request/header", request_header(version), 5, 1004),
-        ev("assistant/message", {**step, "message": assistant_message(), "stream": stream()},
-           6, 1108, surfaceOp="append"),
+        ev(
+            "assistant/message",
+            {**step, "message": assistant_message(), "stream": stream()},
+            6,
+            1108,
+            surfaceOp="append",
+        ),
         ev("step/end", dict(step), 7, 1109),
         ev("turn/end", {"turn": 1, "reason": {"kind": "completed"}}, 8, 1110),
     ]
@@ -279,8 +341,7 @@ def line_of(events: list[Event], event: Event) -> int:
 
 
 def tool_call(call_id: str = "c1") -> Event:
-    return ev("tool/call", {"turn": 1, "step": 1, "callId": call_id, "name": "read",
-                            "arguments": "{}"})
+    return ev("tool/call", {"turn": 1, "step": 1, "callId": call_id, "name": "read", "arguments": "{}"})
 
 
 def with_tool_pair(version: int, events: list[Event] | None = None) -> list[Event]:
@@ -339,11 +400,22 @@ def frame_header_len(frame: bytes) -> int:
 
 # -- examples -----------------------------------------------------------------------------------
 
-def example(rule: str, version: int, description: str, data: bytes, severity: Severity, *,
-            encoding: Encoding = "raw", options: dict[str, int] | None = None,
-            filename: str | None = None, **address: int | None) -> Example:
-    return Example(rule, version, description, data, severity, dict(address), options or {},
-                   encoding, filename)
+
+def example(
+    rule: str,
+    version: int,
+    description: str,
+    data: bytes,
+    severity: Severity,
+    *,
+    encoding: Encoding = "raw",
+    options: dict[str, int] | None = None,
+    filename: str | None = None,
+    **address: int | None,
+) -> Example:
+    return Example(
+        rule, version, description, data, severity, dict(address), options or {}, encoding, filename
+    )
 
 
 def _physical() -> list[Example]:
@@ -354,54 +426,142 @@ def _physical() -> list[Example]:
     def with_line(n: int, line: bytes, replace: bool = False) -> bytes:
         """The v0 base with ``line`` inserted at (or replacing) 1-based line ``n``."""
         new = list(lines)
-        new[n - 1: n - 1 + (1 if replace else 0)] = [line]
+        new[n - 1 : n - 1 + (1 if replace else 0)] = [line]
         return b"".join(x + b"\n" for x in new)
 
     head, body = split_header(v0)
     out.append(example("empty-file", 0, "a zero-byte file", b"", E, line=1, offset=0))
-    two_line_header = zframe(head + body.split(b"\n", 1)[0] + b"\n") + zframe(
-        body.split(b"\n", 1)[1])
-    out.append(example(
-        "missing-header", 0, "the first frame holds the header and the first event, so "
-        "there is no valid header frame", two_line_header, E, encoding="zstd", line=1))
-    out.append(example(
-        "missing-header", 0, "the only frame (the header frame) is cut inside its "
-        "checksum; a header frame is never torn, it is created atomically (§6.3, §10.3)",
-        zframe(head)[:-2], E, encoding="zstd", line=1))
-    out.append(example(
-        "missing-header", 0, "the first line is complete but is not valid JSON (its "
-        "closing brace is missing): there is no header record",
-        head[:-2] + b"\n" + body, E, line=1))
+    two_line_header = zframe(head + body.split(b"\n", 1)[0] + b"\n") + zframe(body.split(b"\n", 1)[1])
+    out.append(
+        example(
+            "missing-header",
+            0,
+            "the first frame holds the header and the first event, so there is no valid header frame",
+            two_line_header,
+            E,
+            encoding="zstd",
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "missing-header",
+            0,
+            "the only frame (the header frame) is cut inside its "
+            "checksum; a header frame is never torn, it is created atomically (§6.3, §10.3)",
+            zframe(head)[:-2],
+            E,
+            encoding="zstd",
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "missing-header",
+            0,
+            "the first line is complete but is not valid JSON (its "
+            "closing brace is missing): there is no header record",
+            head[:-2] + b"\n" + body,
+            E,
+            line=1,
+        )
+    )
     torn = b'{"type":"turn/start","seq":13,"ti'
-    out.append(example("torn-tail", 0, "a last record without its newline (a crash mid-append)",
-                       v0 + torn, W, line=len(lines) + 1, offset=len(v0)))
+    out.append(
+        example(
+            "torn-tail",
+            0,
+            "a last record without its newline (a crash mid-append)",
+            v0 + torn,
+            W,
+            line=len(lines) + 1,
+            offset=len(v0),
+        )
+    )
     garbled = b'{"type":"turn/start","seq":13,"time":1111,"data":{"tu'
-    out.append(example("uncommitted-tail", 0, "a complete but unparsable last line after the "
-                                               "last turn/end", v0 + garbled + b"\n", W,
-                       line=len(lines) + 1))
+    out.append(
+        example(
+            "uncommitted-tail",
+            0,
+            "a complete but unparsable last line after the last turn/end",
+            v0 + garbled + b"\n",
+            W,
+            line=len(lines) + 1,
+        )
+    )
     long_text = user_message("x" * 2000)
     long_line = dumps(ev("user/message", long_text, 2, 1003, surfaceOp="append"))
-    out.append(example("line-too-long", 0, "a 2 KiB user message line before the last "
-                                            "turn/end", with_line(4, long_line, True), E,
-                       options={"max_line": 1024}, line=4))
-    out.append(example("invalid-utf8", 0, 'byte 0xff inside the user text "hi"',
-                       v0.replace(b'"text":"hi"', b'"text":"h\xffi"'), E, line=4))
-    out.append(example("invalid-json", 0, "the user/message line is cut short but still ends "
-                                           "in a newline, before the last turn/end",
-                       with_line(4, lines[3][:60], True), E, line=4))
-    out.append(example("bom", 0, "a UTF-8 byte order mark before the header",
-                       b"\xef\xbb\xbf" + v0, E, line=1, offset=0))
-    out.append(example("nul-bytes", 0, "a line of 64 NUL bytes before the step/end",
-                       with_line(11, b"\x00" * 64), E, line=11))
+    out.append(
+        example(
+            "line-too-long",
+            0,
+            "a 2 KiB user message line before the last turn/end",
+            with_line(4, long_line, True),
+            E,
+            options={"max_line": 1024},
+            line=4,
+        )
+    )
+    out.append(
+        example(
+            "invalid-utf8",
+            0,
+            'byte 0xff inside the user text "hi"',
+            v0.replace(b'"text":"hi"', b'"text":"h\xffi"'),
+            E,
+            line=4,
+        )
+    )
+    out.append(
+        example(
+            "invalid-json",
+            0,
+            "the user/message line is cut short but still ends in a newline, before the last turn/end",
+            with_line(4, lines[3][:60], True),
+            E,
+            line=4,
+        )
+    )
+    out.append(
+        example(
+            "bom", 0, "a UTF-8 byte order mark before the header", b"\xef\xbb\xbf" + v0, E, line=1, offset=0
+        )
+    )
+    out.append(
+        example(
+            "nul-bytes",
+            0,
+            "a line of 64 NUL bytes before the step/end",
+            with_line(11, b"\x00" * 64),
+            E,
+            line=11,
+        )
+    )
     deep = b'{"type":"session/title","seq":13,"time":1111,"data":' + b"[" * 1100 + b"]" * 1100 + b"}"
-    turn2 = [ev("turn/start", {"turn": 2}, 14, 1111),
-             ev("turn/end", {"turn": 2, "reason": {"kind": "completed"}}, 15, 1112)]
-    out.append(example("depth-limit", 0, "a between-turns event whose data nests 1100 arrays "
-                                          "deep, then a second turn",
-                       v0 + deep + b"\n" + b"".join(dumps(e) + b"\n" for e in turn2), E,
-                       line=len(lines) + 1))
-    out.append(example("not-an-object", 0, "a JSON array where the step/end record should be",
-                       with_line(11, b"[11,1109]"), E, line=11))
+    turn2 = [
+        ev("turn/start", {"turn": 2}, 14, 1111),
+        ev("turn/end", {"turn": 2, "reason": {"kind": "completed"}}, 15, 1112),
+    ]
+    out.append(
+        example(
+            "depth-limit",
+            0,
+            "a between-turns event whose data nests 1100 arrays deep, then a second turn",
+            v0 + deep + b"\n" + b"".join(dumps(e) + b"\n" for e in turn2),
+            E,
+            line=len(lines) + 1,
+        )
+    )
+    out.append(
+        example(
+            "not-an-object",
+            0,
+            "a JSON array where the step/end record should be",
+            with_line(11, b"[11,1109]"),
+            E,
+            line=11,
+        )
+    )
     return out
 
 
@@ -412,32 +572,81 @@ def _zstd() -> list[Example]:
     hf, bf = zframe(head), zframe(body)
     n_lines = raw.count(b"\n")
 
-    out.append(example("zstd-bad-magic", 0, "plain JSONL appended after the two zstd frames",
-                       hf + bf + dumps(ev("session/title", {"title": "x"}, 13, 1111)) + b"\n",
-                       E, encoding="zstd", frame=2))
+    out.append(
+        example(
+            "zstd-bad-magic",
+            0,
+            "plain JSONL appended after the two zstd frames",
+            hf + bf + dumps(ev("session/title", {"title": "x"}, 13, 1111)) + b"\n",
+            E,
+            encoding="zstd",
+            frame=2,
+        )
+    )
     skippable = b"\x50\x2a\x4d\x18" + (4).to_bytes(4, "little") + b"meta"
-    out.append(example("zstd-skippable-frame", 0, "a skippable frame between the header frame "
-                                                  "and the body frame", hf + skippable + bf, E,
-                       encoding="zstd", frame=1))
+    out.append(
+        example(
+            "zstd-skippable-frame",
+            0,
+            "a skippable frame between the header frame and the body frame",
+            hf + skippable + bf,
+            E,
+            encoding="zstd",
+            frame=1,
+        )
+    )
     reserved = bytearray(bf)
     reserved[4] |= 0x08
-    out.append(example("zstd-reserved-bit", 0, "body frame header descriptor with the reserved "
-                                               "bit 0x08 set", hf + bytes(reserved), E,
-                       encoding="zstd", frame=1))
+    out.append(
+        example(
+            "zstd-reserved-bit",
+            0,
+            "body frame header descriptor with the reserved bit 0x08 set",
+            hf + bytes(reserved),
+            E,
+            encoding="zstd",
+            frame=1,
+        )
+    )
     block = bytearray(bf)
     at = frame_header_len(bf)
-    block[at] |= 0x06          # block type bits (1-2) = 3: reserved
-    out.append(example("zstd-reserved-block", 0, "the body frame's first block has block type 3 "
-                                                 "(reserved)", hf + bytes(block), E,
-                       encoding="zstd", frame=1))
-    out.append(example("zstd-window-too-large", 0, f"a body frame needing a {len(body)}-byte "
-                                                   "window", hf + bf, E, encoding="zstd",
-                       options={"max_window": 1024}, frame=1))
+    block[at] |= 0x06  # block type bits (1-2) = 3: reserved
+    out.append(
+        example(
+            "zstd-reserved-block",
+            0,
+            "the body frame's first block has block type 3 (reserved)",
+            hf + bytes(block),
+            E,
+            encoding="zstd",
+            frame=1,
+        )
+    )
+    out.append(
+        example(
+            "zstd-window-too-large",
+            0,
+            f"a body frame needing a {len(body)}-byte window",
+            hf + bf,
+            E,
+            encoding="zstd",
+            options={"max_window": 1024},
+            frame=1,
+        )
+    )
     bad_sum = bytearray(bf)
     bad_sum[-1] ^= 0xFF
-    out.append(example("zstd-checksum", 0, "the body frame's content checksum has one byte "
-                                           "flipped", hf + bytes(bad_sum), E, encoding="zstd",
-                       frame=1))
+    out.append(
+        example(
+            "zstd-checksum",
+            0,
+            "the body frame's content checksum has one byte flipped",
+            hf + bytes(bad_sum),
+            E,
+            encoding="zstd",
+            frame=1,
+        )
+    )
     # The writer's one-shot frames are single-segment and declare their content size (FCS,
     # RFC 8878 §3.1.1.1.4); declaring one byte less makes the complete frame undecodable.
     fhd = bf[4]
@@ -445,26 +654,77 @@ def _zstd() -> list[Example]:
     fcs_len = (1, 2, 4, 8)[fhd >> 6]
     fcs_at = 5 + (0, 1, 2, 4)[fhd & 0x03]
     bias = 256 if fcs_len == 2 else 0
-    size = int.from_bytes(bf[fcs_at: fcs_at + fcs_len], "little") + bias
-    fcs = bf[:fcs_at] + (size - 1 - bias).to_bytes(fcs_len, "little") + bf[fcs_at + fcs_len:]
-    out.append(example("zstd-decode-error", 0, "the body frame declares a content size one "
-                                               "byte smaller than its blocks produce",
-                       hf + fcs, E, encoding="zstd", frame=1))
-    out.append(example("zstd-budget-exceeded", 0, "the body frame decompresses to more "
-                                                  "than 256 bytes", hf + bf, E,
-                       encoding="zstd", options={"max_decompressed": 256}, frame=1))
+    size = int.from_bytes(bf[fcs_at : fcs_at + fcs_len], "little") + bias
+    fcs = bf[:fcs_at] + (size - 1 - bias).to_bytes(fcs_len, "little") + bf[fcs_at + fcs_len :]
+    out.append(
+        example(
+            "zstd-decode-error",
+            0,
+            "the body frame declares a content size one byte smaller than its blocks produce",
+            hf + fcs,
+            E,
+            encoding="zstd",
+            frame=1,
+        )
+    )
+    out.append(
+        example(
+            "zstd-budget-exceeded",
+            0,
+            "the body frame decompresses to more than 256 bytes",
+            hf + bf,
+            E,
+            encoding="zstd",
+            options={"max_decompressed": 256},
+            frame=1,
+        )
+    )
     first, rest = body.split(b"\n", 1)
-    out.append(example("zstd-header-frame", 0, "the first frame holds the header line and the "
-                                               "first event", zframe(head + first + b"\n")
-                       + zframe(rest), E, encoding="zstd", frame=0))
-    out.append(example("zstd-frame-boundary", 0, "the last complete frame ends without the "
-                                                 "final newline", hf + zframe(body[:-1]), E,
-                       encoding="zstd", frame=1, line=n_lines))
-    out.append(example("zstd-no-checksum", 0, "the body frame was written without a content "
-                                              "checksum", hf + zframe(body, checksum=False), W,
-                       encoding="zstd", frame=1))
-    out.append(example("zstd-torn-frame", 0, "the body frame is cut 5 bytes before its end",
-                       hf + bf[:-5], W, encoding="zstd", frame=1))
+    out.append(
+        example(
+            "zstd-header-frame",
+            0,
+            "the first frame holds the header line and the first event",
+            zframe(head + first + b"\n") + zframe(rest),
+            E,
+            encoding="zstd",
+            frame=0,
+        )
+    )
+    out.append(
+        example(
+            "zstd-frame-boundary",
+            0,
+            "the last complete frame ends without the final newline",
+            hf + zframe(body[:-1]),
+            E,
+            encoding="zstd",
+            frame=1,
+            line=n_lines,
+        )
+    )
+    out.append(
+        example(
+            "zstd-no-checksum",
+            0,
+            "the body frame was written without a content checksum",
+            hf + zframe(body, checksum=False),
+            W,
+            encoding="zstd",
+            frame=1,
+        )
+    )
+    out.append(
+        example(
+            "zstd-torn-frame",
+            0,
+            "the body frame is cut 5 bytes before its end",
+            hf + bf[:-5],
+            W,
+            encoding="zstd",
+            frame=1,
+        )
+    )
     return out
 
 
@@ -474,45 +734,147 @@ def _header() -> list[Example]:
     def log(version: int, head: Event | bytes, events: list[Event] | None = None) -> bytes:
         return jsonl(head, base_events(version) if events is None else events)
 
-    out.append(example("header-invalid", 0, 'version is the string "0"',
-                       log(0, header(0, version="0")), E, line=1))
-    out.append(example("header-field", 0, "cwd is a relative path",
-                       log(0, header(0, cwd="home/u/proj")), E, line=1))
-    out.append(example("header-field", 2, "the required isSeeded is missing",
-                       log(2, header(2, isSeeded=None)), E, line=1))
-    out.append(example("header-field", 0, "createdAt is written as -0 (§2.1: not -0)",
-                       log(0, dumps(header(0)).replace(b'"createdAt":1000', b'"createdAt":-0')),
-                       E, line=1))
-    out.append(example("header-unknown-key", 0, "an unknown key (a v0 reader drops it: info)",
-                       log(0, header(0, title="demo")), N, line=1))
-    out.append(example("header-unknown-key", 0, "isSeeded in a v0 header (dropped by a v0 "
-                                                "reader: info)", log(0, header(0, isSeeded=False)),
-                       N, line=1))
-    out.append(example("header-unknown-key", 1, "an unknown key (the v1 codec refuses it)",
-                       log(1, header(1, title="demo")), E, line=1))
-    out.append(example("header-unknown-key", 2, "seedLength in a v2 header (replaced by "
-                                                "isSeeded)", log(2, header(2, seedLength=0)), E,
-                       line=1))
-    out.append(example("header-unknown-key", 4, "an unknown key in a v4 header",
-                       log(4, header(4, title="demo")), E, line=1))
-    out.append(example("header-retired-key", 0, "the retired approvalPolicy field",
-                       log(0, header(0, approvalPolicy="never")), E, line=1))
-    out.append(example("header-newer-version", 0, "a v5 header (newer than sesstool reads)",
-                       log(0, header(5)), E, line=1))
-    out.append(example("header-filename-version", 0, "a v0 log stored as session.v2.jsonl",
-                       log(0, header(0)), E, filename="session.v2.jsonl", line=1))
-    out.append(example("header-seed-length", 0, "seedLength 20 in a log of 13 events",
-                       log(0, header(0, parentSession="p", seedLength=20)), E, line=1))
-    out.append(example("header-is-seeded", 2, "isSeeded true without an inherited end-seed",
-                       log(2, header(2, parentSession="p", isSeeded=True)), E, line=1))
+    out.append(
+        example("header-invalid", 0, 'version is the string "0"', log(0, header(0, version="0")), E, line=1)
+    )
+    out.append(
+        example("header-field", 0, "cwd is a relative path", log(0, header(0, cwd="home/u/proj")), E, line=1)
+    )
+    out.append(
+        example(
+            "header-field", 2, "the required isSeeded is missing", log(2, header(2, isSeeded=None)), E, line=1
+        )
+    )
+    out.append(
+        example(
+            "header-field",
+            0,
+            "createdAt is written as -0 (§2.1: not -0)",
+            log(0, dumps(header(0)).replace(b'"createdAt":1000', b'"createdAt":-0')),
+            E,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-unknown-key",
+            0,
+            "an unknown key (a v0 reader drops it: info)",
+            log(0, header(0, title="demo")),
+            N,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-unknown-key",
+            0,
+            "isSeeded in a v0 header (dropped by a v0 reader: info)",
+            log(0, header(0, isSeeded=False)),
+            N,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-unknown-key",
+            1,
+            "an unknown key (the v1 codec refuses it)",
+            log(1, header(1, title="demo")),
+            E,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-unknown-key",
+            2,
+            "seedLength in a v2 header (replaced by isSeeded)",
+            log(2, header(2, seedLength=0)),
+            E,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-unknown-key",
+            4,
+            "an unknown key in a v4 header",
+            log(4, header(4, title="demo")),
+            E,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-retired-key",
+            0,
+            "the retired approvalPolicy field",
+            log(0, header(0, approvalPolicy="never")),
+            E,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-newer-version", 0, "a v5 header (newer than sesstool reads)", log(0, header(5)), E, line=1
+        )
+    )
+    out.append(
+        example(
+            "header-filename-version",
+            0,
+            "a v0 log stored as session.v2.jsonl",
+            log(0, header(0)),
+            E,
+            filename="session.v2.jsonl",
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-seed-length",
+            0,
+            "seedLength 20 in a log of 13 events",
+            log(0, header(0, parentSession="p", seedLength=20)),
+            E,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-is-seeded",
+            2,
+            "isSeeded true without an inherited end-seed",
+            log(2, header(2, parentSession="p", isSeeded=True)),
+            E,
+            line=1,
+        )
+    )
     tagged = append(base_events(3), [ev("session/end-seed", {"inherited": True})])
-    out.append(example("header-is-seeded", 3, "isSeeded false with an inherited end-seed marker",
-                       log(3, header(3), tagged), E, line=1))
+    out.append(
+        example(
+            "header-is-seeded",
+            3,
+            "isSeeded false with an inherited end-seed marker",
+            log(3, header(3), tagged),
+            E,
+            line=1,
+        )
+    )
     events = base_events(0)
     second = dumps(header(0))
     i = index_of(events, "turn/end")
-    out.append(example("header-not-first", 0, "a second header line before the turn/end",
-                       jsonl(header(0), [*events[:i], second, *events[i:]]), E, line=i + 2))
+    out.append(
+        example(
+            "header-not-first",
+            0,
+            "a second header line before the turn/end",
+            jsonl(header(0), [*events[:i], second, *events[i:]]),
+            E,
+            line=i + 2,
+        )
+    )
     return out
 
 
@@ -532,25 +894,59 @@ def _envelope() -> list[Example]:
         return e
 
     data, t, line = edited(extra_key)
-    out.append(example("envelope-key", 0, 'turn/start with an extra top-level key "meta"', data,
-                       E, line=line, seq=t["seq"]))
+    out.append(
+        example(
+            "envelope-key",
+            0,
+            'turn/start with an extra top-level key "meta"',
+            data,
+            E,
+            line=line,
+            seq=t["seq"],
+        )
+    )
 
     events = append(base_events(0), [ev("session/title", {"title": "x"})])
     untyped = events[-1]
     del untyped["type"]
-    out.append(example("envelope-type", 0, "a between-turns event without a type",
-                       jsonl(h0, events), E, line=line_of(events, untyped), seq=untyped["seq"]))
+    out.append(
+        example(
+            "envelope-type",
+            0,
+            "a between-turns event without a type",
+            jsonl(h0, events),
+            E,
+            line=line_of(events, untyped),
+            seq=untyped["seq"],
+        )
+    )
 
     events = base_events(0)
     rh = find(events, "request/header")
     rh["seq"] = str(rh["seq"])
-    out.append(example("envelope-seq", 0, 'request/header with seq "3" (a string)',
-                       jsonl(h0, events), E, line=line_of(events, rh)))
+    out.append(
+        example(
+            "envelope-seq",
+            0,
+            'request/header with seq "3" (a string)',
+            jsonl(h0, events),
+            E,
+            line=line_of(events, rh),
+        )
+    )
     events = base_events(4)
     ts = find(events, "turn/start")
     data = jsonl(header(4), events).replace(b'"seq":0,', b'"seq":-0,', 1)
-    out.append(example("envelope-seq", 4, "turn/start with seq written -0 (§3: v4 rejects -0)",
-                       data, E, line=line_of(events, ts)))
+    out.append(
+        example(
+            "envelope-seq",
+            4,
+            "turn/start with seq written -0 (§3: v4 rejects -0)",
+            data,
+            E,
+            line=line_of(events, ts),
+        )
+    )
 
     def no_time(events: list[Event]) -> Event:
         e = find(events, "step/end")
@@ -558,13 +954,20 @@ def _envelope() -> list[Example]:
         return e
 
     data, t, line = edited(no_time)
-    out.append(example("envelope-time", 0, "step/end without time", data, E, line=line,
-                       seq=t["seq"]))
+    out.append(example("envelope-time", 0, "step/end without time", data, E, line=line, seq=t["seq"]))
     events = append(base_events(0), [ev("session/title", {"title": "x"})])
     del events[-1]["data"]
-    out.append(example("envelope-data", 0, "a between-turns session/title without data",
-                       jsonl(h0, events), E, line=line_of(events, events[-1]),
-                       seq=events[-1]["seq"]))
+    out.append(
+        example(
+            "envelope-data",
+            0,
+            "a between-turns session/title without data",
+            jsonl(h0, events),
+            E,
+            line=line_of(events, events[-1]),
+            seq=events[-1]["seq"],
+        )
+    )
 
     def not_true(events: list[Event]) -> Event:
         e = find(events, "step/start")
@@ -572,13 +975,23 @@ def _envelope() -> list[Example]:
         return e
 
     data, t, line = edited(not_true)
-    out.append(example("envelope-ignorable", 0, "step/start with ignorable: false", data, E,
-                       line=line, seq=t["seq"]))
+    out.append(
+        example("envelope-ignorable", 0, "step/start with ignorable: false", data, E, line=line, seq=t["seq"])
+    )
     events = base_events(0)
     se = find(events, "step/end")
     se["seq"] += 1
-    out.append(example("seq-gap", 0, "step/end numbered 12 instead of 11, before the turn/end",
-                       jsonl(h0, events), E, line=line_of(events, se), seq=12))
+    out.append(
+        example(
+            "seq-gap",
+            0,
+            "step/end numbered 12 instead of 11, before the turn/end",
+            jsonl(h0, events),
+            E,
+            line=line_of(events, se),
+            seq=12,
+        )
+    )
 
     def no_op(events: list[Event]) -> Event:
         e = find(events, "user/message")
@@ -586,8 +999,9 @@ def _envelope() -> list[Example]:
         return e
 
     data, t, line = edited(no_op)
-    out.append(example("surface-op-missing", 0, "user/message without surfaceOp", data, E,
-                       line=line, seq=t["seq"]))
+    out.append(
+        example("surface-op-missing", 0, "user/message without surfaceOp", data, E, line=line, seq=t["seq"])
+    )
 
     for version, op, note in (
         (0, {"op": "replace", "startSeq": 2, "endSeq": 2}, "the v3+ spelling startSeq/endSeq"),
@@ -596,12 +1010,21 @@ def _envelope() -> list[Example]:
     ):
         user_seq = 2 if version < 3 else 3
         events = base_events(version)
-        summary = ev("user/message", user_message("Summary: hi", "m-sum1"),
-                     sourceEventSeqs=[user_seq], surfaceOp=op)
+        summary = ev(
+            "user/message", user_message("Summary: hi", "m-sum1"), sourceEventSeqs=[user_seq], surfaceOp=op
+        )
         insert_before(events, "turn/end", [summary])
-        out.append(example("surface-op-shape", version, f"a user/message whose surfaceOp uses "
-                                                        f"{note}", jsonl(header(version), events),
-                           E, line=line_of(events, summary), seq=summary["seq"]))
+        out.append(
+            example(
+                "surface-op-shape",
+                version,
+                f"a user/message whose surfaceOp uses {note}",
+                jsonl(header(version), events),
+                E,
+                line=line_of(events, summary),
+                seq=summary["seq"],
+            )
+        )
 
     def meta(events: list[Event]) -> Event:
         e = find(events, "step/end")
@@ -609,42 +1032,81 @@ def _envelope() -> list[Example]:
         return e
 
     data, t, line = edited(meta)
-    out.append(example("surface-meta-on-log-only", 0, "step/end with surfaceOp", data, E,
-                       line=line, seq=t["seq"]))
-    events = append(base_events(2), [ev("acme/telemetry", {"ms": 42}, surfaceOp="append",
-                                        ignorable=True)])
-    out.append(example("surface-meta-on-log-only", 2, "an unknown ignorable event with surfaceOp "
-                                                      "(only v4 keeps it opaque)",
-                       jsonl(header(2), events), E, line=line_of(events, events[-1]),
-                       seq=events[-1]["seq"]))
+    out.append(
+        example("surface-meta-on-log-only", 0, "step/end with surfaceOp", data, E, line=line, seq=t["seq"])
+    )
+    events = append(base_events(2), [ev("acme/telemetry", {"ms": 42}, surfaceOp="append", ignorable=True)])
+    out.append(
+        example(
+            "surface-meta-on-log-only",
+            2,
+            "an unknown ignorable event with surfaceOp (only v4 keeps it opaque)",
+            jsonl(header(2), events),
+            E,
+            line=line_of(events, events[-1]),
+            seq=events[-1]["seq"],
+        )
+    )
 
     events = base_events(0)
     am = find(events, "assistant/message")
     am["sourceEventSeqs"] = [4, 5, 6, 7, 8, 9, 10]
-    out.append(example("source-seqs-shape", 0, "assistant/message 10 cites its own seq",
-                       jsonl(h0, events), E, line=line_of(events, am), seq=10))
+    out.append(
+        example(
+            "source-seqs-shape",
+            0,
+            "assistant/message 10 cites its own seq",
+            jsonl(h0, events),
+            E,
+            line=line_of(events, am),
+            seq=10,
+        )
+    )
     events = with_tool_pair(2)
     tr = find(events, "tool/result")
     tr["sourceEventSeqs"] = [[5, 4]]
-    out.append(example("source-seqs-shape", 2, "tool/result with a backwards range [[5,4]] "
-                                               "(§9.4)", jsonl(header(2), events), E,
-                       line=line_of(events, tr), seq=tr["seq"]))
+    out.append(
+        example(
+            "source-seqs-shape",
+            2,
+            "tool/result with a backwards range [[5,4]] (§9.4)",
+            jsonl(header(2), events),
+            E,
+            line=line_of(events, tr),
+            seq=tr["seq"],
+        )
+    )
     for version in (3, 4):
         events = base_events(version)
         am = find(events, "assistant/message")
         am["sourceEventSeqs"] = [3]
         am["surfaceOp"] = am.pop("surfaceOp")
-        out.append(example("source-seqs-forbidden", version, "assistant/message with "
-                                                             "sourceEventSeqs",
-                           jsonl(header(version), events), E, line=line_of(events, am),
-                           seq=am["seq"]))
+        out.append(
+            example(
+                "source-seqs-forbidden",
+                version,
+                "assistant/message with sourceEventSeqs",
+                jsonl(header(version), events),
+                E,
+                line=line_of(events, am),
+                seq=am["seq"],
+            )
+        )
     events = base_events(2)
     am = find(events, "assistant/message")
     am["sourceEventSeqs"] = [2]
     am["surfaceOp"] = am.pop("surfaceOp")
-    out.append(example("source-seqs-assistant-v2", 2, "assistant/message with sourceEventSeqs "
-                                                      "(dropped by the v1→v2 fold)",
-                       jsonl(header(2), events), W, line=line_of(events, am), seq=am["seq"]))
+    out.append(
+        example(
+            "source-seqs-assistant-v2",
+            2,
+            "assistant/message with sourceEventSeqs (dropped by the v1→v2 fold)",
+            jsonl(header(2), events),
+            W,
+            line=line_of(events, am),
+            seq=am["seq"],
+        )
+    )
     return out
 
 
@@ -657,181 +1119,458 @@ def _vocabulary() -> list[Example]:
     out: list[Example] = []
     for version in (0, 4):
         data, e, events = _between_turns(version, ev("acme/widget-state", {"mode": "x"}))
-        out.append(example("unknown-event-type", version, "an unknown event type, not ignorable "
-                                                          "(§12 E6)", data, E,
-                           line=line_of(events, e), seq=e["seq"]))
+        out.append(
+            example(
+                "unknown-event-type",
+                version,
+                "an unknown event type, not ignorable (§12 E6)",
+                data,
+                E,
+                line=line_of(events, e),
+                seq=e["seq"],
+            )
+        )
     data, e, events = _between_turns(0, ev("acme/telemetry", {"ms": 42}, ignorable=True))
-    out.append(example("unknown-ignorable-event", 0, "an unknown event type marked ignorable "
-                                                     "(§12 E7)", data, N, line=line_of(events, e),
-                       seq=e["seq"]))
-    data, e, events = _between_turns(4, ev("acme/telemetry", {"ms": 42}, surfaceOp="append",
-                                           ignorable=True))
-    out.append(example("unknown-ignorable-event", 4, "an unknown ignorable event with opaque "
-                                                     "surfaceOp (allowed in v4)", data, N,
-                       line=line_of(events, e), seq=e["seq"]))
+    out.append(
+        example(
+            "unknown-ignorable-event",
+            0,
+            "an unknown event type marked ignorable (§12 E7)",
+            data,
+            N,
+            line=line_of(events, e),
+            seq=e["seq"],
+        )
+    )
+    data, e, events = _between_turns(4, ev("acme/telemetry", {"ms": 42}, surfaceOp="append", ignorable=True))
+    out.append(
+        example(
+            "unknown-ignorable-event",
+            4,
+            "an unknown ignorable event with opaque surfaceOp (allowed in v4)",
+            data,
+            N,
+            line=line_of(events, e),
+            seq=e["seq"],
+        )
+    )
     data, e, events = _between_turns(0, ev("mode/set", {"mode": "plan"}))
-    out.append(example("retired-event-type", 0, "the retired mode/set event", data, E,
-                       line=line_of(events, e), seq=e["seq"]))
+    out.append(
+        example(
+            "retired-event-type",
+            0,
+            "the retired mode/set event",
+            data,
+            E,
+            line=line_of(events, e),
+            seq=e["seq"],
+        )
+    )
     events = base_events(0)
     rh = find(events, "request/header")
     rh["data"]["reason"] = "fallback"
-    out.append(example("retired-event-type", 0, "request/header with the retired reason "
-                                                "fallback", jsonl(header(0), events), E,
-                       line=line_of(events, rh), seq=rh["seq"]))
+    out.append(
+        example(
+            "retired-event-type",
+            0,
+            "request/header with the retired reason fallback",
+            jsonl(header(0), events),
+            E,
+            line=line_of(events, rh),
+            seq=rh["seq"],
+        )
+    )
     events = base_events(2)
-    chunk = ev("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "block-start",
-                                                                   "index": 0, "blockType": "text"}})
+    chunk = ev(
+        "assistant/chunk",
+        {"turn": 1, "step": 1, "chunk": {"type": "block-start", "index": 0, "blockType": "text"}},
+    )
     insert_before(events, "assistant/message", [chunk])
-    out.append(example("version-event-type", 2, "a top-level assistant/chunk (chunks live in "
-                                                "data.stream since v2)",
-                       jsonl(header(2), events), E, line=line_of(events, chunk),
-                       seq=chunk["seq"]))
+    out.append(
+        example(
+            "version-event-type",
+            2,
+            "a top-level assistant/chunk (chunks live in data.stream since v2)",
+            jsonl(header(2), events),
+            E,
+            line=line_of(events, chunk),
+            seq=chunk["seq"],
+        )
+    )
     events = base_events(0)
     sm = ev("system/message", system_message(0, "sys1", "Be brief."), surfaceOp="append")
     insert_before(events, "user/message", [sm])
     # inserting before seq 2 shifts the chunks the assistant message cites
     find(events, "assistant/message")["sourceEventSeqs"] = [5, 6, 7, 8, 9, 10]
-    out.append(example("version-event-type", 0, "a system/message (a v3+ type) in a v0 log",
-                       jsonl(header(0), events), E, line=line_of(events, sm), seq=sm["seq"]))
-    row = {"type": "text-chunks", "seq0": 7, "time0": 1111,
-           "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]}}
+    out.append(
+        example(
+            "version-event-type",
+            0,
+            "a system/message (a v3+ type) in a v0 log",
+            jsonl(header(0), events),
+            E,
+            line=line_of(events, sm),
+            seq=sm["seq"],
+        )
+    )
+    row = {
+        "type": "text-chunks",
+        "seq0": 7,
+        "time0": 1111,
+        "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]},
+    }
     events = base_events(2)
     i = index_of(events, "step/end")
-    out.append(example("version-event-type", 2, "a packed text-chunks row (v0/v1 only) in a v2 "
-                                                "log", jsonl(header(2), [*events[:i], row,
-                                                                         *events[i:]]), E,
-                       line=i + 2))
+    out.append(
+        example(
+            "version-event-type",
+            2,
+            "a packed text-chunks row (v0/v1 only) in a v2 log",
+            jsonl(header(2), [*events[:i], row, *events[i:]]),
+            E,
+            line=i + 2,
+        )
+    )
     events = base_events(0)
     attempt = ev("assistant/attempt", {"turn": 1, "step": 1, "stream": stream()})
     insert_before(events, "step/end", [attempt])
-    out.append(example("version-event-type", 0, "an assistant/attempt (a v2+ type, §4.1) in a v0 "
-                                                "log", jsonl(header(0), events), E,
-                       line=line_of(events, attempt), seq=attempt["seq"]))
-    data, e, events = _between_turns(4, ev("image/offload", {"seq": 3, "blockIndex": 0,
-                                                             "attachment": {"path": "a.png"}}))
-    out.append(example("message-projection-event", 4, "an image/offload event", data, E,
-                       line=line_of(events, e), seq=e["seq"]))
+    out.append(
+        example(
+            "version-event-type",
+            0,
+            "an assistant/attempt (a v2+ type, §4.1) in a v0 log",
+            jsonl(header(0), events),
+            E,
+            line=line_of(events, attempt),
+            seq=attempt["seq"],
+        )
+    )
+    data, e, events = _between_turns(
+        4, ev("image/offload", {"seq": 3, "blockIndex": 0, "attachment": {"path": "a.png"}})
+    )
+    out.append(
+        example(
+            "message-projection-event",
+            4,
+            "an image/offload event",
+            data,
+            E,
+            line=line_of(events, e),
+            seq=e["seq"],
+        )
+    )
     events = base_events(0)
     row0 = events[5]
     row0["data"]["dt"] = [2]
-    out.append(example("packed-row", 0, "a text-chunks row with 3 texts but 1 dt",
-                       jsonl(header(0), events), E, line=line_of(events, row0)))
+    out.append(
+        example(
+            "packed-row",
+            0,
+            "a text-chunks row with 3 texts but 1 dt",
+            jsonl(header(0), events),
+            E,
+            line=line_of(events, row0),
+        )
+    )
     events = base_events(0)
-    seq_row = {"type": "text-chunks", "seq": None, "time": None,
-               "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]}}
+    seq_row = {
+        "type": "text-chunks",
+        "seq": None,
+        "time": None,
+        "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]},
+    }
     insert_before(events, "step/end", [seq_row])
-    out.append(example("packed-row", 0, "a text-chunks row written with seq/time instead of "
-                                        "seq0/time0 (§9.3: malformed row-tagged value)",
-                       jsonl(header(0), events), E, line=line_of(events, seq_row)))
+    out.append(
+        example(
+            "packed-row",
+            0,
+            "a text-chunks row written with seq/time instead of "
+            "seq0/time0 (§9.3: malformed row-tagged value)",
+            jsonl(header(0), events),
+            E,
+            line=line_of(events, seq_row),
+        )
+    )
     events = base_events(2)
     am = find(events, "assistant/message")
     am["data"]["stream"][1]["dt"] = [2]
-    out.append(example("stream-record", 2, "a stream text-chunks record with 3 texts but 1 dt",
-                       jsonl(header(2), events), E, line=line_of(events, am), seq=am["seq"]))
+    out.append(
+        example(
+            "stream-record",
+            2,
+            "a stream text-chunks record with 3 texts but 1 dt",
+            jsonl(header(2), events),
+            E,
+            line=line_of(events, am),
+            seq=am["seq"],
+        )
+    )
     return out
 
 
 def _shapes() -> list[Example]:
     out: list[Example] = []
 
-    def case(rule: str, version: int, description: str, type_: str,
-             change: Callable[[Event], None], tools: bool = False) -> None:
+    def case(
+        rule: str,
+        version: int,
+        description: str,
+        type_: str,
+        change: Callable[[Event], None],
+        tools: bool = False,
+    ) -> None:
         events = with_tool_pair(version) if tools else base_events(version)
         target = find(events, type_)
         change(target)
-        out.append(example(rule, version, description, jsonl(header(version), events), E,
-                           line=line_of(events, target), seq=target["seq"]))
+        out.append(
+            example(
+                rule,
+                version,
+                description,
+                jsonl(header(version), events),
+                E,
+                line=line_of(events, target),
+                seq=target["seq"],
+            )
+        )
 
-    case("event-data", 2, "assistant/message without the v2 data.stream", "assistant/message",
-         lambda e: e["data"].pop("stream"))
-    case("event-data", 0, "turn/end reason forked (v4 only)", "turn/end",
-         lambda e: e["data"].update(reason={"kind": "forked"}))
-    case("message-shape", 0, "user/message without an id", "user/message",
-         lambda e: e["data"].pop("id"))
-    case("message-shape", 4, 'a v4 user/message whose source kind is "plugin" (§4.3: v4 '
-         'kinds are direct)', "user/message",
-         lambda e: e["data"].update(source={"kind": "plugin", "plugin": "compact"}))
-    case("message-role", 0, 'user/message with role "assistant"', "user/message",
-         lambda e: e["data"].update(role="assistant"))
-    case("message-role", 4, 'a v4 tool/result whose message keeps role "user"', "tool/result",
-         lambda e: e["data"]["message"].update(role="user"), tools=True)
-    case("assistant-source", 0, "assistant source without model", "assistant/message",
-         lambda e: e["data"]["message"]["source"].pop("model"))
-    case("tool-result-shape", 0, "tool-result block toolCallId c2 for source.callId c1",
-         "tool/result",
-         lambda e: e["data"]["message"]["content"][0].update(toolCallId="c2"), tools=True)
-    case("tool-result-shape", 4, "v4 tool/result message without toolCallId", "tool/result",
-         lambda e: e["data"]["message"].pop("toolCallId"), tools=True)
+    case(
+        "event-data",
+        2,
+        "assistant/message without the v2 data.stream",
+        "assistant/message",
+        lambda e: e["data"].pop("stream"),
+    )
+    case(
+        "event-data",
+        0,
+        "turn/end reason forked (v4 only)",
+        "turn/end",
+        lambda e: e["data"].update(reason={"kind": "forked"}),
+    )
+    case("message-shape", 0, "user/message without an id", "user/message", lambda e: e["data"].pop("id"))
+    case(
+        "message-shape",
+        4,
+        'a v4 user/message whose source kind is "plugin" (§4.3: v4 kinds are direct)',
+        "user/message",
+        lambda e: e["data"].update(source={"kind": "plugin", "plugin": "compact"}),
+    )
+    case(
+        "message-role",
+        0,
+        'user/message with role "assistant"',
+        "user/message",
+        lambda e: e["data"].update(role="assistant"),
+    )
+    case(
+        "message-role",
+        4,
+        'a v4 tool/result whose message keeps role "user"',
+        "tool/result",
+        lambda e: e["data"]["message"].update(role="user"),
+        tools=True,
+    )
+    case(
+        "assistant-source",
+        0,
+        "assistant source without model",
+        "assistant/message",
+        lambda e: e["data"]["message"]["source"].pop("model"),
+    )
+    case(
+        "tool-result-shape",
+        0,
+        "tool-result block toolCallId c2 for source.callId c1",
+        "tool/result",
+        lambda e: e["data"]["message"]["content"][0].update(toolCallId="c2"),
+        tools=True,
+    )
+    case(
+        "tool-result-shape",
+        4,
+        "v4 tool/result message without toolCallId",
+        "tool/result",
+        lambda e: e["data"]["message"].pop("toolCallId"),
+        tools=True,
+    )
     outcome = {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"}
-    case("tool-result-error-flag", 3, "tool/result with error but isError false", "tool/result",
-         lambda e: e["data"].update(error=dict(outcome)), tools=True)
-    case("tool-result-error-flag", 4, "tool/result with error but isError false", "tool/result",
-         lambda e: e["data"].update(error=dict(outcome)), tools=True)
-    case("request-header", 0, "request/header config without model", "request/header",
-         lambda e: e["data"]["header"]["config"].pop("model"))
-    case("request-header", 3, "request/header with header.system (forbidden in v3+)",
-         "request/header", lambda e: e["data"]["header"].update(system="Be brief."))
+    case(
+        "tool-result-error-flag",
+        3,
+        "tool/result with error but isError false",
+        "tool/result",
+        lambda e: e["data"].update(error=dict(outcome)),
+        tools=True,
+    )
+    case(
+        "tool-result-error-flag",
+        4,
+        "tool/result with error but isError false",
+        "tool/result",
+        lambda e: e["data"].update(error=dict(outcome)),
+        tools=True,
+    )
+    case(
+        "request-header",
+        0,
+        "request/header config without model",
+        "request/header",
+        lambda e: e["data"]["header"]["config"].pop("model"),
+    )
+    case(
+        "request-header",
+        3,
+        "request/header with header.system (forbidden in v3+)",
+        "request/header",
+        lambda e: e["data"]["header"].update(system="Be brief."),
+    )
     events = base_events(4)
-    dev = ev("developer/message", {"turn": 1, "step": 1, "message": {
-        "id": "d1", "role": "developer", "content": [{"type": "tool-addition", "toolName": "read"}],
-        "source": {"kind": "runtime-context"}}}, surfaceOp="append")
+    dev = ev(
+        "developer/message",
+        {
+            "turn": 1,
+            "step": 1,
+            "message": {
+                "id": "d1",
+                "role": "developer",
+                "content": [{"type": "tool-addition", "toolName": "read"}],
+                "source": {"kind": "runtime-context"},
+            },
+        },
+        surfaceOp="append",
+    )
     insert_before(events, "step/end", [dev])
-    out.append(example("event-data", 4, "developer/message adding a tool without headerSeq "
-                                        "(§4.1: required iff additions)",
-                       jsonl(header(4), events), E, line=line_of(events, dev), seq=dev["seq"]))
+    out.append(
+        example(
+            "event-data",
+            4,
+            "developer/message adding a tool without headerSeq (§4.1: required iff additions)",
+            jsonl(header(4), events),
+            E,
+            line=line_of(events, dev),
+            seq=dev["seq"],
+        )
+    )
     events = base_events(0)
     ctx = ev("request/context", {"provider": "", "model": "deepseek-chat"})
     insert_before(events, "step/end", [ctx])
-    out.append(example("request-context", 0, "request/context with an empty provider",
-                       jsonl(header(0), events), E, line=line_of(events, ctx), seq=ctx["seq"]))
+    out.append(
+        example(
+            "request-context",
+            0,
+            "request/context with an empty provider",
+            jsonl(header(0), events),
+            E,
+            line=line_of(events, ctx),
+            seq=ctx["seq"],
+        )
+    )
     return out
 
 
 def _projection() -> list[Example]:
     out: list[Example] = []
 
-    def replacer(rule: str, version: int, description: str, op: Any, cites: list[int] | None,
-                 type_: str = "user/message", data: Any = None,
-                 events: list[Event] | None = None) -> None:
+    def replacer(
+        rule: str,
+        version: int,
+        description: str,
+        op: Any,
+        cites: list[int] | None,
+        type_: str = "user/message",
+        data: Any = None,
+        events: list[Event] | None = None,
+    ) -> None:
         events = base_events(version) if events is None else events
         meta: Event = {} if cites is None else {"sourceEventSeqs": cites}
-        new = ev(type_, user_message("Summary", "m-sum1") if data is None else data, **meta,
-                 surfaceOp=op)
+        new = ev(type_, user_message("Summary", "m-sum1") if data is None else data, **meta, surfaceOp=op)
         insert_before(events, "turn/end", [new])
         if op == "own":
             new["surfaceOp"] = {"op": "replace", "startSeq": new["seq"], "endSeq": new["seq"]}
-        out.append(example(rule, version, description, jsonl(header(version), events), E,
-                           line=line_of(events, new), seq=new["seq"]))
+        out.append(
+            example(
+                rule,
+                version,
+                description,
+                jsonl(header(version), events),
+                E,
+                line=line_of(events, new),
+                seq=new["seq"],
+            )
+        )
 
-    replacer("replace-endpoint", 0, "a replace whose start 3 is the request/header (not a "
-                                    "surface node)", {"op": "replace", "start": 3, "end": 3}, [3])
-    replacer("replace-order", 0, "a replace from node 10 to node 2 (end before start)",
-             {"op": "replace", "start": 10, "end": 2}, [2, 10])
-    replacer("replace-uncited", 0, "a replace of node 2 without sourceEventSeqs",
-             {"op": "replace", "start": 2, "end": 2}, None)
-    replacer("replace-uncited", 3, "a replace of nodes 3..6 citing only 3",
-             {"op": "replace", "startSeq": 3, "endSeq": 6}, [3])
-    replacer("replace-not-earlier", 3, "a user/message replacing its own seq "
-                                       "(§5 item 4: v3+ endpoints must be < own seq)", "own",
-             None)
+    replacer(
+        "replace-endpoint",
+        0,
+        "a replace whose start 3 is the request/header (not a surface node)",
+        {"op": "replace", "start": 3, "end": 3},
+        [3],
+    )
+    replacer(
+        "replace-order",
+        0,
+        "a replace from node 10 to node 2 (end before start)",
+        {"op": "replace", "start": 10, "end": 2},
+        [2, 10],
+    )
+    replacer(
+        "replace-uncited",
+        0,
+        "a replace of node 2 without sourceEventSeqs",
+        {"op": "replace", "start": 2, "end": 2},
+        None,
+    )
+    replacer(
+        "replace-uncited",
+        3,
+        "a replace of nodes 3..6 citing only 3",
+        {"op": "replace", "startSeq": 3, "endSeq": 6},
+        [3],
+    )
+    replacer(
+        "replace-not-earlier",
+        3,
+        "a user/message replacing its own seq (§5 item 4: v3+ endpoints must be < own seq)",
+        "own",
+        None,
+    )
     # tool/result replacements (E11): content-only edits of one tool/result
     for version in (0, 4):
         events = with_tool_pair(version)
         old = find(events, "tool/result")
         data = copy.deepcopy(old["data"])
         data["message"]["id"] = "t2"
-        replacer("tool-result-replace", version, "a tool/result replacement that also changes "
-                                                 "the message id",
-                 {"op": "replace", "start": old["seq"], "end": old["seq"]} if version < 3 else
-                 {"op": "replace", "startSeq": old["seq"], "endSeq": old["seq"]}, [old["seq"]],
-                 "tool/result", data, events)
-    replacer("tool-result-replace", 0, "a tool/result replacing the user/message node 2",
-             {"op": "replace", "start": 2, "end": 2}, [2], "tool/result", tool_result(0),
-             with_tool_pair(0))
+        replacer(
+            "tool-result-replace",
+            version,
+            "a tool/result replacement that also changes the message id",
+            {"op": "replace", "start": old["seq"], "end": old["seq"]}
+            if version < 3
+            else {"op": "replace", "startSeq": old["seq"], "endSeq": old["seq"]},
+            [old["seq"]],
+            "tool/result",
+            data,
+            events,
+        )
+    replacer(
+        "tool-result-replace",
+        0,
+        "a tool/result replacing the user/message node 2",
+        {"op": "replace", "start": 2, "end": 2},
+        [2],
+        "tool/result",
+        tool_result(0),
+        with_tool_pair(0),
+    )
     for version in (3, 4):
-        replacer("protected-head", version, "a user/message replacing the system head and "
-                                            "the user node", {"op": "replace", "startSeq": 4,
-                                                              "endSeq": 3}, [3, 4])
+        replacer(
+            "protected-head",
+            version,
+            "a user/message replacing the system head and the user node",
+            {"op": "replace", "startSeq": 4, "endSeq": 3},
+            [3, 4],
+        )
     return out
 
 
@@ -895,9 +1634,19 @@ def _relational_case(rule: str, version: int) -> tuple[str, list[Event], Event]:
 
 
 RELATIONAL_RULES = (
-    "turn-open", "turn-number", "turn-end-mismatch", "turn-end-step-open", "step-outside-turn",
-    "step-open", "step-number", "step-end-mismatch", "event-outside-step", "event-outside-turn",
-    "tool-result-unmatched", "tool-call-duplicate", "unresolved-call",
+    "turn-open",
+    "turn-number",
+    "turn-end-mismatch",
+    "turn-end-step-open",
+    "step-outside-turn",
+    "step-open",
+    "step-number",
+    "step-end-mismatch",
+    "event-outside-step",
+    "event-outside-turn",
+    "tool-result-unmatched",
+    "tool-call-duplicate",
+    "unresolved-call",
 )
 
 
@@ -906,18 +1655,40 @@ def _relational() -> list[Example]:
     for rule in RELATIONAL_RULES:
         for version in (0, 4):
             description, events, target = _relational_case(rule, version)
-            out.append(example(rule, version, description, jsonl(header(version), events),
-                               severity_in(rule, version), line=line_of(events, target),
-                               seq=target["seq"]))
+            out.append(
+                example(
+                    rule,
+                    version,
+                    description,
+                    jsonl(header(version), events),
+                    severity_in(rule, version),
+                    line=line_of(events, target),
+                    seq=target["seq"],
+                )
+            )
     for version in (0, 1):
-        out.append(example("seed-length-marker", version, "seedLength 3 but no session/end-seed "
-                                                          "at seq 3",
-                           jsonl(header(version, parentSession="p", seedLength=3),
-                                 base_events(version)), W, line=1))
+        out.append(
+            example(
+                "seed-length-marker",
+                version,
+                "seedLength 3 but no session/end-seed at seq 3",
+                jsonl(header(version, parentSession="p", seedLength=3), base_events(version)),
+                W,
+                line=1,
+            )
+        )
     for version in (0, 4):
         events = remove(base_events(version), "turn/end")
-        out.append(example("open-turn", version, "the log ends inside turn 1 (no turn/end)",
-                           jsonl(header(version), events), W, seq=0))
+        out.append(
+            example(
+                "open-turn",
+                version,
+                "the log ends inside turn 1 (no turn/end)",
+                jsonl(header(version), events),
+                W,
+                seq=0,
+            )
+        )
     return out
 
 
@@ -926,30 +1697,51 @@ def _zstd_variants() -> list[Example]:
     out: list[Example] = []
     for version in (0, 3):
         events = base_events(version)
-        events.pop()            # drop the turn/end
+        events.pop()  # drop the turn/end
         raw = jsonl(header(version), events)
-        out.append(example("open-turn", version, "the log ends inside turn 1",
-                           to_zstd(raw), W, encoding="zstd", seq=0))
+        out.append(
+            example(
+                "open-turn", version, "the log ends inside turn 1", to_zstd(raw), W, encoding="zstd", seq=0
+            )
+        )
     events = base_events(2)
     target = find(events, "user/message")
     del target["surfaceOp"]
-    out.append(example("surface-op-missing", 2, "user/message without surfaceOp",
-                       to_zstd(jsonl(header(2), events)), E, encoding="zstd",
-                       line=line_of(events, target), seq=target["seq"], frame=1))
+    out.append(
+        example(
+            "surface-op-missing",
+            2,
+            "user/message without surfaceOp",
+            to_zstd(jsonl(header(2), events)),
+            E,
+            encoding="zstd",
+            line=line_of(events, target),
+            seq=target["seq"],
+            frame=1,
+        )
+    )
     return out
 
 
 def build_examples() -> list[Example]:
-    return [*_physical(), *_zstd(), *_header(), *_envelope(), *_vocabulary(), *_shapes(),
-            *_projection(), *_relational(), *_zstd_variants()]
+    return [
+        *_physical(),
+        *_zstd(),
+        *_header(),
+        *_envelope(),
+        *_vocabulary(),
+        *_shapes(),
+        *_projection(),
+        *_relational(),
+        *_zstd_variants(),
+    ]
 
 
 EXAMPLES: tuple[Example, ...] = tuple(build_examples())
 
 
 def example_id(ex: Example) -> str:
-    same = [x for x in EXAMPLES if (x.rule, x.version, x.encoding) == (ex.rule, ex.version,
-                                                                        ex.encoding)]
+    same = [x for x in EXAMPLES if (x.rule, x.version, x.encoding) == (ex.rule, ex.version, ex.encoding)]
     suffix = f"-{same.index(ex) + 1}" if len(same) > 1 else ""
     return f"{ex.rule}-v{ex.version}-{ex.encoding}{suffix}"
 
@@ -1069,8 +1861,11 @@ def _address_text(ex: Example) -> str:
     return ", ".join(parts)
 
 
-CLI_OPTIONS = {"max_line": "--max-line-bytes", "max_decompressed": "--max-decompressed",
-               "max_window": "--max-window"}
+CLI_OPTIONS = {
+    "max_line": "--max-line-bytes",
+    "max_decompressed": "--max-decompressed",
+    "max_window": "--max-window",
+}
 
 
 def _numbers(numbers: list[int]) -> str:
@@ -1088,12 +1883,13 @@ def _numbers(numbers: list[int]) -> str:
 def render_example(ex: Example) -> str:
     opts = ""
     if ex.options:
-        opts = " — with " + ", ".join(f"`{CLI_OPTIONS.get(k, k)} {v}`"
-                                      for k, v in sorted(ex.options.items()))
+        opts = " — with " + ", ".join(f"`{CLI_OPTIONS.get(k, k)} {v}`" for k, v in sorted(ex.options.items()))
     if ex.filename is not None:
         opts += f" — stored as `{ex.filename}`"
-    head = (f"**v{ex.version}, {ex.encoding}** — {ex.description}{opts}. "
-            f"Expected: {ex.expect_severity.label} at {_address_text(ex)}.")
+    head = (
+        f"**v{ex.version}, {ex.encoding}** — {ex.description}{opts}. "
+        f"Expected: {ex.expect_severity.label} at {_address_text(ex)}."
+    )
     if ex.encoding == "raw" and ex.data == base_log(ex.version):
         return head + f" The bytes are the clean v{ex.version} base log.\n"
     shown = excerpt(ex)
@@ -1110,20 +1906,26 @@ def render_rules_doc(examples: Iterable[Example] = EXAMPLES) -> str:
         by_rule.setdefault(ex.rule, []).append(ex)
     out = [INTRO, "\n## Summary\n\n| Rule | Severity | Spec | Verdict |\n|---|---|---|---|\n"]
     for rule in RULES.values():
-        out.append(f"| [`{rule.id}`](#{rule.id}) | {severity_text(rule.id)} | {rule.section} | "
-                   f"{verdict_text(rule.id)} |\n")
+        out.append(
+            f"| [`{rule.id}`](#{rule.id}) | {severity_text(rule.id)} | {rule.section} | "
+            f"{verdict_text(rule.id)} |\n"
+        )
     out.append("\n## Rules\n")
     for rule in RULES.values():
-        out.append(f"\n### {rule.id}\n\n{rule.title}.\n\n"
-                   f"* Severity: {severity_text(rule.id)}\n* Spec: {rule.section}\n"
-                   f"* Verdict: {verdict_text(rule.id)}\n\n")
+        out.append(
+            f"\n### {rule.id}\n\n{rule.title}.\n\n"
+            f"* Severity: {severity_text(rule.id)}\n* Spec: {rule.section}\n"
+            f"* Verdict: {verdict_text(rule.id)}\n\n"
+        )
         exs = by_rule.get(rule.id, [])
         if not exs:
             out.append("No example.\n")
         out.append("\n".join(render_example(ex) for ex in exs))
-    out.append("\n## Base logs\n\nThe balanced one-turn session of spec §12 E9 in each version. "
-               "Examples about tool results first add a `tool/call c1` and its `tool/result` "
-               "before the `step/end` (those lines then show in the example too).\n")
+    out.append(
+        "\n## Base logs\n\nThe balanced one-turn session of spec §12 E9 in each version. "
+        "Examples about tool results first add a `tool/call c1` and its `tool/result` "
+        "before the `step/end` (those lines then show in the example too).\n"
+    )
     for version in VERSIONS:
         out.append(f"\n### v{version}\n\n```jsonl\n{base_log(version).decode()}```\n")
     return "".join(out)

@@ -38,22 +38,31 @@ def scan(directory: Path, name: str, data: bytes, options: dict[str, int] | None
     path.write_bytes(data)
     options = options or {}
     limits = ReadLimits(**{k: v for k, v in options.items() if k in LIMIT_OPTIONS})
-    scan_options = ScanOptions(**{k: v for k, v in options.items()  # type: ignore[arg-type]
-                                  if k not in LIMIT_OPTIONS})
+    scan_options = ScanOptions(
+        **{
+            k: v
+            for k, v in options.items()  # type: ignore[arg-type]
+            if k not in LIMIT_OPTIONS
+        }
+    )
     return scan_source(str(path), scan_options, limits).scan
 
 
 def describe(findings: tuple[Finding, ...]) -> str:
     if not findings:
         return "  (no findings)"
-    return "\n".join(f"  {f.rule} [{f.severity.label}] at {f.address.describe()}: {f.message}"
-                     for f in findings)
+    return "\n".join(
+        f"  {f.rule} [{f.severity.label}] at {f.address.describe()}: {f.message}" for f in findings
+    )
 
 
 def matches(finding: Finding, ex: Example) -> bool:
     address = finding.address
-    return (finding.rule == ex.rule and finding.severity is ex.expect_severity
-            and all(getattr(address, k) == v for k, v in ex.expect_address.items()))
+    return (
+        finding.rule == ex.rule
+        and finding.severity is ex.expect_severity
+        and all(getattr(address, k) == v for k, v in ex.expect_address.items())
+    )
 
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=example_id)
@@ -62,7 +71,8 @@ def test_example_reports_its_rule(ex: Example, tmp_path: Path) -> None:
     want = ", ".join(f"{k} {v}" for k, v in ex.expect_address.items())
     assert any(matches(f, ex) for f in result.findings), (
         f"{ex.description}: expected {ex.rule} [{ex.expect_severity.label}] at {want}; got\n"
-        + describe(result.findings))
+        + describe(result.findings)
+    )
 
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=example_id)
@@ -70,7 +80,8 @@ def test_example_verdict(ex: Example, tmp_path: Path) -> None:
     result = scan(tmp_path, ex.file_name, ex.data, ex.options)
     assert result.verdict == ex.expect_verdict, (
         f"{ex.description}: verdict {result.verdict} ({result.verdict_reason}), expected "
-        f"{ex.expect_verdict}; findings:\n" + describe(result.findings))
+        f"{ex.expect_verdict}; findings:\n" + describe(result.findings)
+    )
 
 
 def test_every_rule_has_an_example() -> None:
@@ -102,14 +113,18 @@ def test_version_dependent_rules_have_an_example_per_meaning() -> None:
             assert severities <= by_rule[rule], rule
 
 
-CLEAN_LOGS = [(kind, version, encoding) for kind in ("base", "tool") for version in VERSIONS
-              for encoding in ("raw", "zstd")]
+CLEAN_LOGS = [
+    (kind, version, encoding)
+    for kind in ("base", "tool")
+    for version in VERSIONS
+    for encoding in ("raw", "zstd")
+]
 
 
-@pytest.mark.parametrize(("kind", "version", "encoding"), CLEAN_LOGS,
-                         ids=[f"{k}-v{v}-{e}" for k, v, e in CLEAN_LOGS])
-def test_clean_logs_have_no_findings(kind: str, version: int, encoding: str,
-                                     tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("kind", "version", "encoding"), CLEAN_LOGS, ids=[f"{k}-v{v}-{e}" for k, v, e in CLEAN_LOGS]
+)
+def test_clean_logs_have_no_findings(kind: str, version: int, encoding: str, tmp_path: Path) -> None:
     raw = base_log(version) if kind == "base" else tool_log(version)
     name = "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
     if encoding == "zstd":
@@ -128,7 +143,8 @@ def test_rules_doc_is_current() -> None:
         return
     assert RULES_DOC.exists(), "docs/rules.md is missing: run with SESSTOOL_UPDATE_GOLDENS=1"
     assert RULES_DOC.read_text(encoding="utf-8") == text, (
-        "docs/rules.md is stale: run `SESSTOOL_UPDATE_GOLDENS=1 .venv/bin/pytest tests/rules`")
+        "docs/rules.md is stale: run `SESSTOOL_UPDATE_GOLDENS=1 .venv/bin/pytest tests/rules`"
+    )
 
 
 def test_rules_doc_covers_every_rule() -> None:

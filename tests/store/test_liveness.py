@@ -187,9 +187,7 @@ def test_missing_lock_with_create_is_made_0600_and_kept(session_dir: Path, umask
     assert lock.read_bytes() == b""
 
 
-def test_lock_replaced_while_locking_is_retried(
-    session_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_lock_replaced_while_locking_is_retried(session_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lock = session_dir / "session.lock"
     lock.write_bytes(b"")
     real = fcntl.flock
@@ -363,9 +361,7 @@ def test_vanished_file_is_refused(session_dir: Path) -> None:
 # --- the /proc scan itself, on a fabricated tree -------------------------------------------------
 
 
-def _fake_process(
-    proc: Path, pid: int, comm: bytes, fds: dict[int, tuple[Path, str | None]]
-) -> None:
+def _fake_process(proc: Path, pid: int, comm: bytes, fds: dict[int, tuple[Path, str | None]]) -> None:
     base = proc / str(pid)
     (base / "fd").mkdir(parents=True)
     (base / "fdinfo").mkdir()

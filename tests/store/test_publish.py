@@ -91,9 +91,7 @@ def test_publishes_exact_bytes_size_and_sha256(tmp_path: Path, out_dir: Path) ->
             while chunk := f.read(7919):  # odd chunk size: buffering must not reorder bytes
                 sink.write(chunk)
 
-    result = publish(
-        target, produce, verify=_expecting(data), source=source, source_identity=before
-    )
+    result = publish(target, produce, verify=_expecting(data), source=source, source_identity=before)
 
     assert result == Published(target, len(data), hashlib.sha256(data).hexdigest())
     assert target.read_bytes() == data
@@ -366,9 +364,7 @@ def test_source_changed_while_read_is_refused(
 
 
 class FsyncSpy:
-    def __init__(
-        self, real: Callable[[int], None], fail_kind: str, fail_nth: int, err: int
-    ) -> None:
+    def __init__(self, real: Callable[[int], None], fail_kind: str, fail_nth: int, err: int) -> None:
         self.real = real
         self.fail_kind = fail_kind
         self.fail_nth = fail_nth
@@ -518,9 +514,7 @@ def test_one_byte_short_writes_still_produce_exact_content(
     assert result.sha256 == hashlib.sha256(data).hexdigest()
 
 
-def test_random_short_writes_on_a_large_file(
-    out_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_random_short_writes_on_a_large_file(out_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = _data(3 * MIB + 17, seed=2)
     rng = random.Random(3)
     real = os.write
@@ -534,9 +528,7 @@ def test_random_short_writes_on_a_large_file(
     assert target.read_bytes() == data
 
 
-def test_write_that_makes_no_progress_is_refused(
-    out_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_write_that_makes_no_progress_is_refused(out_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "write", lambda fd, buf: 0)
     with pytest.raises(WriteRefusedError, match="no progress"):
         _publish(out_dir / "out.jsonl", b"data\n")
@@ -567,9 +559,7 @@ def test_link_unsupported_is_refused_and_never_falls_back_to_rename(
     assert os.listdir(out_dir) == []
 
 
-def test_link_io_error_is_refused_with_its_errno(
-    out_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_link_io_error_is_refused_with_its_errno(out_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def link(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
@@ -617,11 +607,7 @@ def _writes_in(tree: ast.AST) -> Iterator[int]:
         modes = node.args[1:2] if owner is None or name == "fdopen" else node.args[0:1]
         modes += [k.value for k in node.keywords if k.arg == "mode"]
         for arg in modes:
-            if (
-                isinstance(arg, ast.Constant)
-                and isinstance(arg.value, str)
-                and set(arg.value) & set("wax+")
-            ):
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and set(arg.value) & set("wax+"):
                 yield node.lineno
 
 
@@ -703,9 +689,7 @@ def test_temp_creation_errors_are_refused_with_errno_and_path(
     assert os.listdir(out_dir) == []
 
 
-def test_eacces_on_a_parent_is_a_clean_refusal(
-    out_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_eacces_on_a_parent_is_a_clean_refusal(out_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Simulated: as root, a 0o000 parent would not stop us.
     def lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))

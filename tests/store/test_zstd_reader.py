@@ -209,8 +209,9 @@ def test_cut_at_every_byte() -> None:
             start = starts[complete]
             recovered = decodable_prefix(data[start:cut])
             assert plains[complete].startswith(recovered)
-            torn = TornFrame(complete, start, cut - start, len(plaintext), len(recovered),
-                             lines=recovered.count(b"\n"))
+            torn = TornFrame(
+                complete, start, cut - start, len(plaintext), len(recovered), lines=recovered.count(b"\n")
+            )
             plaintext += recovered
             frame_of += [complete] * len(recovered)
             saw_partial_raw_block |= 0 < len(recovered) < len(plains[complete]) and complete == 2
