@@ -149,3 +149,5 @@ class ScanResult:
     request: RequestEnvelope
     timeline: tuple[TimelineEntry, ...] | None
     stopped_at: int | None  # --at: last seq folded
+    stop_offset: int | None = None  # --at: plaintext offset of the first unread record
+    body_offset: int | None = None  # plaintext offset just after the header line

@@ -7,6 +7,7 @@ step, pending calls, surface node list), never the file. ``finish()`` classifies
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
@@ -100,6 +101,7 @@ class Scanner:
         "answered",
         "at",
         "backwards",
+        "body_offset",
         "committed",
         "counts",
         "dangling",
@@ -142,6 +144,7 @@ class Scanner:
         "started",
         "started_total",
         "steps",
+        "stop_offset",
         "stopped",
         "surface",
         "surface_events",
@@ -176,6 +179,8 @@ class Scanner:
         self._i = 0
         self._fixed: tuple[int, int] | None = None
         self.halt = False  # stop the fast loop: an issue began or the scan stopped
+        self.stop_offset: int | None = None  # --at: where the first unconsumed record starts
+        self.body_offset: int | None = None  # plaintext offset after the header line
         self.frame: int | None = None
         self.seq: int | None = None
         # envelope / contiguity
@@ -359,6 +364,7 @@ class Scanner:
             self._set_version(self.opt.assume_version)
             self._event(obj)
             return
+        self.body_offset = self._position()[0] + len(raw) + 1
         header, problems = decode_header(obj)
         for key in sorted(negative_zero_keys(raw) & {"createdAt", "delegationDepth", "seedLength"}):
             problems.append(("header-field", f"header {key} is -0 (not a non-negative integer)"))
@@ -545,7 +551,9 @@ class Scanner:
         return None
 
     def _stop(self) -> None:
+        """--at reached: the record being processed (seq at+1) is not consumed."""
         self.stopped = self.halt = True
+        self.stop_offset = self._position()[0]
 
     def _envelope_extras(self, obj: dict[str, Any], keys: Any, t: Any) -> None:
         """Keys beyond type/seq/time/data: report what does not belong (§3)."""
@@ -1005,6 +1013,23 @@ class Scanner:
         self.shadowed += len(removed)
         self.replacements += 1
 
+    def continuation(self) -> Scanner:
+        """A copy that accepts records appended after the committed point (a repair's closers,
+        a fork's marker): the state continues, findings and the tail start afresh."""
+        twin = copy.copy(self)
+        for name in ("advertised", "started", "node_type", "tool_fp", "projected", "counts", "turn_ends"):
+            setattr(twin, name, copy.copy(getattr(self, name)))
+        twin.advertised = {k: list(v) for k, v in self.advertised.items()}
+        twin.nodes = list(self.nodes)
+        twin.markers = list(self.markers)
+        twin.usage = list(self.usage)
+        twin.timeline = None
+        twin.findings, twin.findings_dropped, twin._seen_once = [], 0, set()
+        twin.issue, twin.halt, twin.stopped, twin.fatal = None, False, False, False
+        twin.dropped_lines = 0
+        twin._envelope_checked = None
+        return twin
+
     # -- end of input -------------------------------------------------------------------------
 
     def finish(self, summary: ReadSummary | None) -> ScanResult:
@@ -1138,6 +1163,8 @@ class Scanner:
             ),
             timeline=tuple(self.timeline) if self.timeline is not None else None,
             stopped_at=last_seq if self.opt.at_seq is not None else None,
+            stop_offset=self.stop_offset,
+            body_offset=self.body_offset,
         )
 
     def _tail(self, summary: ReadSummary | None) -> Tail:

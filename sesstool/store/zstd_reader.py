@@ -6,7 +6,7 @@ is a fatal physical issue (§6.3).
 from __future__ import annotations
 
 import enum
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import BinaryIO
 
 import zstandard
@@ -115,6 +115,9 @@ class ZstdReader(PhysicalReader):
         # Spec §6.3 judges only the *joined* plaintext of the complete frames, so a record
         # straddling two frames mid-file passes; this holds the finding for the last one.
         self._boundary: PhysicalIssue | None = None
+        # Called after each complete frame with (index, file offset after it, plaintext offset
+        # after it), once its lines have been consumed: a repair copies complete frames whole.
+        self.on_frame_end: Callable[[int, int, int], None] | None = None
 
     def _read(self) -> Iterator[Item]:
         src = self._input
@@ -134,6 +137,8 @@ class ZstdReader(PhysicalReader):
             if end is _End.COMPLETE:
                 frames += 1
                 last_good_end = src.offset
+                if self.on_frame_end is not None:
+                    self.on_frame_end(frames - 1, src.offset, splitter.offset)
                 continue
             fatal = end is _End.FATAL
             break
