@@ -3,21 +3,40 @@
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import sys
 
 import click
 
 from sesstool import __version__
-from sesstool.cli.derive_cmd import derive_cmd
-from sesstool.cli.inspect_cmd import inspect_cmd
-from sesstool.cli.validate_cmd import validate_cmd
 from sesstool.core.errors import ExitStatus, SesstoolError
 from sesstool.render.console import ColorMode, Consoles
 from sesstool.render.escape import safe_line
 
+# Subcommands, loaded on use: one module per command (DESIGN §2). Only the invoked one imports.
+COMMANDS: dict[str, str] = {
+    "derive": "sesstool.cli.derive_cmd:derive_cmd",
+    "inspect": "sesstool.cli.inspect_cmd:inspect_cmd",
+    "validate": "sesstool.cli.validate_cmd:validate_cmd",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sesstool")
 @click.option(
     "--color",
@@ -33,11 +52,6 @@ def cli(ctx: click.Context, color: ColorMode) -> None:
     Read commands never modify a log; write commands publish a new file and never overwrite.
     """
     ctx.obj = Consoles.create(color)
-
-
-cli.add_command(inspect_cmd)
-cli.add_command(validate_cmd)
-cli.add_command(derive_cmd)
 
 
 def main(argv: list[str] | None = None) -> None:

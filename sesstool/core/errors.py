@@ -89,3 +89,9 @@ class WriteRefusedError(SesstoolError):
     """Target exists, cross-device, permission, verification failed (exit 6)."""
 
     exit_status = ExitStatus.WRITE_REFUSED
+
+
+class UsageError(SesstoolError):
+    """An argument that does not fit the input (a --at past the end, …) (exit 2)."""
+
+    exit_status = ExitStatus.USAGE

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import click
 import pytest
 
 from sesstool.cli.main import cli
 from tests.conftest import Sesstool
 
-COMMANDS = sorted(cli.commands)
+COMMANDS = sorted(cli.list_commands(click.Context(cli)))
 
 
 def test_commands_exist() -> None:
@@ -19,7 +20,8 @@ def test_every_command_has_help(sesstool: Sesstool, command: str) -> None:
     result = sesstool(command, "--help")
     assert result.exit_code == 0, result.stderr
     assert "Usage:" in result.stdout
-    assert cli.commands[command].help, f"{command} lacks a docstring"
+    found = cli.get_command(click.Context(cli), command)
+    assert found is not None and found.help, f"{command} lacks a docstring"
 
 
 def test_usage_error_is_exit_2(sesstool: Sesstool) -> None:
