@@ -18,6 +18,7 @@ from sesstool.render.escape import safe_line
 COMMANDS: dict[str, str] = {
     "derive": "sesstool.cli.derive_cmd:derive_cmd",
     "inspect": "sesstool.cli.inspect_cmd:inspect_cmd",
+    "repair": "sesstool.cli.repair_cmd:repair_cmd",
     "validate": "sesstool.cli.validate_cmd:validate_cmd",
 }
 

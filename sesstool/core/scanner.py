@@ -1028,6 +1028,8 @@ class Scanner:
         twin.issue, twin.halt, twin.stopped, twin.fatal = None, False, False, False
         twin.dropped_lines = 0
         twin._envelope_checked = None
+        if self.version is not None:
+            twin._set_version(self.version)  # the handler table binds methods to its owner
         return twin
 
     # -- end of input -------------------------------------------------------------------------

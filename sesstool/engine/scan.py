@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any, BinaryIO
 
 from sesstool.core.model import ScanResult
 from sesstool.core.physical import ReadSummary
@@ -23,6 +24,22 @@ class ScanReport:
     live: bool  # the file changed while it was read: the report covers the stable prefix
 
 
+class _Hashing:
+    """A read-only stream wrapper feeding every byte read to a digest (one pass, no re-read)."""
+
+    def __init__(self, stream: BinaryIO, digest: Any) -> None:
+        self._stream = stream
+        self._digest = digest
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        self._digest.update(data)
+        return data
+
+
+FrameHook = Callable[[int, int, int, Scanner], None]
+
+
 def scan_source(
     arg: str,
     options: ScanOptions | None = None,
@@ -30,9 +47,24 @@ def scan_source(
     progress: Progress | None = None,
 ) -> ScanReport:
     """Scan one log. Raises InputError only when the file cannot be opened at all."""
+    return run_scan(arg, options, limits, progress)[0]
+
+
+def run_scan(
+    arg: str,
+    options: ScanOptions | None = None,
+    limits: ReadLimits | None = None,
+    progress: Progress | None = None,
+    *,
+    digest: Any = None,
+    on_frame_end: FrameHook | None = None,
+) -> tuple[ScanReport, Scanner]:
+    """``scan_source`` for write commands: also returns the scanner (its state continues into
+    verification), feeds every source byte to ``digest``, and reports complete zstd frames."""
     limits = limits or ReadLimits()
     options = options or ScanOptions()
-    with open_source(arg) as (stream, info):
+    with open_source(arg) as (opened, info):
+        stream: Any = _Hashing(opened, digest) if digest is not None else opened
         if info.filename_version is not None:
             options = replace(options, filename_version=info.filename_version)
         scanner = Scanner(info.display, options)
@@ -44,6 +76,9 @@ def scan_source(
                 max_decompressed=limits.max_decompressed,
                 max_window=limits.max_window,
             )
+            if on_frame_end is not None:
+                hook = on_frame_end
+                reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
         else:
             reader = RawReader(stream, max_line=limits.max_line)
         feed = scanner.feed
@@ -63,4 +98,4 @@ def scan_source(
             summary = reader.summary
         result = scanner.finish(summary)
         live = changed_since(info)
-    return ScanReport(info, summary, result, live)
+    return ScanReport(info, summary, result, live), scanner

@@ -1,0 +1,70 @@
+"""`sesstool repair PATH`: balance an interrupted or torn log into a new file (spec §7)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from sesstool.cli.options import consoles, limit_options, limits_from
+from sesstool.core.physical import Encoding
+
+
+@click.command("repair")
+@click.argument("path")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output file (must not exist). Default: <stem>.repaired.jsonl[.zstd] beside the source.",
+)
+@click.option(
+    "--encoding",
+    type=click.Choice(["raw", "zstd"]),
+    default=None,
+    help="Output encoding (default: the source's).",
+)
+@click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
+@click.option(
+    "--salvage",
+    is_flag=True,
+    help="Repair a corrupt log anyway: keep the prefix before the first defect and "
+    "save every dropped byte in a sidecar file with a report.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
+@limit_options
+@click.pass_context
+def repair_cmd(
+    ctx: click.Context,
+    /,
+    path: str,
+    output: str | None,
+    encoding: str | None,
+    dry_run: bool,
+    salvage: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Write a balanced copy of an interrupted or torn session log; the source is never touched.
+
+    Appends exactly the closers of spec §7.1 (results for pending tool calls, step/end,
+    turn/end {interrupted}) after the committed prefix, which is copied byte for byte.
+    Exit 0 (also when already balanced), 3 corrupt, 4 unsupported, 5 live, 6 write refused.
+    """
+    # imported on call: other commands stay fast to start
+    from sesstool.core.jsonline import dumps_pretty
+    from sesstool.engine.repair import RepairRequest, run_repair
+    from sesstool.render.progress import scan_progress
+    from sesstool.render.repair_view import render_repair, repair_doc
+
+    out_encoding: Encoding | None = "zstd" if encoding == "zstd" else "raw" if encoding else None
+    request = RepairRequest(path, output, out_encoding, dry_run, salvage, limits_from(kwargs))
+    cons = consoles(ctx)
+    with scan_progress(cons, "repairing") as progress:
+        report = run_repair(request, progress)
+    if as_json:
+        sys.stdout.buffer.write(dumps_pretty(repair_doc(report)) + b"\n")
+    else:
+        render_repair(report, cons.out)

@@ -1,0 +1,419 @@
+"""repair: balance an interrupted or torn log into a new file (spec §7, DESIGN §3–§5).
+
+One pass reads the source (scan + SHA-256); the plan is pure; the output is produced by copying
+the committed prefix byte for byte and appending the closers; the publisher verifies the temp
+file — carried lines identical to the source's, new records valid in the continued scan state,
+the result balanced — before it links it into place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from sesstool.core.encode import encode_record
+from sesstool.core.errors import InputError, UnsupportedError, WriteRefusedError
+from sesstool.core.physical import Encoding, PhysicalIssue
+from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
+from sesstool.core.rules import Finding, Severity
+from sesstool.core.scanner import Scanner, ScanOptions
+from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
+from sesstool.store.generations import generations, highest_generation
+from sesstool.store.lines import LineSplitter
+from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
+from sesstool.store.publish import FileIdentity, Published, Sink, publish
+from sesstool.store.raw_reader import RawReader
+from sesstool.store.source import ReadLimits
+from sesstool.store.zstd_reader import ZstdReader
+
+
+@dataclass(frozen=True, slots=True)
+class RepairRequest:
+    path: str
+    output: str | None = None
+    encoding: Encoding | None = None
+    dry_run: bool = False
+    salvage: bool = False
+    limits: ReadLimits = field(default_factory=ReadLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class SalvageReport:
+    sidecar: Published | None  # the dropped source bytes, verbatim
+    report: Published | None  # what was dropped, as JSON
+    dropped_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    status: str  # "repaired" | "balanced" | "planned"
+    source: Path
+    source_sha256: str
+    scan: ScanReport
+    plan: RepairPlan | None
+    target: Path | None
+    output: Published | None
+    salvage: SalvageReport | None
+    lock: LockState | None
+    notes: tuple[str, ...]
+
+
+def repaired_name(source: Path, encoding: Encoding) -> str:
+    """DESIGN §3: ``<stem>.repaired.jsonl[.zstd]`` (session.jsonl.zstd → session.repaired…)."""
+    name = source.name
+    for suffix in (".jsonl.zstd", ".jsonl"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return f"{name}.repaired.jsonl" + (".zstd" if encoding == "zstd" else "")
+
+
+def _resolve(arg: str) -> Path:
+    if arg == "-":
+        raise InputError("repair needs a file or session directory, not standard input")
+    path = Path(arg)
+    if path.is_dir():
+        return highest_generation(path).path
+    if not path.exists():
+        raise InputError(f"{arg}: no such file or directory")
+    return path
+
+
+def run_repair(request: RepairRequest, progress: Progress | None = None) -> RepairReport:
+    source = _resolve(request.path)
+    notes: list[str] = []
+    with ExitStack() as stack:
+        lock: LockState | None = None
+        # Only a session directory has a lock protocol (§11); never create one elsewhere.
+        if generations(source.parent):
+            lock = stack.enter_context(session_lock(source.parent, create=True))
+            if lock.warning:
+                notes.append(lock.warning)
+        else:
+            notes.append("not a session directory: no session.lock protocol to check")
+        identity = FileIdentity.of_path(source)
+        writers = open_writers(source)
+        if writers:
+            assert_cold(source, identity)  # raises, naming the writer processes
+        return _repair(request, source, identity, lock, notes, progress)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _repair(
+    request: RepairRequest,
+    source: Path,
+    identity: FileIdentity,
+    lock: LockState | None,
+    notes: list[str],
+    progress: Progress | None,
+) -> RepairReport:
+    digest = hashlib.sha256()
+    boundaries: list[tuple[int, int]] = []
+    copy_point: list[tuple[int, int]] = []
+
+    def on_frame_end(index: int, file_end: int, plain_end: int, scanner: Scanner) -> None:
+        # A complete frame whose lines were all committed can be carried verbatim.
+        if scanner.issue is None and not scanner.fatal and plain_end <= scanner.committed:
+            copy_point[:] = [(file_end, plain_end)]
+        if request.salvage:
+            boundaries.append((file_end, plain_end))
+
+    report, scanner = run_scan(
+        str(source),
+        ScanOptions(),
+        request.limits,
+        progress,
+        digest=digest,
+        on_frame_end=on_frame_end,
+    )
+    source_sha = digest.hexdigest()
+    if report.live:
+        assert_cold(source, identity)
+    scan = report.scan
+    encoding = report.source.encoding
+    out_encoding: Encoding = request.encoding or encoding
+    if scan.verdict == "unsupported":
+        raise UnsupportedError(f"cannot repair: {scan.verdict_reason}", scan.verdict_address)
+    salvage: Salvage | None = None
+    if scan.verdict == "corrupt":
+        if not request.salvage:
+            raise InputError(
+                f"refusing to repair a corrupt log: {scan.verdict_reason} (the committed region "
+                "is damaged; --salvage keeps the prefix before it and records what it drops)",
+                scan.verdict_address,
+            )
+        salvage, scanner, scan = _salvage_scan(request, source, report, boundaries, copy_point)
+    if scan.verdict == "clean" and salvage is None:
+        return RepairReport(
+            "balanced", source, source_sha, report, None, None, None, None, lock, tuple(notes)
+        )
+    plan = plan_repair(
+        scan,
+        source_encoding=encoding,
+        output_encoding=out_encoding,
+        plaintext_bytes=report.read.plaintext_bytes,
+        frame_copy_point=copy_point[0] if copy_point else None,
+        salvage=salvage,
+    )
+    target = Path(request.output) if request.output else source.parent / repaired_name(source, out_encoding)
+    if request.dry_run:
+        return RepairReport(
+            "planned", source, source_sha, report, plan, target, None, None, lock, tuple(notes)
+        )
+    salvage_report = None
+    if salvage is not None:
+        salvage_report = _publish_salvage(source, identity, target, salvage, scan.path)
+    closer_lines = [encode_record(c) for c in plan.closers]
+    published = publish(
+        target,
+        lambda sink: _produce(sink, source, plan, closer_lines, request.limits),
+        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, scanner, request.limits),
+        source=source,
+        source_identity=identity,
+    )
+    return RepairReport(
+        "repaired", source, source_sha, report, plan, target, published, salvage_report, lock, tuple(notes)
+    )
+
+
+# -- salvage ---------------------------------------------------------------------------------
+
+
+def _first_error(findings: tuple[Finding, ...]) -> Finding:
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    with_offset = [f for f in errors if f.address.offset is not None]
+    if not with_offset:
+        raise InputError("cannot salvage: the defect has no byte address", errors[0].address)
+    return min(with_offset, key=lambda f: f.address.offset or 0)
+
+
+def _salvage_scan(
+    request: RepairRequest,
+    source: Path,
+    report: ScanReport,
+    boundaries: list[tuple[int, int]],
+    copy_point: list[tuple[int, int]],
+) -> tuple[Salvage, Scanner, Any]:
+    """Keep the prefix before the first defect: rescan exactly that prefix for its state."""
+    defect = _first_error(report.scan.findings)
+    cut = defect.address.offset or 0
+    body = report.scan.body_offset
+    if body is None or cut < body:
+        raise InputError(
+            "cannot salvage: the defect is in the header, nothing before it survives", defect.address
+        )
+    encoding = report.source.encoding
+    with open(source, "rb") as f:  # read-only
+        if encoding == "zstd":
+            pieces: Iterator[bytes] = zstd_plaintext(f, 0, 0, cut, request.limits.max_window)
+        else:
+            pieces = copy_bytes(f, 0, cut)
+        scanner = Scanner(str(source), ScanOptions())
+        splitter = LineSplitter(request.limits.max_line)
+        for piece in pieces:
+            for item in splitter.feed(piece):
+                scanner.feed(item)
+        scan = scanner.finish(None)
+    bad = [f for f in scan.findings if f.severity is Severity.ERROR]
+    if bad or scan.verdict in ("corrupt", "unsupported"):
+        raise InputError(
+            f"cannot salvage: the prefix before the first defect is not valid "
+            f"either ({(bad or [defect])[0].message})",
+            (bad or [defect])[0].address,
+        )
+    if encoding == "zstd":
+        before = [b for b in boundaries if b[1] <= cut]
+        copy_point[:] = [before[-1]] if before else []
+        dropped_from = copy_point[0][0] if copy_point else 0
+    else:
+        dropped_from = cut
+    size = report.source.size or 0
+    return Salvage(defect, cut, dropped_from, size - dropped_from), scanner, scan
+
+
+def _publish_salvage(
+    source: Path, identity: FileIdentity, target: Path, salvage: Salvage, display: str
+) -> SalvageReport:
+    """The dropped bytes and a report of them, published before the repaired file."""
+    digest = hashlib.sha256()
+    with open(source, "rb") as f:  # read-only
+        for piece in copy_bytes(
+            f, salvage.dropped_file_offset, salvage.dropped_file_offset + salvage.dropped_file_bytes
+        ):
+            digest.update(piece)
+    dropped_sha = digest.hexdigest()
+
+    def produce_bytes(sink: Sink) -> None:
+        with open(source, "rb") as f:  # read-only
+            for piece in copy_bytes(
+                f, salvage.dropped_file_offset, salvage.dropped_file_offset + salvage.dropped_file_bytes
+            ):
+                sink.write(piece)
+
+    def verify_bytes(tmp: Path) -> None:
+        check = hashlib.sha256(tmp.read_bytes() if salvage.dropped_file_bytes < 1 << 26 else b"")
+        if salvage.dropped_file_bytes < 1 << 26 and check.hexdigest() != dropped_sha:
+            raise WriteRefusedError("salvage sidecar does not match the dropped bytes")
+
+    sidecar = publish(
+        target.with_name(target.name + ".dropped"),
+        produce_bytes,
+        verify=verify_bytes,
+        source=source,
+        source_identity=identity,
+    )
+    from sesstool.core.jsonline import dumps_pretty
+
+    d = salvage.defect
+    record = {
+        "schema_version": 1,
+        "source": display,
+        "defect": {
+            "rule": d.rule,
+            "message": d.message,
+            "offset": d.address.offset,
+            "line": d.address.line,
+            "frame": d.address.frame,
+            "seq": d.address.seq,
+        },
+        "kept_plaintext_bytes": salvage.cut,
+        "dropped_file_offset": salvage.dropped_file_offset,
+        "dropped_file_bytes": salvage.dropped_file_bytes,
+        "dropped_sha256": dropped_sha,
+        "sidecar": str(sidecar.path),
+    }
+    blob = dumps_pretty(record) + b"\n"
+    report = publish(
+        target.with_name(target.name + ".dropped.json"),
+        lambda sink: sink.write(blob),
+        verify=lambda tmp: None,
+        source=source,
+        source_identity=identity,
+    )
+    return SalvageReport(sidecar, report, dropped_sha)
+
+
+# -- producing the output --------------------------------------------------------------------
+
+
+def _committed_plaintext(
+    f: BinaryIO, plan: RepairPlan, start: int, limits: ReadLimits, frame_file_offset: int = 0
+) -> Iterator[bytes]:
+    """Source plaintext [start, committed) (raw: file bytes; zstd: decoded from ``frame_file_offset``,
+    the file offset of the frame whose plaintext begins at ``start``)."""
+    if plan.source_encoding == "raw":
+        yield from copy_bytes(f, start, plan.committed)
+    else:
+        yield from zstd_plaintext(f, frame_file_offset, start, plan.committed, limits.max_window)
+
+
+def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
+    with open(source, "rb") as f:  # read-only
+        if plan.output_encoding == "raw":
+            if plan.source_encoding == "raw":
+                for piece in copy_bytes(f, 0, plan.committed):
+                    sink.write(piece)
+            else:
+                for piece in zstd_plaintext(f, 0, 0, plan.committed, limits.max_window):
+                    sink.write(piece)
+            for line in closers:
+                sink.write(line)
+            return
+        # zstd output: verbatim whole frames, then one new frame (§7.4)
+        frame = FrameWriter(sink)
+        if plan.source_encoding == "zstd" and plan.copy_file:
+            for piece in copy_bytes(f, 0, plan.copy_file):
+                sink.write(piece)
+            for piece in _committed_plaintext(f, plan, plan.copy_plain, limits, plan.copy_file):
+                frame.write(piece)
+        else:
+            # a new zstd layout: the header line alone in the first frame (§9.2), then the body
+            head = bytearray()
+            for piece in _committed_plaintext(f, plan, 0, limits):
+                if len(head) < plan.body_offset:
+                    need = plan.body_offset - len(head)
+                    head += piece[:need]
+                    piece = piece[need:]
+                    if len(head) == plan.body_offset:
+                        sink.write(compress_frame(bytes(head)))
+                if piece:
+                    frame.write(piece)
+        for line in closers:
+            frame.write(line)
+        if frame.plaintext:
+            frame.close()
+
+
+# -- verification (DESIGN §4) ------------------------------------------------------------------
+
+
+def _lines_of(pieces: Iterator[bytes], max_line: int) -> Iterator[bytes]:
+    splitter = LineSplitter(max_line)
+    for piece in pieces:
+        for item in splitter.feed(piece):
+            if isinstance(item, PhysicalIssue):
+                raise WriteRefusedError(f"verification: {item.message}")
+            yield from item[0]
+    if splitter.finish() is not None:
+        raise WriteRefusedError("verification: the source prefix does not end on a record")
+
+
+def _verify(
+    tmp: Path,
+    source: Path,
+    plan: RepairPlan,
+    closers: list[bytes],
+    scanner: Scanner,
+    limits: ReadLimits,
+) -> None:
+    """Read the temp file back with the project's reader: its lines must be the committed
+    source lines byte for byte, then the closers; the closers must validate in the continued
+    scan state and leave the log balanced."""
+    with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
+        reader: RawReader | ZstdReader
+        if plan.output_encoding == "zstd":
+            reader = ZstdReader(
+                out,
+                max_line=limits.max_line,
+                max_decompressed=limits.max_decompressed,
+                max_window=limits.max_window,
+            )
+        else:
+            reader = RawReader(out, max_line=limits.max_line)
+        expected = itertools.chain(
+            _lines_of(_committed_plaintext(src, plan, 0, limits), limits.max_line),
+            (line[:-1] for line in closers),
+        )
+        count = 0
+        for item in reader.batches():
+            if isinstance(item, PhysicalIssue):
+                raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
+            for line in item[0]:
+                count += 1
+                if line != next(expected, None):
+                    raise WriteRefusedError(
+                        f"verification: line {count} of the new file differs from what was planned"
+                    )
+        if next(expected, None) is not None:
+            raise WriteRefusedError("verification: the new file is shorter than planned")
+        summary = reader.summary
+        if summary.partial_line is not None or summary.torn_frame is not None:
+            raise WriteRefusedError("verification: the new file ends in a torn record")
+    # The closers, in the state the committed prefix left (the prefix itself was just shown to
+    # be byte-identical to what was scanned).
+    cont = scanner.continuation()
+    if closers:
+        cont.feed_lines([line[:-1] for line in closers], plan.committed, count - len(closers) + 1, None)
+    result = cont.finish(None)
+    problems = [f for f in result.findings if f.severity >= Severity.WARNING]
+    if problems:
+        f = problems[0]
+        raise WriteRefusedError(f"verification: the closers do not validate: [{f.rule}] {f.message}")
+    if result.open.turn is not None:
+        raise WriteRefusedError("verification: the repaired log still has an open turn")

@@ -1,0 +1,127 @@
+"""repair output: what was kept, dropped and appended, and where the new file is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from sesstool.engine.repair import RepairReport
+from sesstool.render.escape import safe_line
+from sesstool.render.inspect_view import describe_closer
+
+
+def repair_doc(rep: RepairReport) -> dict[str, Any]:
+    scan = rep.scan.scan
+    plan = rep.plan
+    doc: dict[str, Any] = {
+        "schema_version": 1,
+        "command": "repair",
+        "status": rep.status,
+        "source": {
+            "path": str(rep.source),
+            "sha256": rep.source_sha256,
+            "unchanged": True,
+            "encoding": rep.scan.source.encoding,
+            "version": scan.version,
+            "verdict": scan.verdict,
+            "verdict_reason": scan.verdict_reason,
+        },
+        "target": str(rep.target) if rep.target is not None else None,
+        "output": None,
+        "plan": None,
+        "salvage": None,
+        "lock": None,
+        "notes": list(rep.notes),
+    }
+    if rep.lock is not None:
+        doc["lock"] = {"path": str(rep.lock.path), "existed": rep.lock.existed, "held": rep.lock.held}
+    if plan is not None:
+        doc["plan"] = {
+            "output_encoding": plan.output_encoding,
+            "committed_bytes": plan.committed,
+            "committed_events": plan.committed_events,
+            "copied_verbatim_bytes": plan.copy_file,
+            "dropped_plaintext_bytes": plan.dropped_plain,
+            "dropped_lines": plan.dropped_lines,
+            "recovered_lines": plan.recovered_lines,
+            "closers": list(plan.closers),
+        }
+    if rep.output is not None:
+        doc["output"] = {"path": str(rep.output.path), "size": rep.output.size, "sha256": rep.output.sha256}
+    if plan is not None and plan.salvage is not None:
+        sv = plan.salvage
+        doc["salvage"] = {
+            "defect": {
+                "rule": sv.defect.rule,
+                "message": sv.defect.message,
+                "offset": sv.defect.address.offset,
+                "line": sv.defect.address.line,
+                "frame": sv.defect.address.frame,
+                "seq": sv.defect.address.seq,
+            },
+            "kept_plaintext_bytes": sv.cut,
+            "dropped_file_offset": sv.dropped_file_offset,
+            "dropped_file_bytes": sv.dropped_file_bytes,
+            "sidecar": str(rep.salvage.sidecar.path) if rep.salvage and rep.salvage.sidecar else None,
+            "report": str(rep.salvage.report.path) if rep.salvage and rep.salvage.report else None,
+            "dropped_sha256": rep.salvage.dropped_sha256 if rep.salvage else None,
+        }
+    return doc
+
+
+def render_repair(rep: RepairReport, console: Console) -> None:
+    scan = rep.scan.scan
+    src = safe_line(str(rep.source))
+    if rep.status == "balanced":
+        console.print(
+            Text(
+                f"{src}: already balanced (verdict clean): nothing to repair, nothing written", style="green"
+            )
+        )
+        return
+    plan = rep.plan
+    assert plan is not None and rep.target is not None
+    head = "would repair" if rep.status == "planned" else "repaired"
+    console.print(Text(f"{head}  {src} → {safe_line(str(rep.target))}", style="bold"))
+    console.print(
+        f"  source    {scan.verdict}: {safe_line(scan.verdict_reason)}; v{scan.version} "
+        f"{rep.scan.source.encoding}, sha256 {rep.source_sha256} (unchanged)"
+    )
+    kept = f"{plan.committed_events} events ({plan.committed} bytes of plaintext)"
+    if plan.copy_file:
+        kept += f", {plan.copy_file} file bytes copied verbatim"
+    console.print(f"  kept      {kept}")
+    if plan.recovered_lines:
+        console.print(f"  recovered {plan.recovered_lines} complete line(s) from the torn frame")
+    if plan.dropped_plain or plan.dropped_lines:
+        console.print(
+            f"  dropped   {plan.dropped_plain} byte(s) after the committed prefix "
+            f"({plan.dropped_lines} record(s), torn or uncommitted)"
+        )
+    if plan.salvage is not None:
+        sv = plan.salvage
+        console.print(
+            Text(
+                f"  salvage   dropped from {safe_line(sv.defect.address.describe())} "
+                f"[{sv.defect.rule}]: {sv.dropped_file_bytes} source byte(s) from "
+                f"offset {sv.dropped_file_offset}",
+                style="yellow",
+            )
+        )
+        if rep.salvage is not None and rep.salvage.sidecar is not None:
+            console.print(
+                f"            saved to {safe_line(str(rep.salvage.sidecar.path))} "
+                f"(sha256 {rep.salvage.dropped_sha256})"
+            )
+    if plan.closers:
+        console.print(f"  appended  {len(plan.closers)} closer(s):")
+        for c in plan.closers:
+            console.print("    " + safe_line(describe_closer(c)))
+    else:
+        console.print("  appended  nothing: every turn was already closed")
+    if rep.output is not None:
+        console.print(f"  output    {rep.output.size} bytes, sha256 {rep.output.sha256}")
+    for note in rep.notes:
+        console.print(Text(f"  note      {safe_line(note)}", style="yellow"))
