@@ -9,6 +9,7 @@ the result balanced — before it links it into place.
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -372,9 +373,42 @@ def _verify(
     scanner: Scanner,
     limits: ReadLimits,
 ) -> None:
-    """Read the temp file back with the project's reader: its lines must be the committed
-    source lines byte for byte, then the closers; the closers must validate in the continued
-    scan state and leave the log balanced."""
+    """Read the temp file back: the carried part must be the committed source plaintext byte for
+    byte, then the closers, read with the project's reader; the closers must validate in the
+    continued scan state and leave the log balanced."""
+    if plan.output_encoding == "raw":
+        count = _verify_raw(tmp, source, plan, closers, limits)
+    else:
+        count = _verify_lines(tmp, source, plan, closers, limits)
+    _verify_closers(plan, closers, scanner, count)
+
+
+def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> int:
+    """Raw output: compare the prefix as byte chunks with the source's committed plaintext
+    (which the scan read as complete lines), then read the appended part with the reader."""
+    tail = b"".join(closers)
+    with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
+        position = 0
+        for expected in _committed_plaintext(src, plan, 0, limits):
+            got = out.read(len(expected))
+            if got != expected:
+                raise WriteRefusedError(
+                    f"verification: the new file differs from the source near byte {position}"
+                )
+            position += len(expected)
+        rest = out.read(len(tail) + 1)
+    if rest != tail:
+        raise WriteRefusedError("verification: the appended records are not what was planned")
+    reader = RawReader(io.BytesIO(rest), max_line=limits.max_line)
+    lines = [line for item in reader.batches() if isinstance(item, tuple) for line in item[0]]
+    if reader.summary.partial_line is not None or len(lines) != len(closers):
+        raise WriteRefusedError("verification: the appended records are not complete lines")
+    return plan.committed_events + len(closers)
+
+
+def _verify_lines(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> int:
+    """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
+    the header line) and compare its lines with the committed source lines, then the closers."""
     with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
         reader: RawReader | ZstdReader
         if plan.output_encoding == "zstd":
@@ -405,8 +439,12 @@ def _verify(
         summary = reader.summary
         if summary.partial_line is not None or summary.torn_frame is not None:
             raise WriteRefusedError("verification: the new file ends in a torn record")
-    # The closers, in the state the committed prefix left (the prefix itself was just shown to
-    # be byte-identical to what was scanned).
+    return count
+
+
+def _verify_closers(plan: RepairPlan, closers: list[bytes], scanner: Scanner, count: int) -> None:
+    """The closers, in the state the committed prefix left (the prefix itself was just shown to
+    be byte-identical to what was scanned)."""
     cont = scanner.continuation()
     if closers:
         cont.feed_lines([line[:-1] for line in closers], plan.committed, count - len(closers) + 1, None)
