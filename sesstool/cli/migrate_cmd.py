@@ -1,0 +1,79 @@
+"""`sesstool migrate PATH`: upgrade to a newer format version as a new generation (spec §1.3)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from sesstool.cli.options import consoles, limit_options, limits_from
+from sesstool.core.physical import Encoding
+from sesstool.core.vocabulary import CURRENT_VERSION
+
+
+@click.command("migrate")
+@click.argument("path")
+@click.option(
+    "--to",
+    "to",
+    type=click.IntRange(0, CURRENT_VERSION),
+    default=CURRENT_VERSION,
+    show_default=True,
+    help="Target format version.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output file (must not exist). Default: the canonical generation name "
+    "(session.vN.jsonl[.zstd]) beside the source.",
+)
+@click.option(
+    "--encoding",
+    type=click.Choice(["raw", "zstd"]),
+    default=None,
+    help="Output encoding (default: the source's).",
+)
+@click.option(
+    "--repair",
+    "repair_first",
+    is_flag=True,
+    help="Balance an interrupted log (spec §7 closers) before migrating it.",
+)
+@click.option("--dry-run", is_flag=True, help="Check and plan; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
+@limit_options
+@click.pass_context
+def migrate_cmd(
+    ctx: click.Context,
+    /,
+    path: str,
+    to: int,
+    output: str | None,
+    encoding: str | None,
+    repair_first: bool,
+    dry_run: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Upgrade a session log through v0→v1→…→v4 into a new generation; the old one is kept.
+
+    Exit 0 (also when already up to date), 3 corrupt, 4 unsupported or a step refuses (named),
+    5 live, 6 the target exists or fails verification.
+    """
+    from sesstool.core.jsonline import dumps_pretty
+    from sesstool.engine.migrate import MigrateRequest, run_migrate
+    from sesstool.render.migrate_view import migrate_doc, render_migrate
+    from sesstool.render.progress import scan_progress
+
+    out_encoding: Encoding | None = "zstd" if encoding == "zstd" else "raw" if encoding else None
+    request = MigrateRequest(path, to, output, out_encoding, dry_run, repair_first, limits_from(kwargs))
+    cons = consoles(ctx)
+    with scan_progress(cons, "migrating") as progress:
+        report = run_migrate(request, progress)
+    if as_json:
+        sys.stdout.buffer.write(dumps_pretty(migrate_doc(report)) + b"\n")
+    else:
+        render_migrate(report, cons.out)

@@ -1,0 +1,55 @@
+"""The upgrade chain v0→v1→v2→v3→v4 (spec §1.3): pure, streaming, one module per step.
+
+A step turns a stream of ``Rec`` (a physical record's decoded events, with its original bytes
+while it is untouched) at version N into one at N+1; it never writes files. Steps compose in
+order; a missing edge or a refusal stops the chain with ``UpgradeRefused``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(slots=True)
+class Rec:
+    """One physical record: a plain event (``events == [event]``) or a v0/v1 packed chunk row
+    (its expanded ``assistant/chunk`` events). ``raw`` holds the record's original bytes (without
+    the newline) for as long as no step changed it: unchanged records are copied byte for byte.
+    A step that edits an event must set ``raw`` to None."""
+
+    events: list[dict[str, Any]]
+    raw: bytes | None
+
+
+class UpgradeRefused(Exception):
+    """A step refuses the session (§1.4 ``SessionFormatUnsupportedMigrationError``)."""
+
+    def __init__(
+        self, step: str, version: int, detail: str, seq: int | None = None, event_type: str | None = None
+    ) -> None:
+        where = ""
+        if seq is not None:
+            where = f" at seq {seq}" + (f" ({event_type})" if event_type else "")
+        super().__init__(f"{step} refuses this format v{version} Session{where}: {detail}")
+        self.step = step
+        self.seq = seq
+        self.event_type = event_type
+        self.detail = detail
+
+
+class Step(Protocol):
+    """One adjacent edge vN → vN+1."""
+
+    name: str  # e.g. "session-format-v0-to-v1"
+    source: int
+    target: int
+
+    def header(self, header: dict[str, Any]) -> dict[str, Any]:
+        """The physical header at the target version (a new dict)."""
+        ...
+
+    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
+        """Upgrade the events. ``header`` is the SOURCE header of this step."""
+        ...

@@ -1,0 +1,91 @@
+"""Physical records ↔ the logical events a step works on (spec §3, §9.3, §9.4, §2.1).
+
+Decoding expands packed chunk rows and range-encoded ``sourceEventSeqs``; encoding writes one
+event per line in the harness's key order, range-encodes ``sourceEventSeqs`` from v2 on, and
+copies untouched records byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import pairwise
+from typing import Any
+
+from sesstool.core.chunk_rows import expand_row
+from sesstool.core.jsonline import dumps, loads
+from sesstool.core.seq_ranges import decode_seqs
+from sesstool.core.upgrade import Rec
+from sesstool.core.vocabulary import PACKED_TAGS
+
+HEADER_ORDER = (
+    "type",
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "seedLength",
+    "isSeeded",
+    "origin",
+    "delegationDepth",
+    "agentPreset",
+)
+EVENT_ORDER = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp", "ignorable")
+
+
+def decode_records(lines: Iterable[bytes]) -> Iterator[Rec]:
+    """Body lines (already validated by a scan) → records with their original bytes."""
+    for raw in lines:
+        obj = loads(raw)
+        if obj.get("type") in PACKED_TAGS and "seq0" in obj:
+            yield Rec(expand_row(obj), raw)
+            continue
+        src = obj.get("sourceEventSeqs")
+        if isinstance(src, list) and any(isinstance(v, list) for v in src):
+            obj["sourceEventSeqs"] = decode_seqs(src, obj["seq"], True)
+        yield Rec([obj], raw)
+
+
+def range_encode(seqs: list[int]) -> list[Any]:
+    """§9.4: in a strictly increasing list, runs of ≥3 consecutive seqs become [start, end]."""
+    if any(b <= a for a, b in pairwise(seqs)):
+        return list(seqs)
+    out: list[Any] = []
+    i = 0
+    while i < len(seqs):
+        j = i
+        while j + 1 < len(seqs) and seqs[j + 1] == seqs[j] + 1:
+            j += 1
+        if j - i + 1 >= 3:
+            out.append([seqs[i], seqs[j]])
+        else:
+            out.extend(seqs[i : j + 1])
+        i = j + 1
+    return out
+
+
+def ordered(obj: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """Known keys in the writer's order, then any others in their original order."""
+    out = {k: obj[k] for k in order if k in obj}
+    out.update((k, v) for k, v in obj.items() if k not in out)
+    return out
+
+
+def encode_header(header: dict[str, Any]) -> bytes:
+    return dumps(ordered(header, HEADER_ORDER)) + b"\n"
+
+
+def encode_event(event: dict[str, Any], version: int) -> bytes:
+    if version >= 2 and isinstance(event.get("sourceEventSeqs"), list):
+        event = dict(event)
+        event["sourceEventSeqs"] = range_encode(event["sourceEventSeqs"])
+    return dumps(ordered(event, EVENT_ORDER)) + b"\n"
+
+
+def encode_records(recs: Iterable[Rec], version: int) -> Iterator[bytes]:
+    for rec in recs:
+        if rec.raw is not None:
+            yield rec.raw + b"\n"
+        else:
+            for event in rec.events:
+                yield encode_event(event, version)

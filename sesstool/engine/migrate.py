@@ -1,0 +1,263 @@
+"""migrate: upgrade a log through the chain and publish the new generation (spec §1.3, §10).
+
+The source is scanned first (it must be valid at its own version); the committed events are
+then streamed through the upgrade steps, encoded, and published as a new immutable file that
+the publisher re-reads and validates in full at the target version before it becomes visible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sesstool.core.closers import plan_closers
+from sesstool.core.errors import InputError, UnsupportedError, UsageError, WriteRefusedError
+from sesstool.core.physical import Encoding, PhysicalIssue
+from sesstool.core.rules import Severity
+from sesstool.core.scanner import ScanOptions
+from sesstool.core.upgrade import Rec, UpgradeRefused
+from sesstool.core.upgrade.chain import chain, run_chain
+from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
+from sesstool.core.vocabulary import CURRENT_VERSION
+from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
+from sesstool.store.framing import FrameWriter, compress_frame
+from sesstool.store.generations import (
+    canonical_name,
+    generations,
+    highest_generation,
+    parse_generation_name,
+)
+from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
+from sesstool.store.publish import FileIdentity, Published, Sink, publish
+from sesstool.store.raw_reader import RawReader
+from sesstool.store.source import ReadLimits
+from sesstool.store.zstd_reader import ZstdReader
+
+
+@dataclass(frozen=True, slots=True)
+class MigrateRequest:
+    path: str
+    to: int = CURRENT_VERSION
+    output: str | None = None
+    encoding: Encoding | None = None
+    dry_run: bool = False
+    repair: bool = False
+    limits: ReadLimits = field(default_factory=ReadLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class MigrateReport:
+    status: str  # "migrated" | "up-to-date" | "planned"
+    source: Path
+    source_sha256: str
+    scan: ScanReport
+    from_version: int
+    to_version: int
+    steps: tuple[str, ...]
+    target: Path | None
+    output: Published | None
+    output_scan: ScanReport | None
+    closers_added: int
+    torn_dropped_bytes: int
+    torn_dropped_lines: int
+    lock: LockState | None
+    notes: tuple[str, ...]
+
+
+def migrated_name(source: Path, version: int, encoding: Encoding) -> str:
+    """§10.1 canonical generation name; a non-canonical source ``foo.jsonl`` → ``foo.vN.jsonl``."""
+    zstd = encoding == "zstd"
+    if parse_generation_name(source.name) is not None:
+        return canonical_name(version, zstd)
+    stem = source.name
+    for suffix in (".jsonl.zstd", ".jsonl"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    return f"{stem}.v{version}.jsonl" + (".zstd" if zstd else "")
+
+
+def _resolve(arg: str) -> Path:
+    if arg == "-":
+        raise InputError("migrate needs a file or session directory, not standard input")
+    path = Path(arg)
+    if path.is_dir():
+        return highest_generation(path).path
+    if not path.exists():
+        raise InputError(f"{arg}: no such file or directory")
+    return path
+
+
+def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> MigrateReport:
+    if not 0 <= request.to <= CURRENT_VERSION:
+        raise UsageError(f"--to {request.to}: sesstool writes versions 0–{CURRENT_VERSION}")
+    source = _resolve(request.path)
+    notes: list[str] = []
+    with ExitStack() as stack:
+        lock: LockState | None = None
+        if generations(source.parent):
+            lock = stack.enter_context(session_lock(source.parent, create=True))
+            if lock.warning:
+                notes.append(lock.warning)
+        else:
+            notes.append("not a session directory: no session.lock protocol to check")
+        identity = FileIdentity.of_path(source)
+        if open_writers(source):
+            assert_cold(source, identity)
+        return _migrate(request, source, identity, lock, notes, progress)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _migrate(
+    request: MigrateRequest,
+    source: Path,
+    identity: FileIdentity,
+    lock: LockState | None,
+    notes: list[str],
+    progress: Progress | None,
+) -> MigrateReport:
+    digest = hashlib.sha256()
+    report, _ = run_scan(str(source), ScanOptions(), request.limits, progress, digest=digest)
+    if report.live:
+        assert_cold(source, identity)
+    scan = report.scan
+    if scan.verdict == "unsupported":
+        raise UnsupportedError(f"cannot migrate: {scan.verdict_reason}", scan.verdict_address)
+    if scan.verdict == "corrupt":
+        raise InputError(f"cannot migrate a corrupt log: {scan.verdict_reason}", scan.verdict_address)
+    assert scan.version is not None and scan.header is not None
+    version = scan.version
+    encoding = report.source.encoding
+    out_encoding: Encoding = request.encoding or encoding
+    if version > request.to:
+        raise UsageError(
+            f"the log is already v{version}; --to {request.to} would be a downgrade, which no harness defines"
+        )
+    source_sha = digest.hexdigest()
+    base = MigrateReport(
+        status="up-to-date",
+        source=source,
+        source_sha256=source_sha,
+        scan=report,
+        from_version=version,
+        to_version=request.to,
+        steps=(),
+        target=None,
+        output=None,
+        output_scan=None,
+        closers_added=0,
+        torn_dropped_bytes=scan.tail.dropped_bytes,
+        torn_dropped_lines=scan.tail.dropped_lines,
+        lock=lock,
+        notes=tuple(notes),
+    )
+    if version == request.to:
+        return base
+    try:
+        steps = chain(version, request.to)
+    except UpgradeRefused as err:
+        raise UnsupportedError(str(err)) from None
+    closers = plan_closers(scan.open, version) if request.repair else []
+    if scan.open.turn is not None and not request.repair:
+        notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
+    target = (
+        Path(request.output)
+        if request.output
+        else source.parent / migrated_name(source, request.to, out_encoding)
+    )
+    base = replace(
+        base,
+        status="planned",
+        steps=tuple(s.name for s in steps),
+        target=target,
+        closers_added=len(closers),
+        notes=tuple(notes),
+    )
+    if request.dry_run:
+        return base
+    committed = scan.tail.committed_bytes
+    body_offset = scan.body_offset or 0
+    header = dict(scan.header.raw)
+
+    def produce(sink: Sink) -> None:
+        with open(source, "rb") as f:  # read-only
+            recs = _committed_records(f, encoding, body_offset, committed, request.limits)
+            if closers:
+                recs = _then(recs, [Rec([c], None) for c in closers])
+            try:
+                new_header, upgraded = run_chain(steps, header, recs)
+                lines = encode_records(upgraded, request.to)
+                head = encode_header(new_header)
+                if out_encoding == "zstd":
+                    sink.write(compress_frame(head))
+                    frame = FrameWriter(sink)
+                    for line in lines:
+                        frame.write(line)
+                    if frame.plaintext:
+                        frame.close()
+                else:
+                    sink.write(head)
+                    for line in lines:
+                        sink.write(line)
+            except UpgradeRefused as err:
+                raise UnsupportedError(str(err)) from None
+
+    checked: list[ScanReport] = []
+
+    def verify(tmp: Path) -> None:
+        result = scan_source(str(tmp), ScanOptions(filename_version=None), request.limits)
+        problems = [f for f in result.scan.findings if f.severity is Severity.ERROR]
+        if result.scan.version != request.to:
+            raise WriteRefusedError(
+                f"verification: the new file is v{result.scan.version}, not v{request.to}"
+            )
+        if problems or result.scan.verdict in ("corrupt", "unsupported", "torn"):
+            f = problems[0] if problems else None
+            detail = f"[{f.rule}] {f.message} ({f.address.describe()})" if f else result.scan.verdict_reason
+            raise WriteRefusedError(f"verification: the v{request.to} output does not validate: {detail}")
+        checked.append(result)
+
+    published = publish(target, produce, verify=verify, source=source, source_identity=identity)
+    return replace(base, status="migrated", output=published, output_scan=checked[-1] if checked else None)
+
+
+def _then(first: Iterator[Rec], rest: list[Rec]) -> Iterator[Rec]:
+    yield from first
+    yield from rest
+
+
+def _committed_records(
+    f: Any, encoding: Encoding, body_offset: int, committed: int, limits: ReadLimits
+) -> Iterator[Rec]:
+    """The body records of the committed region, decoded (the torn tail is not carried)."""
+    reader: RawReader | ZstdReader
+    if encoding == "zstd":
+        reader = ZstdReader(
+            f,
+            max_line=limits.max_line,
+            max_decompressed=limits.max_decompressed,
+            max_window=limits.max_window,
+        )
+    else:
+        reader = RawReader(f, max_line=limits.max_line)
+
+    def lines() -> Iterator[bytes]:
+        for item in reader.batches():
+            if isinstance(item, PhysicalIssue):
+                if item.fatal:
+                    raise InputError(f"the source no longer reads cleanly: {item.message}")
+                continue
+            batch, offset, _, _ = item
+            for line in batch:
+                end = offset + len(line) + 1
+                if offset >= body_offset and end <= committed:
+                    yield line
+                elif end > committed:
+                    return
+                offset = end
+
+    return decode_records(lines())
