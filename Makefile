@@ -38,7 +38,7 @@ bench: $(STAMP)  ## generate large logs and measure throughput and memory
 	$(BIN)/python bench/run.py
 
 goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
-	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden
+	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

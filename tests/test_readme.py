@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from tests.conftest import ROOT, Sesstool
+from tests.conftest import ROOT, UPDATE_GOLDENS, Sesstool
 
 BLOCK = re.compile(r"```console\n(.*?)```", re.S)
 
@@ -27,6 +27,13 @@ def test_readme_has_transcripts() -> None:
 
 
 def test_readme_transcripts_are_current(sesstool: Sesstool) -> None:
+    text = (ROOT / "README.md").read_text()
     for args, expected in _transcripts():
         result = sesstool(*args)
-        assert result.stdout + result.stderr == expected, " ".join(args)
+        actual = result.stdout + result.stderr
+        if UPDATE_GOLDENS:
+            text = text.replace(expected, actual, 1)
+            continue
+        assert actual == expected, " ".join(args)
+    if UPDATE_GOLDENS:
+        (ROOT / "README.md").write_text(text)
