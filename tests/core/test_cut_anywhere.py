@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 import zstandard
@@ -87,3 +88,40 @@ def test_zstd_cut_anywhere(scenario: str, frac: float) -> None:
         if result.verdict != "torn":
             # cut exactly at a frame boundary: nothing torn
             assert result.tail.kind == "none"
+
+
+ALL_LOGS = sorted(
+    p
+    for p in (FIXTURES / "dsh").glob("*/session*.jsonl*")
+    if p.parent.name != "zstd-bomb" and p.name.endswith((".jsonl", ".zstd"))
+)
+
+
+def _scan_bytes(data: bytes) -> ScanResult:
+    reader: RawReader | ZstdReader
+    if data.startswith(b"\x28\xb5\x2f\xfd"):
+        reader = ZstdReader(io.BytesIO(data), max_decompressed=1 << 24)
+    else:
+        reader = RawReader(io.BytesIO(data))
+    return _scan(reader)[1]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(log=st.sampled_from(ALL_LOGS), frac=st.floats(0, 1))
+def test_every_fixture_cut_anywhere_is_classified(log: Path, frac: float) -> None:
+    data = log.read_bytes()
+    result = _scan_bytes(data[: int(len(data) * frac)])
+    assert result.verdict in ("clean", "interrupted", "torn", "corrupt", "unsupported")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    log=st.sampled_from(ALL_LOGS),
+    edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), min_size=1, max_size=8),
+)
+def test_mutated_bytes_never_crash_the_scanner(log: Path, edits: list[tuple[float, int]]) -> None:
+    data = bytearray(log.read_bytes())
+    for where, value in edits:
+        data[min(int(where * len(data)), len(data) - 1)] = value
+    result = _scan_bytes(bytes(data))
+    assert result.verdict in ("clean", "interrupted", "torn", "corrupt", "unsupported")
