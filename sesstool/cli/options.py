@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.render.console import Consoles
 from sesstool.store.lines import DEFAULT_MAX_LINE
 from sesstool.store.source import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_WINDOW, ReadLimits
@@ -37,7 +38,7 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
 
 
 def limit_options(func: F) -> F:
-    """Read budgets (DESIGN §7): line length, decompressed bytes, zstd window."""
+    """Read budgets (DESIGN §7): line length, decompressed bytes, zstd window, nesting."""
     func = click.option(
         "--max-line-bytes",
         type=ByteSize(),
@@ -59,6 +60,13 @@ def limit_options(func: F) -> F:
         show_default="32M",
         help="Largest zstd window accepted.",
     )(func)
+    func = click.option(
+        "--max-depth",
+        type=click.IntRange(1, ORJSON_MAX_DEPTH),
+        default=ORJSON_MAX_DEPTH,
+        show_default=True,
+        help="Deepest JSON nesting accepted in a record (the decoder's own limit is 1024).",
+    )(func)
     return func
 
 
@@ -67,6 +75,7 @@ def limits_from(kwargs: dict[str, Any]) -> ReadLimits:
         max_line=kwargs.pop("max_line_bytes"),
         max_decompressed=kwargs.pop("max_decompressed"),
         max_window=kwargs.pop("max_window"),
+        max_depth=kwargs.pop("max_depth"),
     )
 
 

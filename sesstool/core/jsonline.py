@@ -57,7 +57,30 @@ def decode_fallback(data: bytes, exc: Exception) -> Any:
     raise LineError("invalid-json", message)
 
 
-def loads(data: bytes) -> Any:
+ORJSON_MAX_DEPTH = 1024  # orjson's own limit; deeper input is refused by the decoder itself
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def nesting_depth(data: bytes) -> int:
+    """Deepest array/object nesting of a JSON text (brackets inside strings do not count)."""
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(_STRING.sub(b"", data)):
+        if bracket in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def loads(data: bytes, max_depth: int = ORJSON_MAX_DEPTH) -> Any:
+    """Decode one record or raise LineError. ``max_depth`` below orjson's own limit is checked
+    first: a line cannot nest deeper than its bracket count, so most lines cost two counts."""
+    if max_depth < ORJSON_MAX_DEPTH and data.count(b"[") + data.count(b"{") > max_depth:
+        depth = nesting_depth(data)
+        if depth > max_depth:
+            raise LineError("depth-limit", f"JSON nested {depth} deep, over the limit of {max_depth}")
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:

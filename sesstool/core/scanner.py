@@ -18,7 +18,7 @@ import orjson
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE, Header, decode_header, is_safe_nonneg
-from sesstool.core.jsonline import LineError, negative_zero_keys
+from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import (
     Lineage,
@@ -71,6 +71,7 @@ class ScanOptions:
     collect_messages: bool = False  # derive: keep the projected messages
     collect_timeline: bool = False  # inspect --timeline
     max_findings: int = 1000
+    max_depth: int = ORJSON_MAX_DEPTH  # below orjson's own 1024, every line is depth-checked
     filename_version: int | None = None  # version implied by a canonical file name
 
 
@@ -107,6 +108,7 @@ class Scanner:
         "dangling",
         "dropped_lines",
         "failed",
+        "fast_ok",
         "fatal",
         "findings",
         "findings_dropped",
@@ -179,6 +181,7 @@ class Scanner:
         self._i = 0
         self._fixed: tuple[int, int] | None = None
         self.halt = False  # stop the fast loop: an issue began or the scan stopped
+        self.fast_ok = self.opt.max_depth >= ORJSON_MAX_DEPTH
         self.stop_offset: int | None = None  # --at: where the first unconsumed record starts
         self.body_offset: int | None = None  # plaintext offset after the header line
         self.frame: int | None = None
@@ -282,7 +285,7 @@ class Scanner:
         self._lines, self._base, self._base_line, self._i = lines, offset, lineno, 0
         i, n = 0, len(lines)
         while i < n and not self.stopped:
-            if self.header_done and self.issue is None and self.next_seq > 0:
+            if self.header_done and self.issue is None and self.next_seq > 0 and self.fast_ok:
                 i = self._fast(lines, i)
                 if i < n and self.issue is None and not self.stopped:
                     i = self._slow(lines, i, i + 1)  # the one line orjson refused
@@ -313,7 +316,7 @@ class Scanner:
             self._i = i
             raw = lines[i]
             try:
-                obj = loads_checked(raw)
+                obj = loads_checked(raw, self.opt.max_depth)
             except LineError as err:
                 self.seq = None
                 self._bad_record(err.rule, err.message, None)

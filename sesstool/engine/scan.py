@@ -67,6 +67,8 @@ def run_scan(
         stream: Any = _Hashing(opened, digest) if digest is not None else opened
         if info.filename_version is not None:
             options = replace(options, filename_version=info.filename_version)
+        if limits.max_depth != options.max_depth:
+            options = replace(options, max_depth=limits.max_depth)
         scanner = Scanner(info.display, options)
         reader: RawReader | ZstdReader
         if info.encoding == "zstd":

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from sesstool.core.errors import InputError
+from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.physical import Encoding
 from sesstool.store.generations import highest_generation, parse_generation_name
 from sesstool.store.lines import DEFAULT_MAX_LINE
@@ -30,6 +31,7 @@ class ReadLimits:
     max_line: int = DEFAULT_MAX_LINE
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED
     max_window: int = DEFAULT_MAX_WINDOW
+    max_depth: int = ORJSON_MAX_DEPTH
 
 
 @dataclass(frozen=True, slots=True)
