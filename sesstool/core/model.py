@@ -133,6 +133,16 @@ class RequestEnvelope:
 
 
 @dataclass(frozen=True, slots=True)
+class Boundaries:
+    """Where the folded events can be cut (a fork's default boundary, §8.3)."""
+
+    last_turn_end: int | None  # seq of the last turn/end
+    resume_seq: int | None  # first turn/start, appended user/message or agent/inbox/spliced after it
+    last_end_seed: int | None  # seq of the last session/end-seed
+    split_row: tuple[int, int] | None  # (first, last) seq of a packed row --at cut in two
+
+
+@dataclass(frozen=True, slots=True)
 class ScanResult:
     path: str
     header: Header | None
@@ -151,3 +161,4 @@ class ScanResult:
     stopped_at: int | None  # --at: last seq folded
     stop_offset: int | None = None  # --at: plaintext offset of the first unread record
     body_offset: int | None = None  # plaintext offset just after the header line
+    boundaries: Boundaries = Boundaries(None, None, None, None)

@@ -21,6 +21,7 @@ from sesstool.core.header import MAX_SAFE, Header, decode_header, is_safe_nonneg
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import (
+    Boundaries,
     Lineage,
     OpenState,
     PendingCall,
@@ -119,8 +120,10 @@ class Scanner:
         "header",
         "header_done",
         "issue",
+        "last_end_seed",
         "last_time",
         "last_turn",
+        "last_turn_end",
         "marker_count",
         "markers",
         "max_time",
@@ -141,8 +144,10 @@ class Scanner:
         "request_context_seq",
         "request_header",
         "request_header_seq",
+        "resume_seq",
         "seq",
         "shadowed",
+        "split_row",
         "started",
         "started_total",
         "steps",
@@ -183,6 +188,10 @@ class Scanner:
         self.halt = False  # stop the fast loop: an issue began or the scan stopped
         self.fast_ok = self.opt.max_depth >= ORJSON_MAX_DEPTH
         self.stop_offset: int | None = None  # --at: where the first unconsumed record starts
+        self.last_turn_end: int | None = None
+        self.resume_seq: int | None = None
+        self.last_end_seed: int | None = None
+        self.split_row: tuple[int, int] | None = None
         self.body_offset: int | None = None  # plaintext offset after the header line
         self.frame: int | None = None
         self.seq: int | None = None
@@ -443,6 +452,9 @@ class Scanner:
             self._run(events)
         finally:
             self._fixed, self._i = fixed, i
+        first, last = events[0]["seq"], events[-1]["seq"]
+        if self.stopped and first < self.next_seq <= last:
+            self.split_row = (first, last)  # --at fell inside the row
 
     def _event(self, obj: dict[str, Any]) -> None:
         """One decoded record through the envelope and dispatch (the careful loop's entry)."""
@@ -553,6 +565,11 @@ class Scanner:
         self._stop()  # seq > --at
         return None
 
+    def _resumes(self, seq: int) -> None:
+        """The first event that starts new work after the last completed turn (§8.3)."""
+        if self.last_turn_end is not None and self.resume_seq is None:
+            self.resume_seq = seq
+
     def _stop(self) -> None:
         """--at reached: the record being processed (seq at+1) is not consumed."""
         self.stopped = self.halt = True
@@ -606,6 +623,8 @@ class Scanner:
         version = self.version
         assert version is not None
         if is_known(version, t):
+            if t == "agent/inbox/spliced":
+                self._resumes(seq)
             return
         if t in PACKED_TAGS and version <= 1:
             self.seq = None
@@ -665,6 +684,7 @@ class Scanner:
                 f"turn/start {turn} after turn {self.last_turn} (expected {self.last_turn + 1})",
             )
         self.turns += 1
+        self._resumes(seq)
         self.open_turn = turn if type(turn) is int else self.last_turn + 1
         self.open_turn_seq = seq
         self.last_turn = self.open_turn
@@ -690,6 +710,7 @@ class Scanner:
         if self.open_step is not None:
             self.report("turn-end-step-open", f"turn/end {turn} while step {self.open_step} is open")
         self._close_step_calls()
+        self.last_turn_end, self.resume_seq = seq, None
         self.open_turn = None
         self.open_turn_seq = None
         self.open_step = None
@@ -800,6 +821,7 @@ class Scanner:
 
     def _end_seed(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
         self.marker_count += 1
+        self.last_end_seed = seq
         version = self.version or 0
         if type(data) is not dict:
             self.report("event-data", "session/end-seed data is not an object")
@@ -857,6 +879,8 @@ class Scanner:
             return
         if t == "user/message":
             message: Any = data
+            if op == "append":
+                self._resumes(seq)
         else:
             message = data.get("message")
             if in_step:
@@ -1170,6 +1194,7 @@ class Scanner:
             stopped_at=last_seq if self.opt.at_seq is not None else None,
             stop_offset=self.stop_offset,
             body_offset=self.body_offset,
+            boundaries=Boundaries(self.last_turn_end, self.resume_seq, self.last_end_seed, self.split_row),
         )
 
     def _tail(self, summary: ReadSummary | None) -> Tail:

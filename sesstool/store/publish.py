@@ -6,6 +6,7 @@ link(2) (never rename) → directory fsync → unlink temp → directory fsync (
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -419,3 +420,45 @@ def _check_source(source: Path, before: FileIdentity) -> None:
         raise WriteRefusedError(
             f"source changed while it was read: {source} ({'; '.join(changes)}); nothing was published"
         )
+
+
+def create_directory(path: Path, mode: int = 0o700) -> None:
+    """Create the new directory ``path`` exclusively (an existing one is refused, never reused),
+    with exactly ``mode`` whatever the umask, and make its entry durable (parent fsync).
+
+    Used for a session directory a write command creates (a fork's child in a dsh root). On any
+    failure after the mkdir, the still-empty directory is removed again.
+    """
+    if mode & ~0o777:
+        raise ValueError(f"mode must be permission bits only, got {mode:#o}")
+    _check_name(path)
+    try:
+        os.mkdir(path, 0o700 & mode)  # never wider than asked while it is being set up
+    except FileExistsError as exc:
+        raise WriteRefusedError(f"target exists: {path} already exists; sesstool never overwrites") from exc
+    except OSError as exc:
+        raise _refusal("creating the directory", path, exc) from exc
+    try:
+        with _refusing("setting the mode of the new directory", path):
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+        with _refusing("fsync of the parent directory", path.parent):
+            parent_fd = os.open(path.parent, _DIR_FLAGS)
+            try:
+                os.fsync(parent_fd)
+            finally:
+                os.close(parent_fd)
+    except BaseException:
+        with suppress(OSError):
+            os.rmdir(path)
+        raise
+
+
+def remove_created_directory(path: Path) -> None:
+    """Undo ``create_directory`` after a failed publication: remove ``path`` only if it
+    is still an empty directory (rmdir never removes anything else); errors are ignored."""
+    with contextlib.suppress(OSError):
+        os.rmdir(path)

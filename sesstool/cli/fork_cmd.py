@@ -1,0 +1,90 @@
+"""`sesstool fork PATH`: a child session from a prefix of a log (spec §8)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from sesstool.cli.options import consoles, limit_options, limits_from
+from sesstool.core.header import MAX_SAFE
+
+
+@click.command("fork")
+@click.argument("path")
+@click.option(
+    "--at",
+    type=click.IntRange(0),
+    default=None,
+    help="Inclusive boundary seq. Default: the end of the last completed turn.",
+)
+@click.option("--id", "child_id", default=None, help="The child's session id (default: a fresh unique one).")
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    help="Write the child here (must not exist). Default: its own session directory in a dsh "
+    "root, else <child-id>.jsonl[.zstd] beside the source.",
+)
+@click.option(
+    "--encoding",
+    type=click.Choice(["raw", "zstd"]),
+    default=None,
+    help="Encoding of the child (default: the source's).",
+)
+@click.option(
+    "--created-at",
+    type=click.IntRange(0, MAX_SAFE),
+    default=None,
+    help="The child's createdAt in epoch ms (default: now; set it for reproducible output).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the plan (boundary, header, marker, closers); write nothing."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
+@limit_options
+@click.pass_context
+def fork_cmd(
+    ctx: click.Context,
+    /,
+    path: str,
+    at: int | None,
+    child_id: str | None,
+    output: str | None,
+    encoding: str | None,
+    created_at: int | None,
+    dry_run: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Fork a child session from PATH: the events up to the boundary copied byte for byte, then
+    session/end-seed, with a header naming PATH's session as parent (spec §8).
+
+    PATH is a session file or directory. Before v4 a boundary inside an open turn is refused
+    (exit 4); v4 closes the open turn with `forked` closers. Exit 2 for a boundary past the end,
+    3 for a corrupt log, 6 when the target exists.
+    """
+    # imported on call: `sesstool --help` and other commands stay fast to start
+    from sesstool.core.jsonline import dumps_pretty
+    from sesstool.engine.fork import ForkRequest, run_fork
+    from sesstool.render.fork_view import fork_doc, render_fork
+    from sesstool.render.progress import scan_progress
+
+    request = ForkRequest(
+        path=path,
+        at=at,
+        child_id=child_id,
+        output=output,
+        encoding="zstd" if encoding == "zstd" else "raw" if encoding == "raw" else None,
+        created_at=created_at,
+        dry_run=dry_run,
+        limits=limits_from(kwargs),
+    )
+    cons = consoles(ctx)
+    with scan_progress(cons, "reading") as progress:
+        report = run_fork(request, progress)
+    if as_json:
+        sys.stdout.buffer.write(dumps_pretty(fork_doc(report)) + b"\n")
+    else:
+        render_fork(report, cons.out)
