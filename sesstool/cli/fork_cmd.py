@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, limit_options, limits_from
+from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
 from sesstool.core.header import MAX_SAFE
 
 
@@ -21,28 +21,15 @@ from sesstool.core.header import MAX_SAFE
 )
 @click.option("--id", "child_id", default=None, help="The child's session id (default: a fresh unique one).")
 @click.option(
-    "-o",
-    "--output",
-    default=None,
-    help="Write the child here (must not exist). Default: its own session directory in a dsh "
-    "root, else <child-id>.jsonl[.zstd] beside the source.",
-)
-@click.option(
-    "--encoding",
-    type=click.Choice(["raw", "zstd"]),
-    default=None,
-    help="Encoding of the child (default: the source's).",
-)
-@click.option(
     "--created-at",
     type=click.IntRange(0, MAX_SAFE),
     default=None,
     help="The child's createdAt in epoch ms (default: now; set it for reproducible output).",
 )
-@click.option(
-    "--dry-run", is_flag=True, help="Print the plan (boundary, header, marker, closers); write nothing."
+@write_options(
+    "its own session directory in a dsh root, else <child-id>.jsonl[.zstd] beside the source",
+    "the plan (boundary, header, marker, closers)",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
 @limit_options
 @click.pass_context
 def fork_cmd(
@@ -76,7 +63,7 @@ def fork_cmd(
         at=at,
         child_id=child_id,
         output=output,
-        encoding="zstd" if encoding == "zstd" else "raw" if encoding == "raw" else None,
+        encoding=as_encoding(encoding),
         created_at=created_at,
         dry_run=dry_run,
         limits=limits_from(kwargs),

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, limit_options, limits_from
-from sesstool.core.physical import Encoding
+from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
@@ -23,27 +22,15 @@ from sesstool.core.vocabulary import CURRENT_VERSION
     help="Target format version.",
 )
 @click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Output file (must not exist). Default: the canonical generation name "
-    "(session.vN.jsonl[.zstd]) beside the source.",
-)
-@click.option(
-    "--encoding",
-    type=click.Choice(["raw", "zstd"]),
-    default=None,
-    help="Output encoding (default: the source's).",
-)
-@click.option(
     "--repair",
     "repair_first",
     is_flag=True,
     help="Balance an interrupted log (spec §7 closers) before migrating it.",
 )
-@click.option("--dry-run", is_flag=True, help="Check and plan; write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
+@write_options(
+    "the canonical generation name (session.vN.jsonl[.zstd]) beside the source",
+    "the plan",
+)
 @limit_options
 @click.pass_context
 def migrate_cmd(
@@ -68,8 +55,9 @@ def migrate_cmd(
     from sesstool.render.migrate_view import migrate_doc, render_migrate
     from sesstool.render.progress import scan_progress
 
-    out_encoding: Encoding | None = "zstd" if encoding == "zstd" else "raw" if encoding else None
-    request = MigrateRequest(path, to, output, out_encoding, dry_run, repair_first, limits_from(kwargs))
+    request = MigrateRequest(
+        path, to, output, as_encoding(encoding), dry_run, repair_first, limits_from(kwargs)
+    )
     cons = consoles(ctx)
     with scan_progress(cons, "migrating") as progress:
         report = run_migrate(request, progress)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
+from sesstool.core.physical import Encoding
 from sesstool.render.console import Consoles
 from sesstool.store.lines import DEFAULT_MAX_LINE
 from sesstool.store.source import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_WINDOW, ReadLimits
@@ -77,6 +78,37 @@ def limits_from(kwargs: dict[str, Any]) -> ReadLimits:
         max_window=kwargs.pop("max_window"),
         max_depth=kwargs.pop("max_depth"),
     )
+
+
+def write_options(default_output: str, dry_run_shows: str = "the plan") -> Callable[[F], F]:
+    """``-o/--output``, ``--encoding``, ``--dry-run`` and ``--json``: shared by every command that
+    publishes a file (DESIGN §3 "Where write commands put their output")."""
+
+    def decorate(func: F) -> F:
+        func = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")(
+            func
+        )
+        func = click.option("--dry-run", is_flag=True, help=f"Print {dry_run_shows}; write nothing.")(func)
+        func = click.option(
+            "--encoding",
+            type=click.Choice(["raw", "zstd"]),
+            default=None,
+            help="Output encoding (default: the source's).",
+        )(func)
+        func = click.option(
+            "-o",
+            "--output",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help=f"Output file (must not exist). Default: {default_output}.",
+        )(func)
+        return func
+
+    return decorate
+
+
+def as_encoding(value: str | None) -> Encoding | None:
+    return "zstd" if value == "zstd" else "raw" if value == "raw" else None
 
 
 def fixture_option(func: F) -> F:

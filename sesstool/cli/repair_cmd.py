@@ -7,33 +7,21 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, limit_options, limits_from
-from sesstool.core.physical import Encoding
+from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
 
 
 @click.command("repair")
 @click.argument("path")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Output file (must not exist). Default: <stem>.repaired.jsonl[.zstd] beside the source.",
-)
-@click.option(
-    "--encoding",
-    type=click.Choice(["raw", "zstd"]),
-    default=None,
-    help="Output encoding (default: the source's).",
-)
-@click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option(
     "--salvage",
     is_flag=True,
     help="Repair a corrupt log anyway: keep the prefix before the first defect and "
     "save every dropped byte in a sidecar file with a report.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")
+@write_options(
+    "<stem>.repaired.jsonl[.zstd] beside the source",
+    "the plan",
+)
 @limit_options
 @click.pass_context
 def repair_cmd(
@@ -59,8 +47,7 @@ def repair_cmd(
     from sesstool.render.progress import scan_progress
     from sesstool.render.repair_view import render_repair, repair_doc
 
-    out_encoding: Encoding | None = "zstd" if encoding == "zstd" else "raw" if encoding else None
-    request = RepairRequest(path, output, out_encoding, dry_run, salvage, limits_from(kwargs))
+    request = RepairRequest(path, output, as_encoding(encoding), dry_run, salvage, limits_from(kwargs))
     cons = consoles(ctx)
     with scan_progress(cons, "repairing") as progress:
         report = run_repair(request, progress)

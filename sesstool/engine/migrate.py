@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,19 +22,17 @@ from sesstool.core.upgrade import Rec, UpgradeRefused
 from sesstool.core.upgrade.chain import chain, run_chain
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.vocabulary import CURRENT_VERSION
+from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
     canonical_name,
-    generations,
-    highest_generation,
     parse_generation_name,
 )
-from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
-from sesstool.store.publish import FileIdentity, Published, Sink, publish
-from sesstool.store.raw_reader import RawReader
+from sesstool.store.liveness import LockState
+from sesstool.store.publish import Published, Sink, publish
+from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
-from sesstool.store.zstd_reader import ZstdReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,49 +78,19 @@ def migrated_name(source: Path, version: int, encoding: Encoding) -> str:
     return f"{stem}.v{version}.jsonl" + (".zstd" if zstd else "")
 
 
-def _resolve(arg: str) -> Path:
-    if arg == "-":
-        raise InputError("migrate needs a file or session directory, not standard input")
-    path = Path(arg)
-    if path.is_dir():
-        return highest_generation(path).path
-    if not path.exists():
-        raise InputError(f"{arg}: no such file or directory")
-    return path
-
-
 def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> MigrateReport:
     if not 0 <= request.to <= CURRENT_VERSION:
         raise UsageError(f"--to {request.to}: sesstool writes versions 0–{CURRENT_VERSION}")
-    source = _resolve(request.path)
-    notes: list[str] = []
-    with ExitStack() as stack:
-        lock: LockState | None = None
-        if generations(source.parent):
-            lock = stack.enter_context(session_lock(source.parent, create=True))
-            if lock.warning:
-                notes.append(lock.warning)
-        else:
-            notes.append("not a session directory: no session.lock protocol to check")
-        identity = FileIdentity.of_path(source)
-        if open_writers(source):
-            assert_cold(source, identity)
-        return _migrate(request, source, identity, lock, notes, progress)
-    raise AssertionError("unreachable")  # pragma: no cover
+    with cold_session(request.path, "migrate") as cold:
+        return _migrate(request, cold, progress)
 
 
-def _migrate(
-    request: MigrateRequest,
-    source: Path,
-    identity: FileIdentity,
-    lock: LockState | None,
-    notes: list[str],
-    progress: Progress | None,
-) -> MigrateReport:
+def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | None) -> MigrateReport:
+    source, identity, lock, notes = cold.path, cold.identity, cold.lock, cold.notes
     digest = hashlib.sha256()
     report, _ = run_scan(str(source), ScanOptions(), request.limits, progress, digest=digest)
     if report.live:
-        assert_cold(source, identity)
+        cold.recheck()
     scan = report.scan
     if scan.verdict == "unsupported":
         raise UnsupportedError(f"cannot migrate: {scan.verdict_reason}", scan.verdict_address)
@@ -234,16 +201,7 @@ def _committed_records(
     f: Any, encoding: Encoding, body_offset: int, committed: int, limits: ReadLimits
 ) -> Iterator[Rec]:
     """The body records of the committed region, decoded (the torn tail is not carried)."""
-    reader: RawReader | ZstdReader
-    if encoding == "zstd":
-        reader = ZstdReader(
-            f,
-            max_line=limits.max_line,
-            max_decompressed=limits.max_decompressed,
-            max_window=limits.max_window,
-        )
-    else:
-        reader = RawReader(f, max_line=limits.max_line)
+    reader = make_reader(f, encoding, limits)
 
     def lines() -> Iterator[bytes]:
         for item in reader.batches():

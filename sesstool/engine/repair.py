@@ -12,7 +12,6 @@ import hashlib
 import io
 import itertools
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -23,15 +22,15 @@ from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.scanner import Scanner, ScanOptions
+from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
-from sesstool.store.generations import generations, highest_generation
 from sesstool.store.lines import LineSplitter
-from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
+from sesstool.store.liveness import LockState
 from sesstool.store.publish import FileIdentity, Published, Sink, publish
 from sesstool.store.raw_reader import RawReader
+from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
-from sesstool.store.zstd_reader import ZstdReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,45 +74,13 @@ def repaired_name(source: Path, encoding: Encoding) -> str:
     return f"{name}.repaired.jsonl" + (".zstd" if encoding == "zstd" else "")
 
 
-def _resolve(arg: str) -> Path:
-    if arg == "-":
-        raise InputError("repair needs a file or session directory, not standard input")
-    path = Path(arg)
-    if path.is_dir():
-        return highest_generation(path).path
-    if not path.exists():
-        raise InputError(f"{arg}: no such file or directory")
-    return path
-
-
 def run_repair(request: RepairRequest, progress: Progress | None = None) -> RepairReport:
-    source = _resolve(request.path)
-    notes: list[str] = []
-    with ExitStack() as stack:
-        lock: LockState | None = None
-        # Only a session directory has a lock protocol (§11); never create one elsewhere.
-        if generations(source.parent):
-            lock = stack.enter_context(session_lock(source.parent, create=True))
-            if lock.warning:
-                notes.append(lock.warning)
-        else:
-            notes.append("not a session directory: no session.lock protocol to check")
-        identity = FileIdentity.of_path(source)
-        writers = open_writers(source)
-        if writers:
-            assert_cold(source, identity)  # raises, naming the writer processes
-        return _repair(request, source, identity, lock, notes, progress)
-    raise AssertionError("unreachable")  # pragma: no cover
+    with cold_session(request.path, "repair") as cold:
+        return _repair(request, cold, progress)
 
 
-def _repair(
-    request: RepairRequest,
-    source: Path,
-    identity: FileIdentity,
-    lock: LockState | None,
-    notes: list[str],
-    progress: Progress | None,
-) -> RepairReport:
+def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None) -> RepairReport:
+    source, identity, lock, notes = cold.path, cold.identity, cold.lock, cold.notes
     digest = hashlib.sha256()
     boundaries: list[tuple[int, int]] = []
     copy_point: list[tuple[int, int]] = []
@@ -135,7 +102,7 @@ def _repair(
     )
     source_sha = digest.hexdigest()
     if report.live:
-        assert_cold(source, identity)
+        cold.recheck()
     scan = report.scan
     encoding = report.source.encoding
     out_encoding: Encoding = request.encoding or encoding
@@ -410,16 +377,7 @@ def _verify_lines(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
     the header line) and compare its lines with the committed source lines, then the closers."""
     with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
-        reader: RawReader | ZstdReader
-        if plan.output_encoding == "zstd":
-            reader = ZstdReader(
-                out,
-                max_line=limits.max_line,
-                max_decompressed=limits.max_decompressed,
-                max_window=limits.max_window,
-            )
-        else:
-            reader = RawReader(out, max_line=limits.max_line)
+        reader = make_reader(out, plan.output_encoding, limits)
         expected = itertools.chain(
             _lines_of(_committed_plaintext(src, plan, 0, limits), limits.max_line),
             (line[:-1] for line in closers),

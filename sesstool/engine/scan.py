@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 from sesstool.core.model import ScanResult
 from sesstool.core.physical import ReadSummary
 from sesstool.core.scanner import Scanner, ScanOptions
-from sesstool.store.raw_reader import RawReader
+from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits, SourceInfo, changed_since, open_source
 from sesstool.store.zstd_reader import ZstdReader
 
@@ -70,19 +70,10 @@ def run_scan(
         if limits.max_depth != options.max_depth:
             options = replace(options, max_depth=limits.max_depth)
         scanner = Scanner(info.display, options)
-        reader: RawReader | ZstdReader
-        if info.encoding == "zstd":
-            reader = ZstdReader(
-                stream,
-                max_line=limits.max_line,
-                max_decompressed=limits.max_decompressed,
-                max_window=limits.max_window,
-            )
-            if on_frame_end is not None:
-                hook = on_frame_end
-                reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
-        else:
-            reader = RawReader(stream, max_line=limits.max_line)
+        reader = make_reader(stream, info.encoding, limits)
+        if isinstance(reader, ZstdReader) and on_frame_end is not None:
+            hook = on_frame_end
+            reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
         feed = scanner.feed
         total = info.size if info.encoding == "raw" else None
         summary: ReadSummary | None = None
