@@ -10,9 +10,11 @@ marker and v4 ``forked`` closers. Pure: facts from a scan in, a frozen plan out.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core import mini
 from sesstool.core.closers import plan_closers
 from sesstool.core.errors import Address, InputError, UnsupportedError, UsageError
 from sesstool.core.header import MAX_SAFE, Header
@@ -132,6 +134,7 @@ def plan_fork(
     created_at: int,
     seed_ends_with_end_seed: bool,
     path: str | None = None,
+    dialect: str = "dsh",
 ) -> ForkPlan:
     """Plan the child of ``parent`` forked at ``boundary`` (inclusive).
 
@@ -141,6 +144,8 @@ def plan_fork(
     Raises UnsupportedError for a boundary inside an open turn before v4 (§8.1; v2/v3 are
     refused alike, see docs/format.md "Fork").
     """
+    if dialect == mini.DIALECT:
+        return _plan_mini_fork(parent, boundary, state, child_id, created_at)
     version = parent.version
     if not 0 <= version <= CURRENT_VERSION:
         raise UnsupportedError(f"cannot fork a v{version} log: sesstool writes v0–v{CURRENT_VERSION}")
@@ -184,3 +189,32 @@ def plan_fork(
         marker = {"type": "session/end-seed", "seq": inherited, "time": when, "data": {"inherited": True}}
         closers = tuple(plan_closers(state, version, "forked", after_seq=inherited, time=when))
     return ForkPlan(version, boundary, header, marker, closers, state.turn, state.turn_seq)
+
+
+def _plan_mini_fork(
+    parent: Header, boundary: int, state: OpenState, child_id: str, created_at: int
+) -> ForkPlan:
+    """mini-agent-format.md "Fork": the prefix up to ``boundary``, then closers that balance it
+    (dangling calls answered, an open turn ended — allowed inside a turn); the new header
+    event records the parent. See docs/format.md "Mini-agent dialect"."""
+    if state.last_seq != boundary:
+        raise ValueError(f"open state ends at seq {state.last_seq}, not at the boundary {boundary}")
+    if not child_id:
+        raise UsageError("the child session id must not be empty")
+    if boundary < 1:
+        raise UsageError("--at must be at least 1: seq 0 is the header event")
+    data: dict[str, Any] = {"version": parent.version, "delegationDepth": 0, "id": child_id}
+    if parent.cwd is not None:
+        data["cwd"] = parent.cwd
+    if parent.id is not None:
+        data["parentSession"] = parent.id
+    data["forkedAt"] = boundary
+    stamp = dt.datetime.fromtimestamp(created_at / 1000, tz=dt.UTC)
+    header = {
+        "seq": 0,
+        "time": stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{created_at % 1000:03d}Z",
+        "type": mini.HEADER_TYPE,
+        "data": data,
+    }
+    closers = tuple(mini.plan_closers(state, "forked"))
+    return ForkPlan(parent.version, boundary, header, None, closers, state.turn, state.turn_seq)

@@ -34,6 +34,7 @@ class OpenState:
     last_seq: int | None
     last_time: int | None
     events: int  # committed events (next seq)
+    last_time_text: str | None = None  # mini-agent: the last event's ISO time, for closers
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,3 +163,4 @@ class ScanResult:
     stop_offset: int | None = None  # --at: plaintext offset of the first unread record
     body_offset: int | None = None  # plaintext offset just after the header line
     boundaries: Boundaries = Boundaries(None, None, None, None)
+    dialect: str = "dsh"  # "dsh" | "mini"

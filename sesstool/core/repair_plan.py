@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sesstool.core.closers import plan_closers
+from sesstool.core.closers import closers_for
 from sesstool.core.model import ScanResult, Verdict
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Finding
@@ -42,6 +42,7 @@ class RepairPlan:
     closers: tuple[dict[str, Any], ...]
     salvage: Salvage | None
     committed_events: int  # events in the kept prefix (the closers follow them)
+    dialect: str = "dsh"
 
 
 def plan_repair(
@@ -78,7 +79,8 @@ def plan_repair(
         dropped_plain=max(0, plaintext_bytes - committed),
         dropped_lines=scan.tail.dropped_lines,
         recovered_lines=scan.tail.recovered_lines,
-        closers=tuple(plan_closers(scan.open, scan.version)),
+        closers=tuple(closers_for(scan)),
         salvage=salvage,
         committed_events=scan.open.events,
+        dialect=scan.dialect,
     )

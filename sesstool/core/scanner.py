@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from sesstool.core import mini
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE, Header, decode_header, is_safe_nonneg
@@ -73,6 +74,7 @@ class ScanOptions:
     collect_timeline: bool = False  # inspect --timeline
     max_findings: int = 1000
     max_depth: int = ORJSON_MAX_DEPTH  # below orjson's own 1024, every line is depth-checked
+    dialect: str = "auto"  # "auto" (detected from the first line), "dsh" or "mini"
     filename_version: int | None = None  # version implied by a canonical file name
 
 
@@ -107,6 +109,7 @@ class Scanner:
         "committed",
         "counts",
         "dangling",
+        "dialect",
         "dropped_lines",
         "failed",
         "fast_ok",
@@ -122,6 +125,7 @@ class Scanner:
         "issue",
         "last_end_seed",
         "last_time",
+        "last_time_text",
         "last_turn",
         "last_turn_end",
         "marker_count",
@@ -175,6 +179,8 @@ class Scanner:
         self.header_done = False
         self.version: int | None = None
         self.version_le1 = False
+        self.dialect = "dsh"
+        self.last_time_text: str | None = None
         self.unsupported_version = False
         self.findings: list[Finding] = []
         self.findings_dropped = 0
@@ -275,6 +281,8 @@ class Scanner:
 
     def physical(self, issue: PhysicalIssue) -> None:
         address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset, None)
+        if issue.rule == "zstd-header-frame" and self.dialect == mini.DIALECT:
+            return  # a dsh framing rule (§9.2): the mini-agent layout has none
         if issue.fatal or issue.rule.startswith("zstd-"):
             # A defect inside a complete frame is corruption wherever it is (§6.3).
             self.report(issue.rule, issue.message, address)
@@ -377,6 +385,9 @@ class Scanner:
             self._event(obj)
             return
         self.body_offset = self._position()[0] + len(raw) + 1
+        if self.opt.dialect == "mini" or (self.opt.dialect == "auto" and mini.is_header(obj)):
+            self._mini_header(obj)
+            return
         header, problems = decode_header(obj)
         for key in sorted(negative_zero_keys(raw) & {"createdAt", "delegationDepth", "seedLength"}):
             problems.append(("header-field", f"header {key} is -0 (not a non-negative integer)"))
@@ -398,6 +409,29 @@ class Scanner:
                 "header-filename-version",
                 f"file name identifies v{fv}, but its header identifies v{header.version}",
             )
+
+    def _mini_header(self, obj: Any) -> None:
+        """The mini-agent header is the event at seq 0 (mini-agent-format.md "File")."""
+        self.dialect = mini.DIALECT
+        header, problems = mini.decode_header(obj)
+        for rule, message in problems:
+            self.report(rule, message)
+        if header is None:
+            if any(rule == "header-newer-version" for rule, _ in problems):
+                self.unsupported_version = True
+            self.stopped = self.halt = True
+            return
+        self.header = header
+        mini.install(self, header.version)
+        self.next_seq = 1
+        self.counts[mini.HEADER_TYPE] = 1
+        mini.event_time(self, obj, obj.get("time"))
+
+    def _install(self, version: int) -> None:
+        if self.dialect == mini.DIALECT:
+            mini.install(self, version)
+        else:
+            self._set_version(version)
 
     def _set_version(self, version: int) -> None:
         self.version = version
@@ -599,6 +633,9 @@ class Scanner:
 
     def _irregular_time(self, obj: dict[str, Any], time: Any) -> None:
         """The first event's time, a time that went backwards (legal, §3), or a bad time."""
+        if self.dialect == mini.DIALECT:
+            mini.event_time(self, obj, time)
+            return
         if type(time) is int and -MAX_SAFE <= time <= MAX_SAFE:
             if self.first_time is None:
                 self.first_time = self.min_time = self.max_time = time
@@ -622,7 +659,10 @@ class Scanner:
         ignorable = obj.get("ignorable")
         version = self.version
         assert version is not None
-        if is_known(version, t):
+        if self.dialect == mini.DIALECT:
+            if t in mini.KNOWN:
+                return
+        elif is_known(version, t):
             if t == "agent/inbox/spliced":
                 self._resumes(seq)
             return
@@ -968,8 +1008,10 @@ class Scanner:
 
     def _replace(self, op: dict[str, Any], seq: int, t: str, data: Any, cited: list[int] | None) -> None:
         version = self.version or 0
-        keys = _REPLACE_V0 if version <= 2 else _REPLACE_V3
-        start_key, end_key = ("start", "end") if version <= 2 else ("startSeq", "endSeq")
+        dsh = self.dialect != mini.DIALECT
+        old_keys = dsh and version <= 2
+        keys = _REPLACE_V0 if old_keys else _REPLACE_V3
+        start_key, end_key = ("start", "end") if old_keys else ("startSeq", "endSeq")
         if (
             op.keys() != keys
             or op.get("op") != "replace"
@@ -984,7 +1026,7 @@ class Scanner:
             )
             return
         start, end = op[start_key], op[end_key]
-        if version >= 3 and (start >= seq or end >= seq):
+        if (version >= 3 or not dsh) and (start >= seq or end >= seq):
             self.report(
                 "replace-not-earlier",
                 f"replace endpoints {start}..{end} must precede the replacing event {seq}",
@@ -1001,13 +1043,13 @@ class Scanner:
             self.report("replace-order", f"replace start {start} comes after end {end} in surface order")
             return
         removed = nodes[i : j + 1]
-        if cited is None or not set(removed) <= set(cited):
+        if dsh and (cited is None or not set(removed) <= set(cited)):
             missing_seqs = sorted(set(removed) - set(cited or ()))
             self.report(
                 "replace-uncited",
                 f"sourceEventSeqs must cite every replaced node; missing {missing_seqs[:10]}",
             )
-        if t == "tool/result":
+        if t == "tool/result" and dsh:
             shadow = removed[0]
             if len(removed) != 1 or node_type[shadow] != "tool/result":
                 self.report(
@@ -1020,7 +1062,8 @@ class Scanner:
                     f"replacement of tool/result {shadow} changes more than its content",
                 )
         if (
-            version >= 3
+            dsh
+            and version >= 3
             and i == 0
             and node_type[nodes[0]] == "system/message"
             and (t != "system/message" or j != 0)
@@ -1035,7 +1078,7 @@ class Scanner:
             self.tool_fp.pop(s, None)
             self.projected.pop(s, None)
         node_type[seq] = t
-        if t == "tool/result":
+        if t == "tool/result" and dsh:
             self.tool_fp[seq] = _tool_fingerprint(data, version)
         self.shadowed += len(removed)
         self.replacements += 1
@@ -1056,7 +1099,7 @@ class Scanner:
         twin.dropped_lines = 0
         twin._envelope_checked = None
         if self.version is not None:
-            twin._set_version(self.version)  # the handler table binds methods to its owner
+            twin._install(self.version)  # the handler table binds methods to its owner
         return twin
 
     # -- end of input -------------------------------------------------------------------------
@@ -1068,7 +1111,13 @@ class Scanner:
         tail = self._tail(summary)
         version = self.version
         header = self.header
-        torn0 = summary is not None and summary.torn_frame is not None and (summary.torn_frame.index == 0)
+        # dsh publishes the header frame atomically (§10.3); the mini layout has no such frame
+        torn0 = (
+            summary is not None
+            and summary.torn_frame is not None
+            and summary.torn_frame.index == 0
+            and self.dialect != mini.DIALECT
+        )
         if torn0 or (not self.header_done and not self.stopped):
             # The header is published atomically with the first batch (§10.3): a file without
             # a complete header line (or header frame) is not a crash tail but corruption.
@@ -1122,18 +1171,31 @@ class Scanner:
                 f"turn {self.open_turn} is open at the end of the log: the session was interrupted",
                 Address(self.path, None, None, None, None, self.open_turn_seq),
             )
-        verdict, vaddr, reason = self._verdict(tail)
-        # pending calls of the open step: the open state a repair closes (§7.1)
+        # Pending calls: dsh — those of the open step (§7.1); mini-agent — every dangling call.
         pending: tuple[PendingCall, ...] = ()
-        if self.open_turn is not None:
+        if self.open_turn is not None or self.dialect == mini.DIALECT:
             pending = tuple(
                 PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None)
                 for cid, e in self.advertised.items()
             )
+        if self.dialect == mini.DIALECT and pending and interpreted_to_end and self.opt.at_seq is None:
+            self.report(
+                "unresolved-call",
+                f"{len(pending)} tool call(s) never answered: " + ", ".join(p.call_id for p in pending[:5]),
+                Address(self.path, None, None, None, None, pending[0].call_seq),
+            )
+        verdict, vaddr, reason = self._verdict(tail, pending)
         open_dangling = sum(1 for p in pending if p.call_seq is not None)
         open_never = len(pending) - open_dangling
         open_state = OpenState(
-            self.open_turn, self.open_turn_seq, self.open_step, pending, last_seq, last_time, self.next_seq
+            self.open_turn,
+            self.open_turn_seq,
+            self.open_step,
+            pending,
+            last_seq,
+            last_time,
+            self.next_seq,
+            self.last_time_text,
         )
         messages = None
         if self.opt.collect_messages:
@@ -1194,6 +1256,7 @@ class Scanner:
             stopped_at=last_seq if self.opt.at_seq is not None else None,
             stop_offset=self.stop_offset,
             body_offset=self.body_offset,
+            dialect=self.dialect,
             boundaries=Boundaries(self.last_turn_end, self.resume_seq, self.last_end_seed, self.split_row),
         )
 
@@ -1269,7 +1332,7 @@ class Scanner:
             address,
         )
 
-    def _verdict(self, tail: Tail) -> tuple[Verdict, Address | None, str]:
+    def _verdict(self, tail: Tail, pending: tuple[PendingCall, ...]) -> tuple[Verdict, Address | None, str]:
         first_error: Finding | None = None
         for f in self.findings:
             if f.severity is Severity.ERROR and RULES[f.rule].verdict == "unsupported":
@@ -1290,6 +1353,12 @@ class Scanner:
                 "interrupted",
                 Address(self.path, None, None, None, None, self.open_turn_seq),
                 f"turn {self.open_turn} is open at the end of the log",
+            )
+        if self.dialect == mini.DIALECT and pending:
+            return (
+                "interrupted",
+                Address(self.path, None, None, None, None, pending[0].call_seq),
+                f"{len(pending)} tool call(s) have no result",
             )
         return "clean", None, "balanced: every turn is closed"
 

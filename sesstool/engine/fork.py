@@ -260,6 +260,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         created_at=created_at,
         seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
         path=full.source.display,
+        dialect=result.dialect,
     )
     check_split_row(at_facts, boundary)
     body = result.body_offset
@@ -294,7 +295,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
             target_exists=exists,
         )
 
-    writer = _ChildWriter(plan, source, identity, sha_before, body, end, zstd, limits)
+    writer = _ChildWriter(plan, source, identity, sha_before, body, end, zstd, limits, result.dialect)
     created: Path | None = None
     if directory is not None:
         create_directory(directory, 0o700)
@@ -337,7 +338,9 @@ class _ChildWriter:
         end: int,
         zstd: bool,
         limits: ReadLimits,
+        dialect: str = "dsh",
     ) -> None:
+        self.dialect = dialect
         self.plan = plan
         self.source = source
         self.identity = identity
@@ -398,7 +401,12 @@ class _ChildWriter:
         if child.stats.events != plan.events:
             problems.append(f"{child.stats.events} events, expected {plan.events}")
         lineage = child.stats.lineage
-        if not lineage.seeded or lineage.inherited_events != plan.inherited:
+        if self.dialect == "mini":
+            if child.header is None or child.header.parent_session != plan.header["data"].get(
+                "parentSession"
+            ):
+                problems.append("the child header does not record its parent")
+        elif not lineage.seeded or lineage.inherited_events != plan.inherited:
             problems.append(
                 f"lineage seeded={lineage.seeded} inherited={lineage.inherited_events}, "
                 f"expected seeded with {plan.inherited} inherited events"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sesstool.core.closers import plan_closers
+from sesstool.core.closers import closers_for
 from sesstool.core.errors import InputError, UnsupportedError, UsageError, WriteRefusedError
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.rules import Severity
@@ -128,7 +128,7 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
         steps = chain(version, request.to)
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
-    closers = plan_closers(scan.open, version) if request.repair else []
+    closers = closers_for(scan) if request.repair else []
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
     target = (

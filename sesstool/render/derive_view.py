@@ -32,6 +32,8 @@ def render_jsonl(rep: DeriveReport, out: BinaryIO) -> None:
 
 def _blocks(content: Any) -> list[str]:
     parts: list[str] = []
+    if content is None:
+        return []
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):
@@ -64,7 +66,8 @@ def render_text(rep: DeriveReport, console: Console) -> None:
         label = role
         if role == "tool":
             flag = " error" if message.get("isError") else ""
-            label = f"tool [{message.get('toolCallId')}]{flag}"
+            call_id = message.get("toolCallId", message.get("tool_call_id"))  # dsh v4 / mini-agent
+            label = f"tool [{call_id}]{flag}"
         elif (
             role == "user"
             and isinstance(message.get("source"), dict)
@@ -72,7 +75,12 @@ def render_text(rep: DeriveReport, console: Console) -> None:
         ):
             label = f"tool result [{message['source'].get('callId')}]"
         console.print(Text(safe(label), style=ROLE_STYLE.get(role, "bold")))
-        for part in _blocks(message.get("content")):
+        parts = _blocks(message.get("content"))
+        for call in message.get("tool_calls") or ():  # mini-agent (OpenAI) tool calls
+            if isinstance(call, dict):
+                fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
+                parts.append(f"→ call {fn.get('name')} [{call.get('id')}] {fn.get('arguments')}")
+        for part in parts:
             console.print(Text("  " + safe(part).replace("\n", "\n  ")))
         console.print()
     at = f" as of seq {rep.at}" if rep.at is not None else ""

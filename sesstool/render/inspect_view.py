@@ -230,6 +230,12 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
 def describe_closer(c: dict[str, Any]) -> str:
     data = c["data"]
     t = c["type"]
+    if t == "tool/result" and "tool_call_id" in data.get("message", {}):  # mini-agent
+        cites = c.get("sourceEventSeqs")
+        why = f"outcome unknown, cites tool/call seq {cites[0]}" if cites else "never started"
+        return f"seq {c['seq']:<5} tool/result  {data['message']['tool_call_id']}: {why}"
+    if t == "turn/end" and isinstance(data.get("reason"), str):  # mini-agent
+        return f"seq {c['seq']:<5} turn/end     turn {data['turn']} reason {data['reason']}"
     if t == "tool/result":
         msg = data["message"]
         call = msg["source"]["callId"]

@@ -111,6 +111,7 @@ class ZstdReader(PhysicalReader):
         self._frame_lines = 0  # complete lines delivered before the current frame
         self._frame_line = 1  # line number at that offset
         self._header_seen = False  # frame 0 has produced its one newline
+        self._header_relaxed = False  # frame 0 was not the header line alone (reported once)
         self._torn: TornFrame | None = None
         # Spec §6.3 judges only the *joined* plaintext of the complete frames, so a record
         # straddling two frames mid-file passes; this holds the finding for the last one.
@@ -294,9 +295,8 @@ class ZstdReader(PhysicalReader):
             rule = "zstd-checksum" if "checksum" in error else "zstd-decode-error"
             yield self._issue(rule, f"complete frame failed to decode: {error}", index, start)
             return _End.FATAL
-        if index == 0 and not self._header_seen:
+        if index == 0 and not self._header_seen and not self._header_relaxed:
             yield self._header_issue("frame 0 does not end with a newline", index, start)
-            return _End.FATAL
         splitter = self._splitter
         pending_bytes = splitter.pending_bytes
         self._boundary = None
@@ -324,13 +324,18 @@ class ZstdReader(PhysicalReader):
                 line=splitter.line,
             )
             return False
-        if index == 0:
+        relaxed = False
+        if index == 0 and not self._header_relaxed:
             newline = out.find(b"\n")
             if self._header_seen or (newline != -1 and newline != len(out) - 1):
-                yield self._header_issue("frame 0 holds more than the header line", index, start)
-                return False
-            self._header_seen = newline != -1
+                relaxed = self._header_relaxed = True
+            else:
+                self._header_seen = newline != -1
         yield from splitter.feed(out, index, start)
+        if relaxed:
+            # After the lines, so the scanner knows the dialect: the dsh layout (§9.2) makes this
+            # corruption; the mini-agent layout has no such rule. Reading goes on either way.
+            yield self._header_issue("frame 0 holds more than the header line", index, start)
         return True
 
     def _tear(self, index: int, start: int) -> _End:
@@ -362,7 +367,11 @@ class ZstdReader(PhysicalReader):
 
     def _header_issue(self, what: str, index: int, start: int) -> PhysicalIssue:
         return self._issue(
-            "zstd-header-frame", f"{what}: it must be exactly one line (spec §9.2)", index, start
+            "zstd-header-frame",
+            f"{what}: it must be exactly one line (spec §9.2)",
+            index,
+            start,
+            fatal=False,
         )
 
     def _issue(

@@ -434,9 +434,9 @@ def _physical() -> list[Example]:
     two_line_header = zframe(head + body.split(b"\n", 1)[0] + b"\n") + zframe(body.split(b"\n", 1)[1])
     out.append(
         example(
-            "missing-header",
+            "zstd-header-frame",
             0,
-            "the first frame holds the header and the first event, so there is no valid header frame",
+            "the first frame holds the header and the first event: §9.2 wants the header alone",
             two_line_header,
             E,
             encoding="zstd",
