@@ -17,9 +17,8 @@ from sesstool.core.vocabulary import CURRENT_VERSION
     "--to",
     "to",
     type=click.IntRange(0, CURRENT_VERSION),
-    default=CURRENT_VERSION,
-    show_default=True,
-    help="Target format version.",
+    default=None,
+    help="Target format version (default: the newest for the log's dialect: 4, or 1 for mini-agent logs).",
 )
 @click.option(
     "--repair",

@@ -39,7 +39,8 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
 
 
 def limit_options(func: F) -> F:
-    """Read budgets (DESIGN §7): line length, decompressed bytes, zstd window, nesting."""
+    """Read settings: the budgets of DESIGN §7 (line, decompressed bytes, zstd window, nesting) and
+    the dialect."""
     func = click.option(
         "--max-line-bytes",
         type=ByteSize(),
@@ -68,6 +69,13 @@ def limit_options(func: F) -> F:
         show_default=True,
         help="Deepest JSON nesting accepted in a record (the decoder's own limit is 1024).",
     )(func)
+    func = click.option(
+        "--dialect",
+        type=click.Choice(["auto", "dsh", "mini"]),
+        default="auto",
+        show_default=True,
+        help="Log layout: DeepSeek Harness or mini-agent (auto: detected from the first line).",
+    )(func)
     return func
 
 
@@ -77,6 +85,7 @@ def limits_from(kwargs: dict[str, Any]) -> ReadLimits:
         max_decompressed=kwargs.pop("max_decompressed"),
         max_window=kwargs.pop("max_window"),
         max_depth=kwargs.pop("max_depth"),
+        dialect=kwargs.pop("dialect"),
     )
 
 

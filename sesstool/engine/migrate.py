@@ -13,7 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from sesstool.core import mini
 from sesstool.core.closers import closers_for
+from sesstool.core.encode import encode_record
 from sesstool.core.errors import InputError, UnsupportedError, UsageError, WriteRefusedError
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.rules import Severity
@@ -38,7 +40,7 @@ from sesstool.store.source import ReadLimits
 @dataclass(frozen=True, slots=True)
 class MigrateRequest:
     path: str
-    to: int = CURRENT_VERSION
+    to: int | None = None  # None: the current version of the log's dialect
     output: str | None = None
     encoding: Encoding | None = None
     dry_run: bool = False
@@ -79,7 +81,7 @@ def migrated_name(source: Path, version: int, encoding: Encoding) -> str:
 
 
 def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> MigrateReport:
-    if not 0 <= request.to <= CURRENT_VERSION:
+    if request.to is not None and not 0 <= request.to <= CURRENT_VERSION:
         raise UsageError(f"--to {request.to}: sesstool writes versions 0–{CURRENT_VERSION}")
     with cold_session(request.path, "migrate") as cold:
         return _migrate(request, cold, progress)
@@ -100,9 +102,16 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     version = scan.version
     encoding = report.source.encoding
     out_encoding: Encoding = request.encoding or encoding
-    if version > request.to:
+    dialect_current = mini.CURRENT_VERSION if scan.dialect == mini.DIALECT else CURRENT_VERSION
+    target_version = dialect_current if request.to is None else request.to
+    if target_version > dialect_current:
         raise UsageError(
-            f"the log is already v{version}; --to {request.to} would be a downgrade, which no harness defines"
+            f"--to {target_version}: the newest {scan.dialect} format sesstool writes is v{dialect_current}"
+        )
+    if version > target_version:
+        raise UsageError(
+            f"the log is already v{version}; --to {target_version} would be a downgrade, which "
+            "no harness defines"
         )
     source_sha = digest.hexdigest()
     base = MigrateReport(
@@ -111,7 +120,7 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
         source_sha256=source_sha,
         scan=report,
         from_version=version,
-        to_version=request.to,
+        to_version=target_version,
         steps=(),
         target=None,
         output=None,
@@ -122,10 +131,10 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
         lock=lock,
         notes=tuple(notes),
     )
-    if version == request.to:
+    if version == target_version:
         return base
     try:
-        steps = chain(version, request.to)
+        steps = chain(version, target_version, scan.dialect)
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
     closers = closers_for(scan) if request.repair else []
@@ -134,7 +143,7 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     target = (
         Path(request.output)
         if request.output
-        else source.parent / migrated_name(source, request.to, out_encoding)
+        else source.parent / migrated_name(source, target_version, out_encoding)
     )
     base = replace(
         base,
@@ -146,6 +155,7 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     )
     if request.dry_run:
         return base
+    mini_log = scan.dialect == mini.DIALECT
     committed = scan.tail.committed_bytes
     body_offset = scan.body_offset or 0
     header = dict(scan.header.raw)
@@ -157,8 +167,9 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
                 recs = _then(recs, [Rec([c], None) for c in closers])
             try:
                 new_header, upgraded = run_chain(steps, header, recs)
-                lines = encode_records(upgraded, request.to)
-                head = encode_header(new_header)
+                lines = encode_records(upgraded, target_version)
+                # the mini-agent header is an event: its own key order is kept
+                head = encode_record(new_header) if mini_log else encode_header(new_header)
                 if out_encoding == "zstd":
                     sink.write(compress_frame(head))
                     frame = FrameWriter(sink)
@@ -178,14 +189,14 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     def verify(tmp: Path) -> None:
         result = scan_source(str(tmp), ScanOptions(filename_version=None), request.limits)
         problems = [f for f in result.scan.findings if f.severity is Severity.ERROR]
-        if result.scan.version != request.to:
+        if result.scan.version != target_version:
             raise WriteRefusedError(
-                f"verification: the new file is v{result.scan.version}, not v{request.to}"
+                f"verification: the new file is v{result.scan.version}, not v{target_version}"
             )
         if problems or result.scan.verdict in ("corrupt", "unsupported", "torn"):
             f = problems[0] if problems else None
             detail = f"[{f.rule}] {f.message} ({f.address.describe()})" if f else result.scan.verdict_reason
-            raise WriteRefusedError(f"verification: the v{request.to} output does not validate: {detail}")
+            raise WriteRefusedError(f"verification: the v{target_version} output does not validate: {detail}")
         checked.append(result)
 
     published = publish(target, produce, verify=verify, source=source, source_identity=identity)

@@ -69,6 +69,8 @@ def run_scan(
             options = replace(options, filename_version=info.filename_version)
         if limits.max_depth != options.max_depth:
             options = replace(options, max_depth=limits.max_depth)
+        if limits.dialect != "auto" and options.dialect == "auto":
+            options = replace(options, dialect=limits.dialect)
         scanner = Scanner(info.display, options)
         reader = make_reader(stream, info.encoding, limits)
         if isinstance(reader, ZstdReader) and on_frame_end is not None:
