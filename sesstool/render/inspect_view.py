@@ -105,10 +105,11 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
     )
     for p in s.open.pending:
         state = f"started at seq {p.call_seq}, outcome unknown" if p.call_seq is not None else "never started"
+        step = f" (step {p.step})" if s.dialect != "mini" else ""
         grid.add_row(
             "",
             Text(
-                f"pending {safe_line(p.call_id)} {safe_line(p.name or '?')} (step {p.step}): {state}",
+                f"pending {safe_line(p.call_id)} {safe_line(p.name or '?')}{step}: {state}",
                 "yellow",
             ),
         )

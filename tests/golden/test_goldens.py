@@ -21,13 +21,18 @@ EXTRA_ARGS: dict[str, list[str]] = {
 
 
 def _logs() -> list[Path]:
-    logs = [p for p in sorted(DSH.glob("*/session*.jsonl*")) if p.name.endswith((".jsonl", ".zstd"))]
-    assert len(logs) >= 50, "fixture corpus missing"
+    logs = [
+        p
+        for root in (DSH, FIXTURES / "mini")
+        for p in sorted(root.glob("*/session*.jsonl*"))
+        if p.name.endswith((".jsonl", ".zstd"))
+    ]
+    assert len(logs) >= 70, "fixture corpus missing"
     return logs
 
 
 LOGS = _logs()
-IDS = [f"{p.parent.name}/{p.name}" for p in LOGS]
+IDS = [f"{p.parent.parent.name}/{p.parent.name}/{p.name}" for p in LOGS]
 
 
 def _check(path: Path, actual: str) -> None:
