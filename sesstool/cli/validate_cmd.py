@@ -17,7 +17,7 @@ from sesstool.core.rules import Severity
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "github", "junit"]),
+    type=click.Choice(["text", "json", "github", "junit", "sarif"]),
     default="text",
     show_default=True,
     help="Output format.",
@@ -44,6 +44,11 @@ from sesstool.core.rules import Severity
     show_default=True,
     help="Findings kept per file (the rest are counted).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Also report objects that repeat a key (slower: every record is decoded twice).",
+)
 @fixture_option
 @limit_options
 @click.pass_context
@@ -56,6 +61,7 @@ def validate_cmd(
     quiet: bool,
     assume_version: int,
     max_findings: int,
+    strict: bool,
     fixture: bool,
     **kwargs: Any,
 ) -> None:
@@ -71,7 +77,13 @@ def validate_cmd(
     from sesstool.render.progress import scan_progress
 
     request = ValidateRequest(
-        paths, Severity.parse(fail_on), limits_from(kwargs), fixture, assume_version, max_findings
+        paths,
+        Severity.parse(fail_on),
+        limits_from(kwargs),
+        fixture,
+        assume_version,
+        max_findings,
+        strict,
     )
     cons = consoles(ctx)
     with scan_progress(cons, "validating") as progress:
@@ -85,6 +97,8 @@ def validate_cmd(
             validate_formats.render_github(report, sys.stdout)
         elif fmt == "junit":
             validate_formats.render_junit(report, sys.stdout)
+        elif fmt == "sarif":
+            validate_formats.render_sarif(report, sys.stdout.buffer)
         else:
             validate_formats.render_text(report, cons.out, quiet)
     if report.failed:

@@ -94,6 +94,25 @@ def negative_zero_keys(data: bytes) -> set[str]:
     return {m.group(1).decode("utf-8", "replace") for m in _NEGATIVE_ZERO.finditer(data)}
 
 
+def duplicate_keys(data: bytes) -> list[str]:
+    """Object keys that occur twice in one object (decoders keep the last value: --strict)."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen:
+                found.append(key)
+            seen.add(key)
+        return dict(items)
+
+    try:
+        json.loads(data.decode("utf-8", "surrogatepass"), object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return []  # undecodable records are reported by the decoder itself
+    return found
+
+
 def dumps(value: Any) -> bytes:
     """Compact JSON as JSON.stringify writes it; lone surrogates are re-escaped, not lost."""
     try:

@@ -19,7 +19,7 @@ from sesstool.core import mini
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE, Header, decode_header, is_safe_nonneg
-from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, negative_zero_keys
+from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import (
     Boundaries,
@@ -75,6 +75,7 @@ class ScanOptions:
     max_findings: int = 1000
     max_depth: int = ORJSON_MAX_DEPTH  # below orjson's own 1024, every line is depth-checked
     dialect: str = "auto"  # "auto" (detected from the first line), "dsh" or "mini"
+    strict: bool = False  # also report duplicate object keys (every line takes the careful path)
     filename_version: int | None = None  # version implied by a canonical file name
 
 
@@ -192,7 +193,7 @@ class Scanner:
         self._i = 0
         self._fixed: tuple[int, int] | None = None
         self.halt = False  # stop the fast loop: an issue began or the scan stopped
-        self.fast_ok = self.opt.max_depth >= ORJSON_MAX_DEPTH
+        self.fast_ok = self.opt.max_depth >= ORJSON_MAX_DEPTH and not self.opt.strict
         self.stop_offset: int | None = None  # --at: where the first unconsumed record starts
         self.last_turn_end: int | None = None
         self.resume_seq: int | None = None
@@ -343,6 +344,11 @@ class Scanner:
                 if type(obj) is dict and obj.get("type") == "turn/end":
                     self.issue.proven = True
                 continue
+            if self.opt.strict:
+                seq = obj.get("seq") if type(obj) is dict else None
+                self.seq = seq if type(seq) is int else None
+                for key in duplicate_keys(raw):
+                    self.report("duplicate-key", f'key "{key}" occurs twice in one object')
             if not self.header_done:
                 self._header(obj, raw)
             else:

@@ -25,6 +25,7 @@ class ValidateRequest:
     fixture: bool = False
     assume_version: int = 0
     max_findings: int = 1000
+    strict: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,10 @@ def run_validate(request: ValidateRequest, progress: Progress | None = None) -> 
     results: list[FileResult] = []
     for path in expand_paths(request.paths):
         options = ScanOptions(
-            fixture=request.fixture, assume_version=request.assume_version, max_findings=request.max_findings
+            fixture=request.fixture,
+            assume_version=request.assume_version,
+            max_findings=request.max_findings,
+            strict=request.strict,
         )
         try:
             report = scan_source(path, options, request.limits, progress)

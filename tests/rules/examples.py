@@ -491,6 +491,19 @@ def _physical() -> list[Example]:
     )
     long_text = user_message("x" * 2000)
     long_line = dumps(ev("user/message", long_text, 2, 1003, surfaceOp="append"))
+    dup = b'{"type":"turn/start","seq":0,"time":1001,"data":{"turn":1,"turn":1}}'
+    out.append(
+        example(
+            "duplicate-key",
+            0,
+            "with --strict: the turn/start data repeats the key turn (decoders keep the last)",
+            with_line(2, dup, True),
+            W,
+            options={"strict": 1},
+            line=2,
+            seq=0,
+        )
+    )
     out.append(
         example(
             "line-too-long",
