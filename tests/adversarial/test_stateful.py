@@ -1,0 +1,200 @@
+"""A stateful fuzz of the write path (RELIABILITY item 25): a writer appends, leaves turns open and
+tears its writes, while sesstool repairs, forks, migrates and validates. After every step: the
+source was not changed by sesstool, every published file validates and never changes again,
+no temporary file is left behind, and every exit status is a documented one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from tests.conftest import FIXTURES, run_sesstool
+
+DOCUMENTED = {0, 1, 2, 3, 4, 5, 6}
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class WritePath(RuleBasedStateMachine):
+    @initialize()
+    def start(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="sesstool-stateful-"))
+        self.log = self.dir / "session.jsonl"
+        shutil.copy(FIXTURES / "dsh" / "v0-tiny" / "session.jsonl", self.log)
+        self.seq = 13
+        self.turn = 1
+        self.open_turn = False
+        self.torn = False
+        self.published: dict[Path, str] = {}
+        self.source_sha = sha(self.log)
+        self.n = 0
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    # -- the writer (not sesstool): the only thing allowed to change the source ------------------
+
+    def _append(self, records: list[dict[str, Any]]) -> None:
+        with self.log.open("ab") as f:
+            for record in records:
+                f.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+        self.source_sha = sha(self.log)
+
+    def _event(self, kind: str, data: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        record = {"type": kind, "seq": self.seq, "time": 2000 + self.seq, "data": data, **extra}
+        self.seq += 1
+        return record
+
+    @rule()
+    def append_turn(self) -> None:
+        if self.open_turn:
+            return
+        self.turn += 1
+        t = self.turn
+        self._append(
+            [
+                self._event("turn/start", {"turn": t}),
+                self._event("step/start", {"turn": t, "step": 1}),
+                self._event(
+                    "user/message",
+                    {
+                        "id": f"u{t}",
+                        "role": "user",
+                        "source": {"kind": "user"},
+                        "content": [{"type": "text", "text": f"hi {t}"}],
+                    },
+                    surfaceOp="append",
+                ),
+                self._event("step/end", {"turn": t, "step": 1}),
+                self._event("turn/end", {"turn": t, "reason": {"kind": "completed"}}),
+            ]
+        )
+
+    @rule()
+    def leave_a_call_open(self) -> None:
+        if self.open_turn:
+            return
+        self.turn += 1
+        t = self.turn
+        call = {"type": "tool-call", "id": f"c{t}", "name": "bash", "arguments": "{}"}
+        self._append(
+            [
+                self._event("turn/start", {"turn": t}),
+                self._event("step/start", {"turn": t, "step": 1}),
+                self._event(
+                    "assistant/message",
+                    {
+                        "turn": t,
+                        "step": 1,
+                        "message": {
+                            "id": f"a{t}",
+                            "role": "assistant",
+                            "content": [call],
+                            "source": {"kind": "model", "provider": "p", "model": "m"},
+                        },
+                    },
+                    surfaceOp="append",
+                ),
+                self._event(
+                    "tool/call", {"turn": t, "step": 1, "callId": f"c{t}", "name": "bash", "arguments": "{}"}
+                ),
+            ]
+        )
+        self.open_turn = True
+
+    @rule(cut=st.integers(1, 40))
+    def tear_a_write(self, cut: int) -> None:
+        record = json.dumps(self._event("todo/write", {"todos": []})).encode()
+        with self.log.open("ab") as f:
+            f.write(record[:cut])  # a crash mid-append: no newline
+        self.source_sha = sha(self.log)
+        self.torn = True
+
+    # -- sesstool ------------------------------------------------------------------------------
+
+    def _run(self, *args: str) -> dict[str, Any] | None:
+        self.n += 1
+        result = run_sesstool(*args)
+        assert result.exit_code in DOCUMENTED, (args, result.exit_code, result.stderr)
+        assert "Traceback" not in result.stderr, result.stderr
+        if result.exit_code == 0 and args[-1] != "--dry-run" and "--json" in args:
+            doc: dict[str, Any] = json.loads(result.stdout)
+            return doc
+        return None
+
+    def _record(self, doc: dict[str, Any] | None) -> None:
+        if doc is None or not doc.get("output"):
+            return
+        out = Path(doc["output"]["path"])
+        assert out not in self.published, "a path was published twice"
+        self.published[out] = sha(out)
+        checked = run_sesstool("validate", "--format", "json", str(out))
+        report = json.loads(checked.stdout)["files"][0]
+        errors = [f for f in report["findings"] if f["severity"] == "error"]
+        assert not errors, (out, errors)
+
+    @rule()
+    def repair(self) -> None:
+        out = self.dir / f"repaired-{self.n}.jsonl"
+        self._record(self._run("repair", "--json", "-o", str(out), str(self.log)))
+
+    @rule()
+    def repair_again_to_the_same_target(self) -> None:
+        if not self.published:
+            return
+        target = next(iter(self.published))
+        result = run_sesstool("repair", "-o", str(target), str(self.log))
+        assert result.exit_code in (0, 3, 4, 6)  # 6: never overwrites; 0: balanced already
+
+    @rule()
+    def fork(self) -> None:
+        self._record(self._run("fork", "--json", "--id", f"child-{self.n}", str(self.log)))
+
+    @rule()
+    def migrate(self) -> None:
+        out = self.dir / f"migrated-{self.n}.v4.jsonl"
+        self._record(self._run("migrate", "--json", "-o", str(out), str(self.log)))
+
+    @rule()
+    def validate(self) -> None:
+        result = run_sesstool("validate", "--format", "json", str(self.log))
+        assert result.exit_code in (0, 1)
+        verdict = json.loads(result.stdout)["files"][0]["verdict"]
+        if self.torn:
+            assert verdict in ("torn", "corrupt")
+        else:
+            assert verdict == ("interrupted" if self.open_turn else "clean")
+
+    # -- invariants ----------------------------------------------------------------------------
+
+    @invariant()
+    def source_only_changed_by_the_writer(self) -> None:
+        assert sha(self.log) == self.source_sha
+
+    @invariant()
+    def published_files_never_change(self) -> None:
+        for path, digest in self.published.items():
+            assert sha(path) == digest, path
+
+    @invariant()
+    def no_temporary_debris(self) -> None:
+        assert not [p for p in self.dir.rglob("*") if p.name.endswith(".tmp")]
+
+
+WritePath.TestCase.settings = settings(
+    max_examples=12,
+    stateful_step_count=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestWritePath = WritePath.TestCase
