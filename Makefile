@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean
+.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean interop
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -40,5 +40,20 @@ bench: $(STAMP)  ## generate large logs and measure throughput and memory
 goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
 	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py
 
+interop: $(STAMP)  ## differential tests against the published dsh packages (Node 22 from npm)
+	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10
+	SESSTOOL_INTEROP=1 $(BIN)/pytest -q tests/interop
+
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+
+FUZZ_SECONDS ?= 600
+
+fuzz: $(STAMP)  ## run the atheris harness on the readers and scanner (FUZZ_SECONDS each; not in CI)
+	$(BIN)/pip install --quiet atheris==3.0.0
+	mkdir -p fuzz/corpus
+	cp -n fixtures/fuzz/seed/* fuzz/corpus/ 2>/dev/null || true
+	$(BIN)/python fuzz/fuzz_readers.py fuzz/corpus -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10
+	mkdir -p fuzz/corpus-decoder
+	cp -n fixtures/fuzz/seed/* fuzz/corpus-decoder/ 2>/dev/null || true
+	$(BIN)/python fuzz/fuzz_decoder.py fuzz/corpus-decoder -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10

@@ -1,0 +1,55 @@
+"""atheris harness: the record decoders one by one (line JSON with its fallbacks, packed chunk
+rows, range-encoded sourceEventSeqs, dsh and mini-agent headers, ISO times), RELIABILITY 27.
+
+Every input must end in a value or in the decoder's own documented error; anything else is a
+bug. Run with ``make fuzz``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import atheris
+
+with atheris.instrument_imports():
+    from sesstool.core import mini
+    from sesstool.core.chunk_rows import RowError, expand_row
+    from sesstool.core.header import decode_header
+    from sesstool.core.jsonline import LineError, duplicate_keys, loads, negative_zero_keys
+    from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+
+
+def test_one_input(data: bytes) -> None:
+    fdp = atheris.FuzzedDataProvider(data)
+    depth = fdp.ConsumeIntInRange(1, 1024)
+    raw = fdp.ConsumeBytes(fdp.remaining_bytes())
+    negative_zero_keys(raw)
+    duplicate_keys(raw)
+    try:
+        value = loads(raw, depth)
+    except LineError:
+        return
+    decode_header(value)
+    mini.decode_header(value)
+    if isinstance(value, dict):
+        mini.iso_ms(value.get("time"))
+        if isinstance(value.get("type"), str) and value["type"].endswith("-chunks"):
+            try:
+                expand_row(value)
+            except RowError:
+                pass
+        seq = value.get("seq")
+        if type(seq) is int:
+            try:
+                decode_seqs(value.get("sourceEventSeqs"), seq, bool(seq % 2))
+            except SeqRangeError:
+                pass
+
+
+def main() -> None:
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
