@@ -38,7 +38,7 @@ bench: $(STAMP)  ## generate large logs and measure throughput and memory
 	$(BIN)/python bench/run.py
 
 goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
-	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py
+	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py tests/cli/test_fork.py tests/mini tests/migrate
 
 interop: $(STAMP)  ## differential tests against the published dsh packages (Node 22 from npm)
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10

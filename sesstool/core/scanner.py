@@ -42,6 +42,7 @@ from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES, Finding, Severity, severity_for
 from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
 from sesstool.core.shapes import CHECKERS, stream_records
+from sesstool.core.upgrade.v1 import v0_reader_view
 from sesstool.core.vocabulary import (
     ALL_KNOWN,
     CURRENT_VERSION,
@@ -460,6 +461,8 @@ class Scanner:
         if version <= 1:
             self.handlers["assistant/chunk"] = self._in_step
             self.handlers["todo/write"] = self._in_turn
+        if version == 0:
+            self.handlers["steering/message"] = self._steering
         for t in self.surface:
             self.handlers[t] = self._surface_event
 
@@ -702,6 +705,17 @@ class Scanner:
                 "harness and not marked ignorable; refusing to interpret the log",
             )
 
+    def _steering(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        """v0 legacy: a v0 reader turns steering/message into a user/message (§1.3)."""
+        legacy = v0_reader_view(obj, self.header.id if self.header else None)
+        if legacy is None:
+            self.report(
+                "event-data",
+                "malformed steering/message: expected {turn, message} or {turn, content, source}",
+            )
+            return
+        self._surface_event(legacy, seq, "user/message", legacy["data"])
+
     def _image_offload(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
         self.report(
             "message-projection-event",
@@ -887,6 +901,12 @@ class Scanner:
         version = self.version
         assert version is not None
         p = CHECKERS[t](data, version)
+        if p and version == 0:
+            # A v0 reader normalises pre-identity shapes in memory (§1.3); so does the scan.
+            legacy = v0_reader_view(obj, self.header.id if self.header else None)
+            if legacy is not None:
+                obj, data = legacy, legacy["data"]
+                p = CHECKERS[t](data, version)
         if p:
             self.report(*p)
         src = obj.get("sourceEventSeqs")

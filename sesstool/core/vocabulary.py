@@ -96,7 +96,8 @@ _V2 = _CORE | _PLUGIN_V0 | CODE_DISPATCH | _PLUGIN_LATER | {"assistant/attempt"}
 _V3 = (_V2 - CODE_DISPATCH) | PTC_DISPATCH | {"system/message"}
 _V4 = _V3 | {"developer/message", "image/offload", "slots/dispatch"}
 
-KNOWN: dict[int, frozenset[str]] = {0: _V0, 1: _V0, 2: _V2, 3: _V3, 4: _V4}
+# v1 is the output of the v0→v1 normalisation: the legacy names no longer occur.
+KNOWN: dict[int, frozenset[str]] = {0: _V0, 1: _V0 - LEGACY_V0, 2: _V2, 3: _V3, 4: _V4}
 
 _SURFACE_V0 = frozenset({"user/message", "assistant/message", "tool/result"})
 SURFACE: dict[int, frozenset[str]] = {
@@ -114,7 +115,7 @@ ALL_KNOWN: frozenset[str] = frozenset().union(*KNOWN.values()) | PACKED_TAGS
 def is_known(version: int, event_type: str) -> bool:
     if event_type in KNOWN[version]:
         return True
-    return version <= 1 and event_type.startswith(LEGACY_PREFIXES_V0)
+    return version == 0 and event_type.startswith(LEGACY_PREFIXES_V0)
 
 
 def canonical_filename(version: int, zstd: bool) -> str:

@@ -1,0 +1,523 @@
+"""The step v1 → v2 (spec §1.3 "v1 → v2", §2, §4.5, §9.4; the decisions where the spec is
+silent are listed here and in fixtures/migrate/v1-to-v2/README.md).
+
+* Header: ``version`` 2; the boolean ``isSeeded`` (= ``seedLength`` present) replaces
+  ``seedLength``.
+* Chunk folding: top-level ``assistant/chunk`` events (packed rows arrive expanded) are grouped
+  into attempts per (turn, step). An attempt stops taking chunks at its ``finish`` chunk, or at
+  ``step/end``, ``llm/retry``, ``llm/retry-started`` for its turn/step, or ``turn/end`` for its
+  turn. An ``assistant/message`` of the same turn/step whose ``sourceEventSeqs`` are exactly the
+  attempt's ordered chunk seqs absorbs it: the chunks vanish, the message gains ``data.stream``
+  (compact §4.5 records) and loses ``sourceEventSeqs``. ``sourceEventSeqs: []`` and an absent
+  list (allowed only while no unclaimed attempt of its turn/step exists) give an empty stream.
+  An attempt still unclaimed when its step closes (``step/end`` of its turn/step, ``turn/end``
+  of its turn, the next ``turn/start``, or the end of the log) becomes one log-only
+  ``assistant/attempt {turn, step, stream}`` at the position and time of its last chunk.
+* Dense renumbering with every declared reference remapped (``remap_references``); a reference
+  to a consumed chunk, or to no earlier event, refuses.
+* Inherited cut (seeded logs): an attempt whose chunks — or chunks and claiming message — lie
+  on both sides of ``seedLength`` refuses; the untagged ``session/end-seed`` at seq
+  ``seedLength`` becomes ``{inherited: true}``; when none sits there a tagged marker is inserted
+  at the remapped cut (time of the first event after the cut, else of the last event, else the
+  header's ``createdAt``).
+* Bounded legacy fixes: (1) a ``turn/start`` of turn T+1 while turn T is open with no open step,
+  directly preceded by an ``agent/inbox/spliced`` with ``target: 'next-turn'`` and a non-empty
+  ``inserted`` list, gets ``turn/end {turn: T, reason: {kind: 'interrupted'}}`` (time of the
+  ``turn/start``) inserted right before it; (2) a ``user/message`` whose source is
+  ``{kind: 'goal', round: 0, change: {…}}`` becomes ``goal/change`` (data = the ``change``
+  object, same time) followed by the message with source ``{kind: 'plugin', plugin: 'goal'}``.
+* Closed first-party inventory: every event type outside the v1 vocabulary refuses, even one
+  marked ignorable, and so do the legacy v0 names the v0 → v1 step normalises.
+
+Streaming: only the events whose output position still depends on an undecided attempt are
+held (from the first pending attempt of the current step to the point where it is decided), plus
+the ``SeqRemap``; the log itself is never held.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from sesstool.core.header import MAX_SAFE
+from sesstool.core.upgrade import Rec, UpgradeRefused
+from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
+from sesstool.core.vocabulary import KNOWN, LEGACY_PREFIXES_V0, LEGACY_V0
+
+NAME = "session-format-v1-to-v2"
+
+# The frozen v1 inventory: everything a v1 reader knows, minus the legacy v0 names that the
+# v0 → v1 step normalises (a v1 log cannot carry them).
+INVENTORY_V1: frozenset[str] = KNOWN[1] - LEGACY_V0
+
+_CHUNK_KEYS = frozenset({"type", "seq", "time", "data"})
+_CHUNK_DATA_KEYS = frozenset({"turn", "step", "chunk"})
+_TEXT_DELTA_KEYS = frozenset({"type", "index", "text"})
+_TOOL_DELTA_KEYS = frozenset({"type", "index", "id", "argumentsDelta"})
+_TOOL_DELTA_NAMED_KEYS = _TOOL_DELTA_KEYS | {"name"}
+_RUN_TYPE = {
+    "text-delta": "text-chunks",
+    "reasoning-delta": "reasoning-chunks",
+    "tool-call-delta": "tool-call-chunks",
+}
+_CLOSES_STEP_ATTEMPT = frozenset({"llm/retry", "llm/retry-started"})
+
+# -- embedded streams (§4.5) ------------------------------------------------------------------
+
+
+def _run_key(chunk: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The merge key of a delta chunk that may join a run record, or None when the chunk must
+    stay a raw ``chunk`` record: runs hold only deltas with exactly the whitelisted members, a
+    non-negative integer index and a non-empty text (tool calls: a non-empty id, an absent or
+    non-empty name and a non-empty argument fragment), so a run record loses nothing."""
+    kind = chunk.get("type")
+    index = chunk.get("index")
+    if type(index) is not int or not 0 <= index <= MAX_SAFE:
+        return None
+    keys = chunk.keys()
+    if kind in ("text-delta", "reasoning-delta"):
+        text = chunk.get("text")
+        if keys != _TEXT_DELTA_KEYS or type(text) is not str or not text:
+            return None
+        return (kind, index)
+    if kind == "tool-call-delta":
+        if keys != _TOOL_DELTA_KEYS and keys != _TOOL_DELTA_NAMED_KEYS:
+            return None
+        cid, args = chunk.get("id"), chunk.get("argumentsDelta")
+        if type(cid) is not str or not cid or type(args) is not str or not args:
+            return None
+        if "name" in chunk:
+            name = chunk["name"]
+            if type(name) is not str or not name:
+                return None
+            return (kind, index, cid, True, name)
+        return (kind, index, cid, False, None)
+    return None
+
+
+class StreamBuilder:
+    """Compacts an attempt's chunks into §4.5 records as they arrive: consecutive deltas with
+    the same merge key and a safe time gap form one run of any length ≥ 1 (``time0`` = the first
+    member's time, ``dt`` = the gaps, members never joined); everything else is
+    ``{type: 'chunk', time, chunk}``."""
+
+    __slots__ = ("_key", "_last_time", "records")
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self._key: tuple[Any, ...] | None = None  # merge key of the open run (the last record)
+        self._last_time = 0
+
+    def add(self, time: int, chunk: dict[str, Any]) -> None:
+        key = _run_key(chunk)
+        if key is None:
+            self.records.append({"type": "chunk", "time": time, "chunk": chunk})
+            self._key = None
+            return
+        gap = time - self._last_time
+        self._last_time = time
+        member = chunk["argumentsDelta"] if key[0] == "tool-call-delta" else chunk["text"]
+        if key == self._key and -MAX_SAFE <= gap <= MAX_SAFE:
+            run = self.records[-1]
+            run["dt"].append(gap)
+            run["args" if key[0] == "tool-call-delta" else "texts"].append(member)
+            return
+        self._key = key
+        record: dict[str, Any] = {"type": _RUN_TYPE[key[0]], "time0": time, "index": key[1], "dt": []}
+        if key[0] == "tool-call-delta":
+            record["id"] = key[2]
+            if key[3]:
+                record["name"] = key[4]
+            record["args"] = [member]
+        else:
+            record["texts"] = [member]
+        self.records.append(record)
+
+
+# -- the step ---------------------------------------------------------------------------------
+
+_PENDING, _CLAIMED, _SETTLED = 0, 1, 2
+
+
+class _Attempt:
+    """One chunk attempt of a (turn, step): its chunk seqs (as runs of consecutive seqs), its
+    compacted stream and where it stands."""
+
+    __slots__ = (
+        "closed",
+        "first",
+        "last_seq",
+        "last_time",
+        "slot",
+        "spans",
+        "state",
+        "step",
+        "stream",
+        "turn",
+    )
+
+    def __init__(self, turn: int, step: int, first: int) -> None:
+        self.turn = turn
+        self.step = step
+        self.first = first
+        self.spans: list[list[int]] = []  # [first seq, last seq] of consecutive chunk seqs
+        self.stream = StreamBuilder()
+        self.last_seq = first
+        self.last_time = 0
+        self.closed = False  # takes no more chunks (still claimable until settled)
+        self.state = _PENDING
+        self.slot: _Slot | None = None  # its placeholder at the position of its last chunk
+
+    def add(self, seq: int, time: int, chunk: dict[str, Any]) -> None:
+        if self.spans and self.spans[-1][1] == seq - 1:
+            self.spans[-1][1] = seq
+        else:
+            self.spans.append([seq, seq])
+        self.last_seq = seq
+        self.last_time = time
+        self.stream.add(time, chunk)
+
+    def cited_by(self, seqs: list[Any]) -> bool:
+        """``seqs`` are exactly this attempt's chunk seqs, in order."""
+        i = 0
+        for lo, hi in self.spans:
+            n = hi - lo + 1
+            if seqs[i : i + n] != list(range(lo, hi + 1)):
+                return False
+            i += n
+        return i == len(seqs)
+
+
+class _Slot:
+    """A pending output position: a source event (``old`` = its seq), a generated event
+    (``old`` None, ``origin`` = the source position it stands at) or an attempt placeholder."""
+
+    __slots__ = ("attempt", "event", "old", "origin", "raw", "touched")
+
+    def __init__(
+        self,
+        event: dict[str, Any] | None,
+        origin: int,
+        old: int | None = None,
+        raw: bytes | None = None,
+        touched: bool = False,
+        attempt: _Attempt | None = None,
+    ) -> None:
+        self.event = event
+        self.origin = origin
+        self.old = old
+        self.raw = raw
+        self.touched = touched
+        self.attempt = attempt
+
+
+class _Run:
+    """The state of one v1 → v2 pass."""
+
+    def __init__(self, header: dict[str, Any]) -> None:
+        self.header = header
+        self.seeded = "seedLength" in header
+        cut = header.get("seedLength", 0)
+        self.cut = cut if type(cut) is int else 0
+        self.cut_done = not self.seeded
+        self.remap = SeqRemap()
+        self.next = 0
+        self.buf: deque[_Slot] = deque()
+        self.open: dict[tuple[int, int], _Attempt] = {}  # the attempt taking chunks, per key
+        self.pending: list[_Attempt] = []  # unclaimed, unsettled attempts in creation order
+        created = header.get("createdAt")
+        self.last_time: int = created if type(created) is int else 0
+        # legacy restart pattern
+        self.open_turn: Any = None
+        self.open_step: Any = None
+        self.prev_splice: Any = None  # data of the directly preceding agent/inbox/spliced
+
+    # -- refusals
+
+    def refuse(self, detail: str, seq: int | None = None, event_type: str | None = None) -> UpgradeRefused:
+        return UpgradeRefused(NAME, 1, detail, seq, event_type)
+
+    def refuser(self, seq: int, event_type: str) -> Refuse:
+        return lambda detail: self.refuse(detail, seq, event_type)
+
+    # -- input
+
+    def event(self, event: dict[str, Any], raw: bytes | None) -> None:
+        t = event.get("type")
+        seq = event.get("seq")
+        if type(seq) is not int:
+            raise self.refuse(f"event without an integer seq: {t!r}")
+        if not isinstance(t, str) or t not in INVENTORY_V1:
+            if isinstance(t, str) and (t in LEGACY_V0 or t.startswith(LEGACY_PREFIXES_V0)):
+                raise self.refuse(
+                    f'legacy v0 event type "{t}" cannot occur in format v1 (the v0→v1 step normalises it)',
+                    seq,
+                    t,
+                )
+            raise self.refuse(
+                f"format v1 contains unknown event type {_quote(t)}; the v1→v2 edge refuses every event "
+                "outside its closed first-party inventory, even one marked ignorable",
+                seq,
+                t if isinstance(t, str) else None,
+            )
+        time = event.get("time")
+        if type(time) is int:
+            self.last_time = time
+        data = event.get("data")
+        splice = self.prev_splice
+        self.prev_splice = data if t == "agent/inbox/spliced" else None
+        if t == "assistant/chunk":
+            self.chunk(event, seq)
+            return
+        if t == "assistant/message":
+            self.message(event, seq)
+            return
+        d = data if isinstance(data, dict) else {}
+        turn, step = d.get("turn"), d.get("step")
+        if t == "step/end":
+            self.close(lambda a: a.turn == turn and a.step == step, settle=True)
+        elif t in _CLOSES_STEP_ATTEMPT:
+            self.close(lambda a: a.turn == turn and a.step == step, settle=False)
+        elif t == "turn/end":
+            self.close(lambda a: a.turn == turn, settle=True)
+        elif t == "turn/start":
+            self.close(lambda a: True, settle=True)
+            if _restart_pattern(self.open_turn, self.open_step, turn, splice):
+                closer = {
+                    "type": "turn/end",
+                    "seq": seq,
+                    "time": event.get("time"),
+                    "data": {"turn": self.open_turn, "reason": {"kind": "interrupted"}},
+                }
+                self.buf.append(_Slot(closer, seq))
+        elif t == "user/message" and _goal_round_zero(d):
+            change = {
+                "type": "goal/change",
+                "seq": seq,
+                "time": event.get("time"),
+                "data": d["source"]["change"],
+            }
+            self.buf.append(_Slot(change, seq))
+            message = {**event, "data": {**d, "source": {"kind": "plugin", "plugin": "goal"}}}
+            self.buf.append(_Slot(message, seq, seq, None, True))
+            return
+        self.observe_turns(t, turn, step)
+        self.buf.append(_Slot(event, seq, seq, raw))
+
+    def observe_turns(self, t: str, turn: Any, step: Any) -> None:
+        if t == "turn/start":
+            self.open_turn, self.open_step = turn, None
+        elif t == "turn/end":
+            self.open_turn = self.open_step = None
+        elif t == "step/start":
+            self.open_step = step
+        elif t == "step/end":
+            self.open_step = None
+
+    def chunk(self, event: dict[str, Any], seq: int) -> None:
+        refuse = self.refuser(seq, "assistant/chunk")
+        data = event.get("data")
+        if event.keys() != _CHUNK_KEYS:
+            extra = sorted(event.keys() ^ _CHUNK_KEYS)
+            raise refuse(
+                f"an assistant/chunk must have exactly type, seq, time, data to fold into a stream: {extra}"
+            )
+        if type(event["time"]) is not int:
+            raise refuse("assistant/chunk time is not an integer")
+        if not isinstance(data, dict) or data.keys() != _CHUNK_DATA_KEYS:
+            raise refuse("assistant/chunk data must be exactly {turn, step, chunk} to fold into a stream")
+        turn, step, chunk = data["turn"], data["step"], data["chunk"]
+        if type(turn) is not int or type(step) is not int or not isinstance(chunk, dict):
+            raise refuse("assistant/chunk needs integer turn/step and a chunk object")
+        key = (turn, step)
+        attempt = self.open.get(key)
+        if attempt is None:
+            attempt = _Attempt(turn, step, seq)
+            self.open[key] = attempt
+            self.pending.append(attempt)
+        else:
+            self.check_cut(attempt, seq, "assistant/chunk")
+        attempt.add(seq, event["time"], chunk)
+        self.remap.drop(seq)
+        slot = _Slot(None, seq, attempt=attempt)
+        attempt.slot = slot  # the attempt now stands at its newest last chunk
+        self.buf.append(slot)
+        if chunk.get("type") == "finish":
+            attempt.closed = True
+            del self.open[key]
+
+    def message(self, event: dict[str, Any], seq: int) -> None:
+        refuse = self.refuser(seq, "assistant/message")
+        data = event.get("data")
+        if not isinstance(data, dict):
+            raise refuse("assistant/message data is not an object")
+        if "stream" in data:
+            raise refuse("a v1 assistant/message already carries data.stream")
+        key = (data.get("turn"), data.get("step"))
+        cited = event.get("sourceEventSeqs")
+        stream: list[dict[str, Any]] = []
+        if cited is None:
+            if any((a.turn, a.step) == key for a in self.pending):
+                raise refuse("does not cite its complete v1 chunk attempt")
+        elif not isinstance(cited, list):
+            raise refuse("sourceEventSeqs is not a list of seqs")
+        elif cited:
+            attempt = next(
+                (a for a in self.pending if (a.turn, a.step) == key and a.cited_by(cited)),
+                None,
+            )
+            if attempt is None:
+                raise refuse("chunk provenance is not one complete ordered attempt")
+            self.check_cut(attempt, seq, "assistant/message")
+            attempt.state = _CLAIMED
+            self.pending.remove(attempt)
+            if self.open.get((attempt.turn, attempt.step)) is attempt:
+                del self.open[attempt.turn, attempt.step]
+            stream = attempt.stream.records
+        out = {k: v for k, v in event.items() if k != "sourceEventSeqs"}
+        out["data"] = {**data, "stream": stream}
+        self.buf.append(_Slot(out, seq, seq, None, True))
+
+    def check_cut(self, attempt: _Attempt, member: int, event_type: str) -> None:
+        if self.seeded and (attempt.first < self.cut) != (member < self.cut):
+            raise self.refuse(
+                f"the inherited cut {self.cut} splits one assistant attempt "
+                f"(chunks from seq {attempt.first})",
+                member,
+                event_type,
+            )
+
+    def close(self, which: Callable[[_Attempt], bool], settle: bool) -> None:
+        for key, attempt in list(self.open.items()):
+            if which(attempt):
+                attempt.closed = True
+                del self.open[key]
+        if settle:
+            for attempt in [a for a in self.pending if which(a)]:
+                attempt.state = _SETTLED
+                self.pending.remove(attempt)
+
+    # -- output
+
+    def flush(self) -> Iterator[Rec]:
+        buf = self.buf
+        while buf:
+            slot = buf[0]
+            attempt = slot.attempt
+            if attempt is not None:
+                if slot is not attempt.slot:  # superseded: the attempt moved to a later chunk
+                    buf.popleft()
+                    continue
+                if attempt.state == _PENDING:
+                    return
+                buf.popleft()
+                if attempt.state == _SETTLED:
+                    yield from self.emit(_Slot(_attempt_event(attempt), attempt.last_seq))
+                continue
+            buf.popleft()
+            yield from self.emit(slot)
+
+    def emit(self, slot: _Slot) -> Iterator[Rec]:
+        event = slot.event
+        assert event is not None
+        tag = False
+        if not self.cut_done and slot.origin >= self.cut:
+            self.cut_done = True
+            if slot.old == self.cut and event.get("type") == "session/end-seed":
+                tag = True
+            else:
+                yield Rec([_marker(self.next, event.get("time"))], None)
+                self.next += 1
+        new = self.next
+        self.next += 1
+        old = slot.old
+        if old is None:  # a generated event
+            yield Rec([{**event, "seq": new}], None)
+            return
+        self.remap.keep(old, new)
+        out, changed = remap_references(event, old, self.remap, self.refuser(old, str(event.get("type"))))
+        if tag:
+            out = {**out, "data": {"inherited": True}}
+        if new != old:
+            out = {**out, "seq": new}
+        keep_raw = not (changed or tag or slot.touched or new != old)
+        yield Rec([out], slot.raw if keep_raw else None)
+
+    def finish(self) -> Iterator[Rec]:
+        self.close(lambda a: True, settle=True)
+        yield from self.flush()
+        assert not self.buf
+        if not self.cut_done:
+            self.cut_done = True
+            yield Rec([_marker(self.next, self.last_time)], None)
+            self.next += 1
+
+
+def _quote(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def _marker(seq: int, time: Any) -> dict[str, Any]:
+    return {"type": "session/end-seed", "seq": seq, "time": time, "data": {"inherited": True}}
+
+
+def _attempt_event(attempt: _Attempt) -> dict[str, Any]:
+    return {
+        "type": "assistant/attempt",
+        "seq": attempt.last_seq,
+        "time": attempt.last_time,
+        "data": {"turn": attempt.turn, "step": attempt.step, "stream": attempt.stream.records},
+    }
+
+
+def _restart_pattern(open_turn: Any, open_step: Any, turn: Any, splice: Any) -> bool:
+    """§1.3 legacy fix 1: the next turn starts while the previous one is open between steps,
+    right after a non-empty next-turn inbox splice."""
+    return (
+        type(open_turn) is int
+        and open_step is None
+        and type(turn) is int
+        and turn == open_turn + 1
+        and isinstance(splice, dict)
+        and splice.get("target") == "next-turn"
+        and isinstance(splice.get("inserted"), list)
+        and len(splice["inserted"]) > 0
+    )
+
+
+def _goal_round_zero(data: dict[str, Any]) -> bool:
+    """§1.3 legacy fix 2: a goal-sourced round-zero user message that inlines its goal
+    mutation (``source.change``)."""
+    source = data.get("source")
+    return (
+        isinstance(source, dict)
+        and source.get("kind") == "goal"
+        and type(source.get("round")) is int
+        and source["round"] == 0
+        and isinstance(source.get("change"), dict)
+    )
+
+
+class V1ToV2:
+    name = NAME
+    source = 1
+    target = 2
+
+    def header(self, header: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in header.items() if k != "seedLength"}
+        out["version"] = 2
+        out["isSeeded"] = "seedLength" in header
+        return out
+
+    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
+        state = _Run(header)
+        for rec in recs:
+            raw = rec.raw if len(rec.events) == 1 else None
+            for event in rec.events:
+                state.event(event, raw)
+            yield from state.flush()
+        yield from state.finish()
+
+
+STEP = V1ToV2()
