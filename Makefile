@@ -23,13 +23,13 @@ demo: $(STAMP)  ## inspect a bundled crashed session log
 	$(BIN)/sesstool inspect fixtures/dsh/crash-dangling-call/session.jsonl
 
 test: $(STAMP)  ## lint, type-check and run the whole test suite
-	$(BIN)/ruff check sesstool tests bench
+	$(BIN)/ruff check sesstool tests bench fuzz
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 lint: $(STAMP)  ## ruff
-	$(BIN)/ruff check sesstool tests bench
-	$(BIN)/ruff format --check sesstool tests bench
+	$(BIN)/ruff check sesstool tests bench fuzz
+	$(BIN)/ruff format --check sesstool tests bench fuzz
 
 typecheck: $(STAMP)  ## mypy --strict
 	$(BIN)/mypy

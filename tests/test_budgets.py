@@ -35,9 +35,7 @@ def test_line_length_at_and_past_the_limit(sesstool: Sesstool, tmp_path: Path) -
     past = validate(sesstool, "--max-line-bytes", str(len(line) - 1), str(log))
     # the over-long last record cannot be decoded and no turn/end follows: an uncommitted tail
     assert rules(past) == ["uncommitted-tail"]
-    assert f"line is {len(line)} bytes, over the limit of {len(line) - 1}" in past["findings"][0][
-        "message"
-    ]
+    assert f"line is {len(line)} bytes, over the limit of {len(line) - 1}" in past["findings"][0]["message"]
 
 
 def test_nesting_at_and_past_the_limit(sesstool: Sesstool, tmp_path: Path) -> None:

@@ -1,13 +1,17 @@
-"""validate output formats: text (human), json, github (workflow annotations), junit (XML)."""
+"""validate output formats: text (human), json, github (workflow annotations), junit (XML), sarif."""
 
 from __future__ import annotations
 
-from typing import TextIO
+import os
+from typing import Any, BinaryIO, TextIO
+from urllib.parse import quote
 
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core.rules import Finding, Severity
+from sesstool import __version__
+from sesstool.core.jsonline import dumps_pretty
+from sesstool.core.rules import RULES, Finding, Rule, Severity
 from sesstool.engine.validate import FileResult, ValidateReport
 from sesstool.render.escape import safe_line
 from sesstool.render.inspect_view import SEVERITY_STYLE, VERDICT_STYLE
@@ -144,3 +148,170 @@ def _junit_case(fr: FileResult, fail_on: Severity, out: TextIO) -> None:
         f"type={quoteattr(first.rule)}>{_xml_text(body).replace(chr(92) + 'n', chr(10))}"
         "</failure>\n    "
     )
+
+
+# -- SARIF 2.1.0 ---------------------------------------------------------------------------------
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+# A synthetic rule for a path that could not be read at all; it exists only in SARIF output
+# (text, JSON, GitHub and JUnit report such a path without a rule id).
+UNREADABLE_RULE = "file-unreadable"
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# Characters kept as they are in an artifact URI; everything else is percent-encoded (UTF-8).
+_URI_SAFE = "/!$&'()*+,;=@~"
+
+
+def sarif_uri(path: str) -> str:
+    """The path as given, as a URI reference: forward slashes, percent-encoded where needed.
+
+    A relative path stays relative (GitHub code scanning resolves it against the checkout);
+    an absolute one becomes a ``file://`` URI.
+    """
+    if os.sep != "/":
+        path = path.replace(os.sep, "/")
+    try:  # a file name's undecodable bytes come back as they were
+        quoted = quote(path, safe=_URI_SAFE, errors="surrogateescape")
+    except UnicodeEncodeError:  # any other lone surrogate: still a well-formed URI
+        quoted = quote(path, safe=_URI_SAFE, errors="surrogatepass")
+    return "file://" + quoted if path.startswith("/") else quoted
+
+
+def _sarif_rule(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "shortDescription": {"text": rule.title},
+        "help": {"text": f"See docs/rules.md#{rule.id} in the sesstool documentation."},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+        "properties": {
+            "section": rule.section,
+            "severity": rule.severity.label,
+            "verdict": rule.verdict,
+        },
+    }
+
+
+def _unreadable_rule() -> dict[str, Any]:
+    return {
+        "id": UNREADABLE_RULE,
+        "shortDescription": {"text": "path could not be opened (missing, permission denied, empty glob)"},
+        "help": {"text": "A path given to sesstool validate that it could not open; it always fails."},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"severity": "error"},
+    }
+
+
+def _sarif_location(uri: str, index: int, line: int | None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri, "index": index}}
+    if line is not None:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
+
+
+def _sarif_artifact(fr: FileResult, fail_on: Severity) -> dict[str, Any]:
+    artifact: dict[str, Any] = {"location": {"uri": sarif_uri(fr.path)}}
+    if fr.report is None:
+        artifact["roles"] = ["analysisTarget"]
+        artifact["properties"] = {"error": fr.error, "failed": True}
+        return artifact
+    if fr.report.source.size is not None:
+        artifact["length"] = fr.report.source.size
+    artifact["roles"] = ["analysisTarget"]
+    s = fr.report.scan
+    props: dict[str, Any] = {
+        "encoding": fr.report.source.encoding,
+        "verdict": s.verdict,
+        "version": s.version,
+        "events": s.stats.events,
+        "live": fr.report.live,
+        "findings_dropped": s.findings_dropped,
+        "failed": fr.failing(fail_on),
+    }
+    artifact["properties"] = props
+    return artifact
+
+
+def _sarif_result(f: Finding, rule_index: int, uri: str, index: int, zstd: bool) -> dict[str, Any]:
+    a = f.address
+    # A region is a place in the artifact itself: for zstd input the line is a line of the
+    # decompressed text, so it goes to the properties with the other address parts.
+    props: dict[str, Any] = {}
+    if a.offset is not None:
+        props["offset"] = a.offset
+    if zstd and a.line is not None:
+        props["line"] = a.line
+    if a.frame is not None:
+        props["frame"] = a.frame
+    if a.frame_offset is not None:
+        props["frame_offset"] = a.frame_offset
+    if a.seq is not None:
+        props["seq"] = a.seq
+    result: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index,
+        "level": _SARIF_LEVEL[f.severity],
+        "message": {"text": f.message},
+        "locations": [_sarif_location(uri, index, None if zstd else a.line)],
+    }
+    if props:
+        result["properties"] = props
+    return result
+
+
+def sarif_log(rep: ValidateReport) -> dict[str, Any]:
+    """The report as one SARIF 2.1.0 log: one run, rules used, one artifact per file checked.
+
+    Every finding is a result (not only those at or above --fail-on); its level is the
+    finding's severity (error, warning, note). Keys are in a fixed order.
+    """
+    used: set[str] = set()
+    for fr in rep.files:
+        if fr.report is None:
+            used.add(UNREADABLE_RULE)
+        else:
+            used.update(f.rule for f in fr.report.scan.findings)
+    descriptors = [_sarif_rule(rule) for rule in RULES.values() if rule.id in used]
+    # a finding whose id the registry does not know would still get a (bare) descriptor
+    known = {d["id"] for d in descriptors}
+    descriptors.extend({"id": rid} for rid in sorted(used - known - {UNREADABLE_RULE}))
+    if UNREADABLE_RULE in used:
+        descriptors.append(_unreadable_rule())
+    rule_index = {d["id"]: i for i, d in enumerate(descriptors)}
+
+    results: list[dict[str, Any]] = []
+    for index, fr in enumerate(rep.files):
+        uri = sarif_uri(fr.path)
+        if fr.report is None:
+            results.append(
+                {
+                    "ruleId": UNREADABLE_RULE,
+                    "ruleIndex": rule_index[UNREADABLE_RULE],
+                    "level": "error",
+                    "message": {"text": fr.error or f"{fr.path}: unreadable"},
+                    "locations": [_sarif_location(uri, index, None)],
+                }
+            )
+            continue
+        zstd = fr.report.source.encoding == "zstd"
+        for f in fr.report.scan.findings:
+            results.append(_sarif_result(f, rule_index[f.rule], uri, index, zstd))
+
+    driver: dict[str, Any] = {"name": "sesstool", "version": __version__, "rules": descriptors}
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                "invocations": [{"executionSuccessful": True, "exitCode": 1 if rep.failed else 0}],
+                "artifacts": [_sarif_artifact(fr, rep.fail_on) for fr in rep.files],
+                "results": results,
+                "properties": {"fail_on": rep.fail_on.label, "failed": rep.failed},
+            }
+        ],
+    }
+
+
+def render_sarif(rep: ValidateReport, out: BinaryIO) -> None:
+    """SARIF 2.1.0 (GitHub code scanning and other SARIF viewers): exact JSON, no escaping."""
+    out.write(dumps_pretty(sarif_log(rep)) + b"\n")

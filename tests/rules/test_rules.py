@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,8 @@ def scan(directory: Path, name: str, data: bytes, options: dict[str, int] | None
     path = directory / name
     path.write_bytes(data)
     options = options or {}
-    limits = ReadLimits(**{k: v for k, v in options.items() if k in LIMIT_OPTIONS})
+    limit_values: dict[str, Any] = {k: v for k, v in options.items() if k in LIMIT_OPTIONS}
+    limits = ReadLimits(**limit_values)
     scan_options = ScanOptions(
         **{
             k: v
