@@ -72,7 +72,16 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
     if record.get("type") != "session":
         return None, [("header-invalid", f'first record has type {record.get("type")!r}, expected "session"')]
     version = record.get("version")
-    if type(version) is not int or version < 0:
+    if type(version) is int and version < 0:
+        sid = record.get("id")
+        return None, [
+            (
+                "header-older-version",
+                f'session "{sid}" uses log format v{version}, older than the supported v0: no '
+                "upgrade path exists for it",
+            )
+        ]
+    if type(version) is not int:
         return None, [("header-invalid", f"header version {version!r} is not a non-negative integer")]
     if version > CURRENT_VERSION:
         sid = record.get("id")

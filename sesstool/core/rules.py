@@ -89,7 +89,16 @@ _RULES: tuple[Rule, ...] = (
     Rule(
         "header-newer-version", E, "§1.4", "log written by a newer harness than sesstool reads", "unsupported"
     ),
-    Rule("header-filename-version", E, "§10.2", "file name and header disagree on the version"),
+    Rule(
+        "header-older-version", E, "§1.4", "log format older than any version sesstool reads", "unsupported"
+    ),
+    Rule(
+        "header-filename-version",
+        E,
+        "§10.2, §1.4",
+        "file name and header disagree on the version",
+        "unsupported",
+    ),
     Rule("header-seed-length", E, "§2.2", "seedLength exceeds the number of events"),
     Rule("header-is-seeded", E, "§2.2", "isSeeded disagrees with the inherited end-seed marker"),
     Rule("header-not-first", E, "§2, §6.3", "a header record after the first line"),
@@ -120,7 +129,7 @@ _RULES: tuple[Rule, ...] = (
     # -- vocabulary (§1.4, §4) ------------------------------------------------------------------
     Rule("unknown-event-type", E, "§1.4", "event type unknown and not marked ignorable", "unsupported"),
     Rule("unknown-ignorable-event", N, "§1.4", "unknown event type marked ignorable (kept opaque)"),
-    Rule("retired-event-type", E, "§1.3, §6.1", "retired event type this version refuses", "unsupported"),
+    Rule("retired-event-type", E, "§1.3, §6.1", "retired event type this version refuses"),
     Rule(
         "version-event-type",
         E,

@@ -11,8 +11,9 @@ class SeqRangeError(Exception):
     pass
 
 
-def decode_seqs(value: object, own_seq: int, allow_empty: bool) -> list[int]:
-    """Expand and validate; raise SeqRangeError with the reason (§3, §9.4)."""
+def decode_seqs(value: object, own_seq: int, allow_empty: bool, allow_ranges: bool = True) -> list[int]:
+    """Expand and validate; raise SeqRangeError with the reason (§3, §9.4). v0 readers (the
+    published rc.8 packages) accept no range encoding: ``allow_ranges=False``."""
     if not isinstance(value, list):
         raise SeqRangeError("sourceEventSeqs is not an array")
     if not value:
@@ -28,6 +29,11 @@ def decode_seqs(value: object, own_seq: int, allow_empty: bool) -> list[int]:
         for v in value:
             if type(v) is int:
                 out.append(v)
+            elif not allow_ranges and isinstance(v, list):
+                raise SeqRangeError(
+                    "sourceEventSeqs must densely contain non-negative safe integers (a v0 reader "
+                    "knows no [start, end] ranges)"
+                )
             elif isinstance(v, list) and len(v) == 2 and type(v[0]) is int and type(v[1]) is int:
                 start, end = v
                 if start > end:

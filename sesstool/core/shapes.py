@@ -178,6 +178,42 @@ def request_header(data: object, version: int) -> Problem:
     return None
 
 
+_REASON_MEMBERS: dict[str, tuple[frozenset[str], ...]] = {
+    "completed": (frozenset({"kind"}),),
+    "interrupted": (frozenset({"kind"}),),
+    "blocked": (frozenset({"kind"}),),
+    "max-tokens": (frozenset({"kind"}),),
+    "forked": (frozenset({"kind"}),),
+    "aborted": (frozenset({"kind", "reason"}),),
+    "error": (frozenset({"kind", "error"}),),
+}
+# Legacy reason shapes a v0 reader still normalises (§1.3 v0→v1).
+_REASON_MEMBERS_V0 = {
+    **_REASON_MEMBERS,
+    "disposed": (frozenset({"kind"}),),
+    "error": (
+        frozenset({"kind", "error"}),
+        frozenset({"kind", "step", "failure"}),
+        frozenset({"kind", "step", "message", "code"}),
+    ),
+}
+
+
+def turn_end_members(data: dict[str, Any], kind: str, version: int) -> Problem:
+    """§4.2: a turn/end payload is exactly {turn, reason} and a known reason kind carries only
+    its own members (the rc.8 reader refuses a "malformed pre-react-loop turn/end"); unknown
+    kinds are owner-opaque."""
+    extra = data.keys() - {"turn", "reason"}
+    if extra:
+        return ("event-data", f"malformed turn/end: unexpected data members {sorted(extra)}")
+    shapes = (_REASON_MEMBERS_V0 if version == 0 else _REASON_MEMBERS).get(kind)
+    reason = data["reason"]
+    if shapes is not None and not any(reason.keys() <= shape for shape in shapes):
+        allowed = sorted(set().union(*shapes))
+        return ("event-data", f"malformed turn/end: reason {kind!r} allows only {allowed}")
+    return None
+
+
 def request_context(data: object, version: int) -> Problem:
     if not isinstance(data, dict) or not _ne_str(data.get("provider")) or not _ne_str(data.get("model")):
         return ("request-context", "request/context needs non-empty provider and model")

@@ -15,6 +15,7 @@ import zstandard
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.physical import PhysicalIssue
+from sesstool.core.upgrade.v1 import v0_reader_view
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import open_source
 from sesstool.store.zstd_reader import ZstdReader
@@ -95,6 +96,7 @@ def sesstool_events(path: Path, limit: int) -> list[list[Json]]:
     with open_source(str(path)) as (stream, info):
         reader = ZstdReader(stream) if info.encoding == "zstd" else RawReader(stream)
         header = True
+        version: Json = None
         for item in reader.batches():
             if isinstance(item, PhysicalIssue):
                 if item.fatal:
@@ -103,6 +105,8 @@ def sesstool_events(path: Path, limit: int) -> list[list[Json]]:
             for raw in item[0]:
                 if header:
                     header = False
+                    head = loads(raw)
+                    version = head.get("version") if isinstance(head, dict) else None
                     continue
                 if len(out) >= limit:
                     return out
@@ -116,7 +120,9 @@ def sesstool_events(path: Path, limit: int) -> list[list[Json]]:
                 for event in events:
                     if not isinstance(event, dict):
                         return out
-                    out.append([event.get("seq"), event.get("type")])
+                    # the type as the v0 scan reads it: a legacy steering/message is a user/message
+                    seen = v0_reader_view(event, None) if version == 0 else None
+                    out.append([event.get("seq"), (seen or event).get("type")])
     return out[:limit]
 
 

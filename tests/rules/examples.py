@@ -29,7 +29,10 @@ LIMIT_OPTIONS = frozenset({"max_line", "max_decompressed", "max_window"})
 
 # Where the scanner deliberately departs from ``severity_for``: v0 readers drop unknown header
 # keys (spec §2.2), so the scanner notes them instead of refusing.
-SEVERITY_OVERRIDES: dict[tuple[str, int], Severity] = {("header-unknown-key", 0): N}
+SEVERITY_OVERRIDES: dict[tuple[str, int], Severity] = {
+    ("header-unknown-key", 0): N,
+    ("header-seed-length", 0): W,  # the v0 reader does not check it (rc.8 packages)
+}
 
 
 def severity_in(rule_id: str, version: int) -> Severity:
@@ -848,8 +851,28 @@ def _header() -> list[Example]:
         example(
             "header-seed-length",
             0,
-            "seedLength 20 in a log of 13 events",
+            "seedLength 20 in a log of 13 events (a v0 reader does not check it: a warning)",
             log(0, header(0, parentSession="p", seedLength=20)),
+            W,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-seed-length",
+            1,
+            "seedLength 20 in a v1 log of 13 events (the v1 codec refuses it)",
+            log(1, header(1, parentSession="p", seedLength=20)),
+            E,
+            line=1,
+        )
+    )
+    out.append(
+        example(
+            "header-older-version",
+            0,
+            "a header version -1 (older than any format sesstool reads)",
+            log(0, header(-1)),
             E,
             line=1,
         )
