@@ -588,7 +588,8 @@ class Scanner:
     def _irregular_seq(self, obj: dict[str, Any], seq: Any) -> int | None:
         """Not the expected next seq: a packed row or late header, a fixture default, the --at
         stop, or the start of a §6.3 issue."""
-        if seq is None and obj.get("type") in _SEQLESS and "seq" not in obj:
+        t = obj.get("type")
+        if seq is None and isinstance(t, str) and t in _SEQLESS and "seq" not in obj:
             self._seqless(obj)
             return None
         if seq is None and self.opt.fixture:
@@ -638,6 +639,7 @@ class Scanner:
             self.report("envelope-ignorable", f"ignorable must be absent or true, got {ignorable!r}")
         if (
             ("surfaceOp" in keys or "sourceEventSeqs" in keys)
+            and isinstance(t, str)
             and t not in self.surface
             and not (t == "steering/message" and self.version == 0)
             and self._known_here(t)

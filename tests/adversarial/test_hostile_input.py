@@ -149,3 +149,16 @@ def test_undecodable_records_are_never_written_out(
     assert result.exit_code == 0, result.stderr
     out = Path(json.loads(result.stdout)["output"]["path"])
     assert record not in out.read_bytes() and out.read_bytes() == BASE
+
+
+# -- inputs the fuzzers found (fixtures/fuzz/regressions): each must scan without raising -------
+
+REGRESSIONS = sorted((FIXTURES / "fuzz" / "regressions").iterdir())
+
+
+@pytest.mark.parametrize("case", REGRESSIONS, ids=[p.name for p in REGRESSIONS])
+def test_fuzzer_findings_stay_fixed(sesstool: Sesstool, case: Path) -> None:
+    for args in (("validate", "--format", "json"), ("inspect", "--json", "--timeline"), ("derive",)):
+        result = sesstool(*args, str(case))
+        assert result.exit_code in (0, 1, 3, 4), (args, result.stderr)
+        assert "Traceback" not in result.stderr
