@@ -384,7 +384,13 @@ def execute(ctx: Context, run: Run) -> None:
 
 
 def build_runs(
-    files: dict[str, GenFile], work: Path, sesstool: list[str], *, migrate: bool, have_jq: bool
+    files: dict[str, GenFile],
+    work: Path,
+    sesstool: list[str],
+    *,
+    migrate: bool,
+    have_jq: bool,
+    node: str | None = None,
 ) -> list[Run]:
     raw, zst, torn = files["raw"], files["zstd"], files["torn"]
     py = sys.executable
@@ -441,6 +447,11 @@ def build_runs(
             output=repaired,
         ),
     ]
+    if node is not None:
+        # the published library (the interop lane's pinned packages) reading the same logs
+        loader = str(ROOT / "tests" / "interop" / "bench_load.mjs")
+        for gf in (raw, zst):
+            runs.append(Run("dsh library inspect", gf.kind, [node, loader, str(gf.path)], gf.plain_bytes))
     if migrate:
         migrated = work / "migrated.v4.jsonl"
         runs.append(
@@ -491,6 +502,8 @@ class Check:
 
     @property
     def result(self) -> str:
+        if self.target == "report" and self.value is not None:
+            return "INFO"
         return "N/A" if self.passed is None else ("PASS" if self.passed else "FAIL")
 
     def as_json(self) -> dict[str, Any]:
@@ -545,6 +558,15 @@ def compute_checks(runs: list[Run]) -> list[Check]:
         "<= 1.5",
         lambda v: v <= 1.5,
     )
+    for kind in ("raw", "zstd"):
+        a, b = secs("validate", kind), secs("dsh library inspect", kind)
+        name = f"validate time / dsh library inspect time ({kind})"
+        if a is None or b is None or b <= 0:
+            checks.append(
+                Check(name, None, "report", None, missing(("validate", kind), ("dsh library inspect", kind)))
+            )
+        else:
+            checks.append(Check(name, a / b, "report", None, "informational: the real reader side by side"))
     limit_mib = RSS_LIMIT_BYTES / MIB
     for r in runs:
         if r.sesstool_command is None:
@@ -688,6 +710,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def interop_node(ctx: Context) -> str | None:
+    """Node and the published dsh packages of the interop lane (installed on demand)."""
+    try:
+        proc = subprocess.run(
+            ["bash", str(ROOT / "tests" / "interop" / "setup.sh")],
+            capture_output=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        ctx.notes.append(f"dsh library side by side skipped: setup failed ({err})")
+        return None
+    if proc.returncode != 0:
+        reason = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
+        ctx.notes.append(f"dsh library side by side skipped: {reason[0]}")
+        return None
+    return proc.stdout.decode().strip().splitlines()[-1]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     out_dir = HERE / "out"
@@ -699,6 +740,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"NOTE: {ctx.notes[-1]}", flush=True)
     else:
         print(f"sesstool commands: {', '.join(sorted(commands)) or '(none)'}", flush=True)
+    node = interop_node(ctx)
     have_jq = shutil.which("jq") is not None
     if not have_jq:
         ctx.notes.append("jq not installed: the jq baseline and the `vs jq` checks are skipped")
@@ -767,7 +809,14 @@ def main(argv: list[str] | None = None) -> int:
                     )
             for gf in files.values():
                 warm(gf.path)
-            runs = build_runs(files, work, args.sesstool_argv, migrate=target == smallest, have_jq=have_jq)
+            runs = build_runs(
+                files,
+                work,
+                args.sesstool_argv,
+                migrate=target == smallest,
+                have_jq=have_jq,
+                node=node if target == smallest else None,
+            )
             for run in runs:
                 if run.status == "skipped":
                     print(f"  {run.name:<16} {run.file_kind:<5} skipped: {run.note}", flush=True)

@@ -53,3 +53,28 @@ class Step(Protocol):
     def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         """Upgrade the events. ``header`` is the SOURCE header of this step."""
         ...
+
+
+def check_header_keys(
+    step: str,
+    version: int,
+    header: dict[str, Any],
+    required: frozenset[str],
+    optional: frozenset[str],
+    refusal: str,
+) -> None:
+    """A step's source header: a session header of exactly ``version`` with the exact key set
+    (§2.2 codecs); ``refusal`` words the extra-keys refusal ("the released v0 codec refuses")."""
+    if (
+        header.get("type") != "session"
+        or header.get("version") != version
+        or type(header.get("version")) is not int
+    ):
+        raise UpgradeRefused(step, version, f"the header is not a format v{version} session header")
+    keys = header.keys()
+    missing = sorted(required - keys)
+    if missing:
+        raise UpgradeRefused(step, version, f"the header lacks required keys {missing}")
+    extra = sorted(keys - required - optional)
+    if extra:
+        raise UpgradeRefused(step, version, f"the header has keys {refusal}: {extra}")

@@ -29,7 +29,7 @@ from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.jsonline import dumps
-from sesstool.core.upgrade import Rec, UpgradeRefused
+from sesstool.core.upgrade import Rec, UpgradeRefused, check_header_keys
 from sesstool.core.vocabulary import KNOWN, LEGACY_V0, RETIRED_V0
 
 NAME = "session-format-v0-to-v1"
@@ -106,21 +106,7 @@ def legacy_compaction_id(session_id: str, seq: int) -> str:
 
 def check_header(header: dict[str, Any]) -> None:
     """§2.2 released v0/v1 codec: the exact key set, ``type`` and ``version`` of a v0 header."""
-    if (
-        header.get("type") != "session"
-        or header.get("version") != 0
-        or type(header.get("version")) is not int
-    ):
-        raise UpgradeRefused(NAME, 0, "the header is not a format v0 session header")
-    keys = header.keys()
-    missing = sorted(HEADER_REQUIRED - keys)
-    if missing:
-        raise UpgradeRefused(NAME, 0, f"the header lacks required keys {missing}")
-    extra = sorted(keys - HEADER_REQUIRED - HEADER_OPTIONAL)
-    if extra:
-        raise UpgradeRefused(NAME, 0, f"the header has keys the released v0 codec refuses: {extra}")
-    if not isinstance(header.get("id"), str) or not header["id"]:
-        raise UpgradeRefused(NAME, 0, "the header id is not a non-empty string")
+    check_header_keys(NAME, 0, header, HEADER_REQUIRED, HEADER_OPTIONAL, "the released v0 codec refuses")
 
 
 def _with(obj: dict[str, Any], drop: tuple[str, ...], at: str, key: str, value: Any) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
-from sesstool.core.upgrade import Rec, UpgradeRefused
+from sesstool.core.upgrade import Rec, UpgradeRefused, check_header_keys
 from sesstool.core.vocabulary import KNOWN
 
 NAME = "session-format-v3-to-v4"
@@ -95,19 +95,7 @@ _STREAM_EVENTS = frozenset({"assistant/message", "assistant/attempt"})
 
 def check_header(header: dict[str, Any]) -> None:
     """§2.2 v2+ exact key set of a v3 header."""
-    if (
-        header.get("type") != "session"
-        or header.get("version") != 3
-        or type(header.get("version")) is not int
-    ):
-        raise UpgradeRefused(NAME, 3, "the header is not a format v3 session header")
-    keys = header.keys()
-    missing = sorted(HEADER_REQUIRED - keys)
-    if missing:
-        raise UpgradeRefused(NAME, 3, f"the header lacks required keys {missing}")
-    extra = sorted(keys - HEADER_REQUIRED - HEADER_OPTIONAL)
-    if extra:
-        raise UpgradeRefused(NAME, 3, f"the header has keys a v3 header does not allow: {extra}")
+    check_header_keys(NAME, 3, header, HEADER_REQUIRED, HEADER_OPTIONAL, "a v3 header does not allow")
 
 
 def direct_kind(plugin: str, role: object) -> str:
