@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.core.vocabulary import CURRENT_VERSION
 
 
 @click.command("derive")
@@ -26,11 +27,25 @@ from sesstool.cli.options import consoles, fixture_option, limit_options, limits
     default=None,
     help="Derive as of this seq (fold only events up to and including it).",
 )
+@click.option(
+    "--as-version",
+    type=click.IntRange(0, CURRENT_VERSION),
+    default=None,
+    help="Derive what a reader of this newer format version sees: the log is upgraded in "
+    "memory through the chain (nothing is written).",
+)
 @fixture_option
 @limit_options
 @click.pass_context
 def derive_cmd(
-    ctx: click.Context, /, path: str, fmt: str, at: int | None, fixture: bool, **kwargs: Any
+    ctx: click.Context,
+    /,
+    path: str,
+    fmt: str,
+    at: int | None,
+    as_version: int | None,
+    fixture: bool,
+    **kwargs: Any,
 ) -> None:
     """Print the message list a resumed model would see (spec §5).
 
@@ -42,7 +57,7 @@ def derive_cmd(
     from sesstool.render import derive_view
     from sesstool.render.progress import scan_progress
 
-    request = DeriveRequest(path, at, limits_from(kwargs), fixture)
+    request = DeriveRequest(path, at, limits_from(kwargs), fixture, as_version)
     cons = consoles(ctx)
     with scan_progress(cons, "deriving") as progress:
         report = run_derive(request, progress)

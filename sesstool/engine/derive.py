@@ -5,9 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sesstool.core.errors import Address, InputError, UnsupportedError
+from sesstool.core import mini
+from sesstool.core.encode import encode_record
+from sesstool.core.errors import Address, InputError, UnsupportedError, UsageError
 from sesstool.core.model import RequestEnvelope
-from sesstool.core.scanner import ScanOptions
+from sesstool.core.rules import Severity
+from sesstool.core.scanner import Scanner, ScanOptions
+from sesstool.core.upgrade import UpgradeRefused
+from sesstool.core.upgrade.chain import chain, run_chain
+from sesstool.core.upgrade.records import encode_header, encode_records
+from sesstool.engine.records import committed_records
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits
 
@@ -18,6 +25,7 @@ class DeriveRequest:
     at: int | None = None
     limits: ReadLimits = field(default_factory=ReadLimits)
     fixture: bool = False
+    as_version: int | None = None  # derive what a reader of this version sees after upgrading
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +34,7 @@ class DeriveReport:
     messages: tuple[Any, ...]
     request: RequestEnvelope
     at: int | None
+    as_version: int | None = None
 
 
 def run_derive(request: DeriveRequest, progress: Progress | None = None) -> DeriveReport:
@@ -47,4 +56,54 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
             f"--at {request.at}: the log's committed events end at seq {last}", Address(report.source.display)
         )
     assert result.messages is not None
-    return DeriveReport(report, result.messages, result.request, request.at)
+    if request.as_version is not None and request.as_version != result.version:
+        messages, envelope = _as_version(request, report)
+        return DeriveReport(report, messages, envelope, request.at, request.as_version)
+    return DeriveReport(report, result.messages, result.request, request.at, request.as_version)
+
+
+def _as_version(request: DeriveRequest, report: ScanReport) -> tuple[tuple[Any, ...], RequestEnvelope]:
+    """Upgrade the committed events in memory through the chain (§1.3) and fold the result with
+    the same scanner: the messages a reader of ``as_version`` derives. Nothing is written."""
+    result = report.scan
+    assert result.version is not None and result.header is not None and request.as_version is not None
+    if request.as_version < result.version:
+        raise UsageError(
+            f"--as-version {request.as_version}: the log is v{result.version}, and no harness "
+            "defines a downgrade"
+        )
+    try:
+        steps = chain(result.version, request.as_version, result.dialect)
+    except UpgradeRefused as err:
+        raise UnsupportedError(str(err)) from None
+    path = report.source.path
+    if path is None:
+        raise UsageError("--as-version needs a file: standard input cannot be read twice")
+    mini_log = result.dialect == mini.DIALECT
+    committed = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
+    scanner = Scanner(report.source.display, ScanOptions(collect_messages=True))
+    with open(path, "rb") as f:  # read-only
+        recs = committed_records(
+            f, report.source.encoding, result.body_offset or 0, committed, request.limits
+        )
+        try:
+            header, upgraded = run_chain(steps, dict(result.header.raw), recs)
+            head = encode_record(header) if mini_log else encode_header(header)
+            batch: list[bytes] = [head[:-1]]
+            for line in encode_records(upgraded, request.as_version):
+                batch.append(line[:-1])
+                if len(batch) >= 4096:
+                    scanner.feed_lines(batch, 0, 1, None)
+                    batch = []
+            scanner.feed_lines(batch, 0, 1, None)
+        except UpgradeRefused as err:
+            raise UnsupportedError(str(err)) from None
+    upgraded_scan = scanner.finish(None)
+    errors = [f for f in upgraded_scan.findings if f.severity is Severity.ERROR]
+    if errors:
+        raise UnsupportedError(
+            f"the log upgraded to v{request.as_version} does not validate: [{errors[0].rule}] "
+            f"{errors[0].message}"
+        )
+    assert upgraded_scan.messages is not None
+    return upgraded_scan.messages, upgraded_scan.request

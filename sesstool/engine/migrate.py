@@ -11,20 +11,20 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from sesstool.core import mini
 from sesstool.core.closers import closers_for
 from sesstool.core.encode import encode_record
 from sesstool.core.errors import InputError, UnsupportedError, UsageError, WriteRefusedError
-from sesstool.core.physical import Encoding, PhysicalIssue
+from sesstool.core.physical import Encoding
 from sesstool.core.rules import Severity
 from sesstool.core.scanner import ScanOptions
 from sesstool.core.upgrade import Rec, UpgradeRefused
 from sesstool.core.upgrade.chain import chain, run_chain
-from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
+from sesstool.core.upgrade.records import encode_header, encode_records
 from sesstool.core.vocabulary import CURRENT_VERSION
 from sesstool.engine.cold import ColdSource, cold_session
+from sesstool.engine.records import committed_records
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
@@ -33,7 +33,6 @@ from sesstool.store.generations import (
 )
 from sesstool.store.liveness import LockState
 from sesstool.store.publish import Published, Sink, publish
-from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
 
 
@@ -162,7 +161,7 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
 
     def produce(sink: Sink) -> None:
         with open(source, "rb") as f:  # read-only
-            recs = _committed_records(f, encoding, body_offset, committed, request.limits)
+            recs = committed_records(f, encoding, body_offset, committed, request.limits)
             if closers:
                 recs = _then(recs, [Rec([c], None) for c in closers])
             try:
@@ -206,27 +205,3 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
 def _then(first: Iterator[Rec], rest: list[Rec]) -> Iterator[Rec]:
     yield from first
     yield from rest
-
-
-def _committed_records(
-    f: Any, encoding: Encoding, body_offset: int, committed: int, limits: ReadLimits
-) -> Iterator[Rec]:
-    """The body records of the committed region, decoded (the torn tail is not carried)."""
-    reader = make_reader(f, encoding, limits)
-
-    def lines() -> Iterator[bytes]:
-        for item in reader.batches():
-            if isinstance(item, PhysicalIssue):
-                if item.fatal:
-                    raise InputError(f"the source no longer reads cleanly: {item.message}")
-                continue
-            batch, offset, _, _ = item
-            for line in batch:
-                end = offset + len(line) + 1
-                if offset >= body_offset and end <= committed:
-                    yield line
-                elif end > committed:
-                    return
-                offset = end
-
-    return decode_records(lines())
