@@ -134,14 +134,16 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
         return RepairReport(
             "planned", source, source_sha, report, plan, target, None, None, lock, tuple(notes)
         )
+    closer_lines = [encode_record(c) for c in plan.closers]
     salvage_report = None
     if salvage is not None:
+        # the closers are judged before anything is published, so a refusal leaves no sidecar
+        _verify_closers(plan, closer_lines, scanner, plan.committed_events + len(closer_lines), scan.findings)
         salvage_report = _publish_salvage(source, identity, target, salvage, scan.path)
-    closer_lines = [encode_record(c) for c in plan.closers]
     published = publish(
         target,
         lambda sink: _produce(sink, source, plan, closer_lines, request.limits),
-        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, scanner, request.limits),
+        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, scanner, scan.findings, request.limits),
         source=source,
         source_identity=identity,
     )
@@ -338,6 +340,7 @@ def _verify(
     plan: RepairPlan,
     closers: list[bytes],
     scanner: Scanner,
+    known: tuple[Finding, ...],
     limits: ReadLimits,
 ) -> None:
     """Read the temp file back: the carried part must be the committed source plaintext byte for
@@ -347,7 +350,7 @@ def _verify(
         count = _verify_raw(tmp, source, plan, closers, limits)
     else:
         count = _verify_lines(tmp, source, plan, closers, limits)
-    _verify_closers(plan, closers, scanner, count)
+    _verify_closers(plan, closers, scanner, count, known)
 
 
 def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> int:
@@ -402,14 +405,24 @@ def _verify_lines(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes
     return count
 
 
-def _verify_closers(plan: RepairPlan, closers: list[bytes], scanner: Scanner, count: int) -> None:
+def _verify_closers(
+    plan: RepairPlan, closers: list[bytes], scanner: Scanner, count: int, known: tuple[Finding, ...]
+) -> None:
     """The closers, in the state the committed prefix left (the prefix itself was just shown to
-    be byte-identical to what was scanned)."""
+    be byte-identical to what was scanned). A warning the kept prefix already carried (a v0
+    fork's ``header-seed-length`` when salvage keeps less than its seed, say) is the source's,
+    not the closers'; any other warning or error is the closers' and refuses the write."""
     cont = scanner.continuation()
     if closers:
         cont.feed_lines([line[:-1] for line in closers], plan.committed, count - len(closers) + 1, None)
     result = cont.finish(None)
-    problems = [f for f in result.findings if f.severity >= Severity.WARNING]
+    carried = {(f.rule, f.severity, f.address.line, f.address.seq) for f in known}
+    problems = [
+        f
+        for f in result.findings
+        if f.severity >= Severity.WARNING
+        and (f.rule, f.severity, f.address.line, f.address.seq) not in carried
+    ]
     if problems:
         f = problems[0]
         raise WriteRefusedError(f"verification: the closers do not validate: [{f.rule}] {f.message}")

@@ -211,6 +211,57 @@ def test_salvage_keeps_the_prefix_and_records_every_dropped_byte(
     assert events == 6 + len(doc["plan"]["closers"])
 
 
+def test_salvage_inside_a_v0_seed_keeps_the_seed_warning(sesstool: Sesstool, tmp_path: Path) -> None:
+    """A v0 fork damaged inside its inherited seed: the kept prefix is shorter than seedLength,
+    a warning in v0 (docs/format.md, interop 5). That warning is the source's, not the
+    closers', so the salvage publishes (found by the line-mutation property test)."""
+    src = copy_fixture("forked-child", tmp_path)
+    lines = src.read_bytes().split(b"\n")
+    lines[3] = b"\0" * len(lines[3])
+    src.write_bytes(b"\n".join(lines))
+    doc = repair_json(sesstool, "--salvage", str(src))
+    assert doc["salvage"]["defect"]["rule"] == "nul-bytes" and doc["salvage"]["defect"]["line"] == 4
+    checked = validate_doc(Path(doc["output"]["path"]))
+    assert checked["verdict"] == "clean"
+    assert [(f["rule"], f["severity"]) for f in checked["findings"]] == [("header-seed-length", "warning")]
+
+
+def test_salvage_that_would_end_a_v0_seed_without_its_marker_is_refused(
+    sesstool: Sesstool, tmp_path: Path
+) -> None:
+    """forked-child (seedLength 24) with turn/end 23 and step/end 22 swapped: the salvage keeps
+    seq 0–21 and its closers would be seq 22–23, the last seed event, with no session/end-seed
+    after it. sesstool does not invent the marker: it refuses, and writes nothing."""
+    src = copy_fixture("forked-child", tmp_path)
+    lines = src.read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if b'"seq":22,' in line)
+    lines[at], lines[at + 1] = lines[at + 1], lines[at]
+    src.write_bytes(b"\n".join(lines))
+    before = sha(src)
+    result = sesstool("repair", "--salvage", str(src))
+    assert result.exit_code == 6 and "[seed-length-marker]" in result.stderr
+    assert sha(src) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl", "session.lock"]
+
+
+def test_closers_refused_before_a_salvage_publishes_anything(
+    sesstool: Sesstool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fault injection: when the closers fail verification, neither the repaired file nor the
+    salvage sidecar and its report are left behind."""
+    from sesstool.core.errors import WriteRefusedError
+    from sesstool.engine import repair
+
+    def refuse(*args: object) -> None:
+        raise WriteRefusedError("verification: the closers do not validate: [injected] fault")
+
+    monkeypatch.setattr(repair, "_verify_closers", refuse)
+    src = copy_fixture("corrupt-middle", tmp_path)
+    result = sesstool("repair", "--salvage", str(src))
+    assert result.exit_code == 6 and "injected" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl", "session.lock"]
+
+
 def test_salvage_refuses_a_broken_header(sesstool: Sesstool, tmp_path: Path) -> None:
     src = copy_fixture("bad-bom", tmp_path)
     result = sesstool("repair", "--salvage", str(src))
