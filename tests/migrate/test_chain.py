@@ -43,8 +43,9 @@ def conversation(messages: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     """(role, texts): a tool result is role "tool" whatever its version's wrapper."""
     conv = []
     for m in messages:
-        source = m.get("source") if isinstance(m.get("source"), dict) else {}
-        role = "tool" if source.get("kind") == "tool" else str(m.get("role"))
+        source = m.get("source")
+        kind = source.get("kind") if isinstance(source, dict) else None
+        role = "tool" if kind == "tool" else str(m.get("role"))
         conv.append((role, texts(m.get("content"))))
     return conv
 
