@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
@@ -25,16 +27,42 @@ class ScanReport:
 
 
 class _Hashing:
-    """A read-only stream wrapper feeding every byte read to a digest (one pass, no re-read)."""
+    """A read-only stream wrapper feeding every byte read to a digest (one pass, no re-read).
+
+    The digest runs on a worker thread: hashlib releases the GIL on large buffers, so hashing
+    overlaps the scan (which holds it) instead of adding to it. The queue is bounded (memory
+    stays flat) and ordered (one worker), and ``close`` waits until every byte is hashed.
+    """
 
     def __init__(self, stream: BinaryIO, digest: Any) -> None:
         self._stream = stream
-        self._digest = digest
+        self._pending: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
+        self._failure: BaseException | None = None
+        self._worker = threading.Thread(
+            target=self._hash, args=(digest,), name="sesstool-digest", daemon=True
+        )
+        self._worker.start()
+
+    def _hash(self, digest: Any) -> None:
+        # keep draining after a failure so that neither ``read`` nor ``close`` can block
+        while (data := self._pending.get()) is not None:
+            if self._failure is None:
+                try:
+                    digest.update(data)
+                except BaseException as exc:  # re-raised by close() on the reading thread
+                    self._failure = exc
 
     def read(self, size: int = -1) -> bytes:
         data = self._stream.read(size)
-        self._digest.update(data)
+        if data:
+            self._pending.put(bytes(data))
         return data
+
+    def close(self) -> None:
+        self._pending.put(None)
+        self._worker.join()
+        if self._failure is not None:
+            raise self._failure
 
 
 FrameHook = Callable[[int, int, int, Scanner], None]
@@ -64,33 +92,49 @@ def run_scan(
     limits = limits or ReadLimits()
     options = options or ScanOptions()
     with open_source(arg) as (opened, info):
-        stream: Any = _Hashing(opened, digest) if digest is not None else opened
-        if info.filename_version is not None:
-            options = replace(options, filename_version=info.filename_version)
-        if limits.max_depth != options.max_depth:
-            options = replace(options, max_depth=limits.max_depth)
-        if limits.dialect != "auto" and options.dialect == "auto":
-            options = replace(options, dialect=limits.dialect)
-        scanner = Scanner(info.display, options)
-        reader = make_reader(stream, info.encoding, limits)
-        if isinstance(reader, ZstdReader) and on_frame_end is not None:
-            hook = on_frame_end
-            reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
-        feed = scanner.feed
-        total = info.size if info.encoding == "raw" else None
-        summary: ReadSummary | None = None
-        for item in reader.batches():
-            feed(item)
-            if progress is not None and type(item) is tuple:
-                progress(item[1], total)
-            if scanner.stopped:
-                # --at reached or an unusable header: the rest is deliberately not read
-                summary = ReadSummary(
-                    info.encoding, info.size or 0, scanner.committed, 0, 0, None, None, True, None
-                )
-                break
-        if summary is None:
-            summary = reader.summary
-        result = scanner.finish(summary)
-        live = changed_since(info)
+        hashing = _Hashing(opened, digest) if digest is not None else None
+        try:
+            return _scan_stream(hashing or opened, info, options, limits, progress, on_frame_end)
+        finally:
+            if hashing is not None:
+                hashing.close()
+
+
+def _scan_stream(
+    stream: Any,
+    info: SourceInfo,
+    options: ScanOptions,
+    limits: ReadLimits,
+    progress: Progress | None,
+    on_frame_end: FrameHook | None,
+) -> tuple[ScanReport, Scanner]:
+    """Stream ``stream`` through a scanner (``run_scan`` owns the file and the digest)."""
+    if info.filename_version is not None:
+        options = replace(options, filename_version=info.filename_version)
+    if limits.max_depth != options.max_depth:
+        options = replace(options, max_depth=limits.max_depth)
+    if limits.dialect != "auto" and options.dialect == "auto":
+        options = replace(options, dialect=limits.dialect)
+    scanner = Scanner(info.display, options)
+    reader = make_reader(stream, info.encoding, limits)
+    if isinstance(reader, ZstdReader) and on_frame_end is not None:
+        hook = on_frame_end
+        reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
+    feed = scanner.feed
+    total = info.size if info.encoding == "raw" else None
+    summary: ReadSummary | None = None
+    for item in reader.batches():
+        feed(item)
+        if progress is not None and type(item) is tuple:
+            progress(item[1], total)
+        if scanner.stopped:
+            # --at reached or an unusable header: the rest is deliberately not read
+            summary = ReadSummary(
+                info.encoding, info.size or 0, scanner.committed, 0, 0, None, None, True, None
+            )
+            break
+    if summary is None:
+        summary = reader.summary
+    result = scanner.finish(summary)
+    live = changed_since(info)
     return ScanReport(info, summary, result, live), scanner
