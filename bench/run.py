@@ -858,7 +858,7 @@ def main(argv: list[str] | None = None) -> int:
         }
 
     report["rss_growth"] = rss_growth(per_size)
-    counts = {"PASS": 0, "FAIL": 0, "N/A": 0}
+    counts = {"PASS": 0, "FAIL": 0, "N/A": 0, "INFO": 0}
     for _, c in all_checks:
         counts[c.result] += 1
     report["summary"] = {**counts, "command_failures": len(ctx.failures)}
@@ -896,7 +896,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\nPeak RSS growth, largest vs smallest size (flat memory ⇒ ~1.0)")
         for g in report["rss_growth"]:
             print(f"  {g['run']:<28} ×{g['rss_ratio']:.2f}")
-    print(f"\nsummary: {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['N/A']} N/A")
+    print(
+        f"\nsummary: {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['N/A']} N/A, "
+        f"{counts['INFO']} INFO (reported, no target)"
+    )
     for note in ctx.notes:
         print(f"note: {note}")
     for failure in ctx.failures:
