@@ -558,7 +558,8 @@ def compute_checks(runs: list[Run]) -> list[Check]:
         "<= 1.5",
         lambda v: v <= 1.5,
     )
-    for kind in ("raw", "zstd"):
+    library_ran = any(r.name == "dsh library inspect" for r in runs)
+    for kind in ("raw", "zstd") if library_ran else ():  # the library reads the 100 MiB log only
         a, b = secs("validate", kind), secs("dsh library inspect", kind)
         name = f"validate time / dsh library inspect time ({kind})"
         if a is None or b is None or b <= 0:
