@@ -24,6 +24,7 @@ from sesstool.core.rules import Finding, Severity
 from sesstool.core.scanner import Scanner, ScanOptions
 from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
@@ -135,15 +136,16 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
             "planned", source, source_sha, report, plan, target, None, None, lock, tuple(notes)
         )
     closer_lines = [encode_record(c) for c in plan.closers]
+    # the closers are judged once, before anything is published (a refusal leaves no salvage
+    # sidecar either); the read-back then proves the file holds exactly these bytes
+    _check_closers(plan, closer_lines, scanner, scan.findings)
     salvage_report = None
     if salvage is not None:
-        # the closers are judged before anything is published, so a refusal leaves no sidecar
-        _verify_closers(plan, closer_lines, scanner, plan.committed_events + len(closer_lines), scan.findings)
         salvage_report = _publish_salvage(source, identity, target, salvage, scan.path)
     published = publish(
         target,
         lambda sink: _produce(sink, source, plan, closer_lines, request.limits),
-        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, scanner, scan.findings, request.limits),
+        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, request.limits),
         source=source,
         source_identity=identity,
     )
@@ -211,24 +213,21 @@ def _publish_salvage(
     source: Path, identity: FileIdentity, target: Path, salvage: Salvage, display: str
 ) -> SalvageReport:
     """The dropped bytes and a report of them, published before the repaired file."""
+    start, end = salvage.dropped_file_offset, salvage.dropped_file_offset + salvage.dropped_file_bytes
     digest = hashlib.sha256()
     with open(source, "rb") as f:  # read-only
-        for piece in copy_bytes(
-            f, salvage.dropped_file_offset, salvage.dropped_file_offset + salvage.dropped_file_bytes
-        ):
+        for piece in copy_bytes(f, start, end):
             digest.update(piece)
     dropped_sha = digest.hexdigest()
 
     def produce_bytes(sink: Sink) -> None:
         with open(source, "rb") as f:  # read-only
-            for piece in copy_bytes(
-                f, salvage.dropped_file_offset, salvage.dropped_file_offset + salvage.dropped_file_bytes
-            ):
+            for piece in copy_bytes(f, start, end):
                 sink.write(piece)
 
     def verify_bytes(tmp: Path) -> None:
-        check = hashlib.sha256(tmp.read_bytes() if salvage.dropped_file_bytes < 1 << 26 else b"")
-        if salvage.dropped_file_bytes < 1 << 26 and check.hexdigest() != dropped_sha:
+        # streamed, whatever the size: the sidecar must hash to what the source held
+        if sha256_file(tmp) != dropped_sha:
             raise WriteRefusedError("salvage sidecar does not match the dropped bytes")
 
     sidecar = publish(
@@ -286,12 +285,8 @@ def _committed_plaintext(
 def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
     with open(source, "rb") as f:  # read-only
         if plan.output_encoding == "raw":
-            if plan.source_encoding == "raw":
-                for piece in copy_bytes(f, 0, plan.committed):
-                    sink.write(piece)
-            else:
-                for piece in zstd_plaintext(f, 0, 0, plan.committed, limits.max_window):
-                    sink.write(piece)
+            for piece in _committed_plaintext(f, plan, 0, limits):
+                sink.write(piece)
             for line in closers:
                 sink.write(line)
             return
@@ -334,26 +329,16 @@ def _lines_of(pieces: Iterator[bytes], max_line: int) -> Iterator[bytes]:
         raise WriteRefusedError("verification: the source prefix does not end on a record")
 
 
-def _verify(
-    tmp: Path,
-    source: Path,
-    plan: RepairPlan,
-    closers: list[bytes],
-    scanner: Scanner,
-    known: tuple[Finding, ...],
-    limits: ReadLimits,
-) -> None:
+def _verify(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
     """Read the temp file back: the carried part must be the committed source plaintext byte for
-    byte, then the closers, read with the project's reader; the closers must validate in the
-    continued scan state and leave the log balanced."""
+    byte, then exactly the closers ``_check_closers`` judged, read with the project's reader."""
     if plan.output_encoding == "raw":
-        count = _verify_raw(tmp, source, plan, closers, limits)
+        _verify_raw(tmp, source, plan, closers, limits)
     else:
-        count = _verify_lines(tmp, source, plan, closers, limits)
-    _verify_closers(plan, closers, scanner, count, known)
+        _verify_lines(tmp, source, plan, closers, limits)
 
 
-def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> int:
+def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
     """Raw output: compare the prefix as byte chunks with the source's committed plaintext
     (which the scan read as complete lines), then read the appended part with the reader."""
     tail = b"".join(closers)
@@ -373,10 +358,11 @@ def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes],
     lines = [line for item in reader.batches() if isinstance(item, tuple) for line in item[0]]
     if reader.summary.partial_line is not None or len(lines) != len(closers):
         raise WriteRefusedError("verification: the appended records are not complete lines")
-    return plan.committed_events + len(closers)
 
 
-def _verify_lines(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> int:
+def _verify_lines(
+    tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits
+) -> None:
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
     the header line) and compare its lines with the committed source lines, then the closers."""
     with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
@@ -402,19 +388,19 @@ def _verify_lines(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes
         summary = reader.summary
         if summary.partial_line is not None or summary.torn_frame is not None:
             raise WriteRefusedError("verification: the new file ends in a torn record")
-    return count
 
 
-def _verify_closers(
-    plan: RepairPlan, closers: list[bytes], scanner: Scanner, count: int, known: tuple[Finding, ...]
+def _check_closers(
+    plan: RepairPlan, closers: list[bytes], scanner: Scanner, known: tuple[Finding, ...]
 ) -> None:
-    """The closers, in the state the committed prefix left (the prefix itself was just shown to
-    be byte-identical to what was scanned). A warning the kept prefix already carried (a v0
-    fork's ``header-seed-length`` when salvage keeps less than its seed, say) is the source's,
+    """The closers, in the state the committed prefix left (the read-back later shows the
+    prefix is byte-identical to what was scanned). A warning the kept prefix already carried (a
+    v0 fork's ``header-seed-length`` when salvage keeps less than its seed, say) is the source's,
     not the closers'; any other warning or error is the closers' and refuses the write."""
     cont = scanner.continuation()
     if closers:
-        cont.feed_lines([line[:-1] for line in closers], plan.committed, count - len(closers) + 1, None)
+        # line numbers for messages only: the header, then one line per kept event
+        cont.feed_lines([line[:-1] for line in closers], plan.committed, plan.committed_events + 2, None)
     result = cont.finish(None)
     carried = {(f.rule, f.severity, f.address.line, f.address.seq) for f in known}
     problems = [

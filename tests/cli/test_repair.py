@@ -247,15 +247,15 @@ def test_salvage_that_would_end_a_v0_seed_without_its_marker_is_refused(
 def test_closers_refused_before_a_salvage_publishes_anything(
     sesstool: Sesstool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Fault injection: when the closers fail verification, neither the repaired file nor the
-    salvage sidecar and its report are left behind."""
+    """Fault injection: when the closers are refused, neither the repaired file nor the salvage
+    sidecar and its report are left behind."""
     from sesstool.core.errors import WriteRefusedError
     from sesstool.engine import repair
 
     def refuse(*args: object) -> None:
         raise WriteRefusedError("verification: the closers do not validate: [injected] fault")
 
-    monkeypatch.setattr(repair, "_verify_closers", refuse)
+    monkeypatch.setattr(repair, "_check_closers", refuse)
     src = copy_fixture("corrupt-middle", tmp_path)
     result = sesstool("repair", "--salvage", str(src))
     assert result.exit_code == 6 and "injected" in result.stderr
