@@ -102,6 +102,7 @@ class Scanner:
         "_fixed",
         "_i",
         "_lines",
+        "_pos",
         "_seen_once",
         "advertised",
         "advertised_total",
@@ -193,6 +194,7 @@ class Scanner:
         self._base = 0
         self._base_line = 1
         self._i = 0
+        self._pos = (0, 0)  # (index, offset) last computed in this batch: _position walks on
         self._fixed: tuple[int, int] | None = None
         self.halt = False  # stop the fast loop: an issue began or the scan stopped
         self.fast_ok = self.opt.max_depth >= ORJSON_MAX_DEPTH and not self.opt.strict
@@ -303,6 +305,7 @@ class Scanner:
             return
         self.frame = frame
         self._lines, self._base, self._base_line, self._i = lines, offset, lineno, 0
+        self._pos = (0, offset)
         i, n = 0, len(lines)
         while i < n and not self.stopped:
             if self.header_done and self.issue is None and self.next_seq > 0 and self.fast_ok:
@@ -374,7 +377,13 @@ class Scanner:
         if self._fixed is not None:
             return self._fixed
         i = self._i
-        return self._base + sum(map(len, self._lines[:i])) + i, self._base_line + i
+        at, offset = self._pos
+        if i < at:  # rare: a step back; walk from the start of the batch
+            at, offset = 0, self._base
+        # walk on from the last position asked for: many packed rows in one batch stay linear
+        offset += sum(map(len, self._lines[at:i])) + (i - at)
+        self._pos = (i, offset)
+        return offset, self._base_line + i
 
     def _bad_record(self, rule: str, message: str, address: Address | None) -> None:
         """§6.3: a record that fails to decode starts the suspect region (unless one exists)."""
