@@ -5,16 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sesstool.core import mini
-from sesstool.core.encode import encode_record
 from sesstool.core.errors import Address, InputError, UnsupportedError, UsageError
 from sesstool.core.model import RequestEnvelope
 from sesstool.core.rules import Severity
 from sesstool.core.scanner import Scanner, ScanOptions
 from sesstool.core.upgrade import UpgradeRefused
-from sesstool.core.upgrade.chain import chain, run_chain
-from sesstool.core.upgrade.records import encode_header, encode_records
-from sesstool.engine.records import committed_records
+from sesstool.core.upgrade.chain import chain
+from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits
 
@@ -79,25 +76,20 @@ def _as_version(request: DeriveRequest, report: ScanReport) -> tuple[tuple[Any, 
     path = report.source.path
     if path is None:
         raise UsageError("--as-version needs a file: standard input cannot be read twice")
-    mini_log = result.dialect == mini.DIALECT
     committed = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
     scanner = Scanner(report.source.display, ScanOptions(collect_messages=True))
     with open(path, "rb") as f:  # read-only
-        recs = committed_records(
-            f, report.source.encoding, result.body_offset or 0, committed, request.limits
-        )
-        try:
-            header, upgraded = run_chain(steps, dict(result.header.raw), recs)
-            head = encode_record(header) if mini_log else encode_header(header)
-            batch: list[bytes] = [head[:-1]]
-            for line in encode_records(upgraded, request.as_version):
-                batch.append(line[:-1])
-                if len(batch) >= 4096:
-                    scanner.feed_lines(batch, 0, 1, None)
-                    batch = []
-            scanner.feed_lines(batch, 0, 1, None)
-        except UpgradeRefused as err:
-            raise UnsupportedError(str(err)) from None
+        head, lines = upgraded_lines(
+            f, report.source.encoding, dict(result.header.raw), result.dialect,
+            result.body_offset or 0, committed, steps, request.as_version, request.limits,
+        )  # fmt: skip
+        batch: list[bytes] = [head[:-1]]
+        for line in lines:
+            batch.append(line[:-1])
+            if len(batch) >= 4096:
+                scanner.feed_lines(batch, 0, 1, None)
+                batch = []
+        scanner.feed_lines(batch, 0, 1, None)
     upgraded_scan = scanner.finish(None)
     errors = [f for f in upgraded_scan.findings if f.severity is Severity.ERROR]
     if errors:

@@ -8,23 +8,20 @@ the publisher re-reads and validates in full at the target version before it bec
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sesstool.core import mini
 from sesstool.core.closers import closers_for
-from sesstool.core.encode import encode_record
 from sesstool.core.errors import InputError, UnsupportedError, UsageError, WriteRefusedError
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Severity
 from sesstool.core.scanner import ScanOptions
-from sesstool.core.upgrade import Rec, UpgradeRefused
-from sesstool.core.upgrade.chain import chain, run_chain
-from sesstool.core.upgrade.records import encode_header, encode_records
+from sesstool.core.upgrade import UpgradeRefused
+from sesstool.core.upgrade.chain import chain
 from sesstool.core.vocabulary import CURRENT_VERSION
 from sesstool.engine.cold import ColdSource, cold_session
-from sesstool.engine.records import committed_records
+from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
@@ -154,34 +151,27 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     )
     if request.dry_run:
         return base
-    mini_log = scan.dialect == mini.DIALECT
     committed = scan.tail.committed_bytes
     body_offset = scan.body_offset or 0
     header = dict(scan.header.raw)
 
     def produce(sink: Sink) -> None:
         with open(source, "rb") as f:  # read-only
-            recs = committed_records(f, encoding, body_offset, committed, request.limits)
-            if closers:
-                recs = _then(recs, [Rec([c], None) for c in closers])
-            try:
-                new_header, upgraded = run_chain(steps, header, recs)
-                lines = encode_records(upgraded, target_version)
-                # the mini-agent header is an event: its own key order is kept
-                head = encode_record(new_header) if mini_log else encode_header(new_header)
-                if out_encoding == "zstd":
-                    sink.write(compress_frame(head))
-                    frame = FrameWriter(sink)
-                    for line in lines:
-                        frame.write(line)
-                    if frame.plaintext:
-                        frame.close()
-                else:
-                    sink.write(head)
-                    for line in lines:
-                        sink.write(line)
-            except UpgradeRefused as err:
-                raise UnsupportedError(str(err)) from None
+            head, lines = upgraded_lines(
+                f, encoding, header, scan.dialect, body_offset, committed, steps, target_version,
+                request.limits, closers,
+            )  # fmt: skip
+            if out_encoding == "zstd":
+                sink.write(compress_frame(head))
+                frame = FrameWriter(sink)
+                for line in lines:
+                    frame.write(line)
+                if frame.plaintext:
+                    frame.close()
+            else:
+                sink.write(head)
+                for line in lines:
+                    sink.write(line)
 
     checked: list[ScanReport] = []
 
@@ -199,9 +189,4 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
         checked.append(result)
 
     published = publish(target, produce, verify=verify, source=source, source_identity=identity)
-    return replace(base, status="migrated", output=published, output_scan=checked[-1] if checked else None)
-
-
-def _then(first: Iterator[Rec], rest: list[Rec]) -> Iterator[Rec]:
-    yield from first
-    yield from rest
+    return replace(base, status="migrated", output=published, output_scan=checked[-1])

@@ -1,15 +1,19 @@
-"""The committed records of an already-scanned log, decoded for the upgrade chain (shared by
+"""The committed records of an already-scanned log through the upgrade chain (shared by
 ``migrate`` and ``derive --as-version``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sesstool.core.errors import InputError
+from sesstool.core import mini
+from sesstool.core.encode import encode_record
+from sesstool.core.errors import InputError, UnsupportedError
 from sesstool.core.physical import Encoding, PhysicalIssue
-from sesstool.core.upgrade import Rec
-from sesstool.core.upgrade.records import decode_records
+from sesstool.core.upgrade import Rec, Step, UpgradeRefused
+from sesstool.core.upgrade.chain import run_chain
+from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
 
@@ -36,3 +40,37 @@ def committed_records(
                 offset = end
 
     return decode_records(lines())
+
+
+def upgraded_lines(
+    f: Any,
+    encoding: Encoding,
+    header: dict[str, Any],
+    dialect: str,
+    body_offset: int,
+    committed: int,
+    steps: list[Step],
+    target: int,
+    limits: ReadLimits,
+    closers: Sequence[dict[str, Any]] = (),
+) -> tuple[bytes, Iterator[bytes]]:
+    """The header line and the body lines of the log upgraded to ``target`` (§1.3), streamed
+    from the committed region with ``closers`` appended before the upgrade. A step's refusal is
+    an ``UnsupportedError`` (exit 4), whether it comes at the header or mid-stream."""
+    recs = committed_records(f, encoding, body_offset, committed, limits)
+    if closers:
+        recs = itertools.chain(recs, (Rec([c], None) for c in closers))
+    try:
+        new_header, upgraded = run_chain(steps, header, recs)
+    except UpgradeRefused as err:
+        raise UnsupportedError(str(err)) from None
+    # the mini-agent header is an event: its own key order is kept
+    head = encode_record(new_header) if dialect == mini.DIALECT else encode_header(new_header)
+    return head, _refusals_unsupported(encode_records(upgraded, target))
+
+
+def _refusals_unsupported(lines: Iterator[bytes]) -> Iterator[bytes]:
+    try:
+        yield from lines
+    except UpgradeRefused as err:
+        raise UnsupportedError(str(err)) from None
