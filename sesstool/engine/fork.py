@@ -39,7 +39,7 @@ from sesstool.core.fork_plan import (
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Severity
 from sesstool.core.scanner import ScanOptions
-from sesstool.engine.scan import Progress, ScanReport, scan_source
+from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
 from sesstool.store.generations import canonical_name
@@ -104,9 +104,9 @@ def now_ms() -> int:
 
 
 def _scan(
-    arg: str, options: ScanOptions, limits: ReadLimits, progress: Progress | None = None
+    arg: str, options: ScanOptions, limits: ReadLimits, progress: Progress | None = None, digest: Any = None
 ) -> tuple[ScanReport, BoundaryFacts]:
-    report = scan_source(arg, options, limits, progress)
+    report = run_scan(arg, options, limits, progress, digest=digest)[0]
     return report, boundary_facts(report.scan)
 
 
@@ -214,7 +214,6 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
     try:
         source, from_dir = resolve(request.path)
         identity = FileIdentity.of_path(source)
-        sha_before = sha256_file(source)
     except InputError:
         raise
     except FileNotFoundError:
@@ -224,7 +223,9 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
     scan_arg = str(source) if from_dir else request.path
     limits = request.limits
 
-    full, facts = _scan(scan_arg, ScanOptions(), limits, progress)
+    digest = hashlib.sha256()  # fed by the scan itself: the source is read once
+    full, facts = _scan(scan_arg, ScanOptions(), limits, progress, digest)
+    sha_before = digest.hexdigest()
     result = full.scan
     if result.verdict == "unsupported":
         raise UnsupportedError(f"cannot fork: {result.verdict_reason}", result.verdict_address)
