@@ -10,7 +10,6 @@ from sesstool.core.header import Header
 from sesstool.core.rules import Finding
 
 Verdict = Literal["clean", "interrupted", "torn", "corrupt", "unsupported"]
-VERDICTS: tuple[Verdict, ...] = ("clean", "interrupted", "torn", "corrupt", "unsupported")
 
 
 @dataclass(frozen=True, slots=True)

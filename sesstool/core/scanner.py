@@ -45,7 +45,6 @@ from sesstool.core.shapes import CHECKERS, stream_records, turn_end_members
 from sesstool.core.upgrade.v1 import v0_reader_view
 from sesstool.core.vocabulary import (
     ALL_KNOWN,
-    CURRENT_VERSION,
     PACKED_TAGS,
     RETIRED_V0,
     SURFACE,
@@ -54,7 +53,6 @@ from sesstool.core.vocabulary import (
 
 _NO_TIME = MAX_SAFE + 1
 _SEQLESS = PACKED_TAGS | {"session"}
-_PLAIN = frozenset({"type", "seq", "time", "data"})
 _ENVELOPE = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 _REPLACE_V0 = frozenset({"op", "start", "end"})
 _REPLACE_V3 = frozenset({"op", "startSeq", "endSeq"})
@@ -1153,7 +1151,7 @@ class Scanner:
         """A copy that accepts records appended after the committed point (a repair's closers,
         a fork's marker): the state continues, findings and the tail start afresh."""
         twin = copy.copy(self)
-        for name in ("advertised", "started", "node_type", "tool_fp", "projected", "counts", "turn_ends"):
+        for name in ("started", "node_type", "tool_fp", "projected", "counts", "turn_ends"):
             setattr(twin, name, copy.copy(getattr(self, name)))
         twin.advertised = {k: list(v) for k, v in self.advertised.items()}
         twin.nodes = list(self.nodes)
@@ -1502,7 +1500,3 @@ def _preview(t: str, message: Any, data: Any) -> str:
     if len(text) > 100:
         text = text[:99] + "…"
     return f"{role}: {text}"
-
-
-def version_ok(version: int) -> bool:
-    return 0 <= version <= CURRENT_VERSION
