@@ -34,7 +34,9 @@ class WritePath(RuleBasedStateMachine):
         self.seq = 13
         self.turn = 1
         self.open_turn = False
-        self.torn = False
+        self.torn = False  # the file ends in a torn write (no newline)
+        self.bad_line = False  # a write appended after a tear merged into a line nobody can read
+        self.corrupt = False  # ... and a later turn/end committed it (§6.3)
         self.published: dict[Path, str] = {}
         self.source_sha = sha(self.log)
         self.n = 0
@@ -49,6 +51,19 @@ class WritePath(RuleBasedStateMachine):
             for record in records:
                 f.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
         self.source_sha = sha(self.log)
+        if self.torn:  # the first record completed the torn line: one undecodable line
+            self.torn, self.bad_line = False, True
+            records = records[1:]
+        if self.bad_line and any(r["type"] == "turn/end" for r in records):
+            self.corrupt = True
+
+    def expected_verdict(self) -> str:
+        """What §6.3 makes of the log the writer has produced so far."""
+        if self.corrupt:
+            return "corrupt"
+        if self.torn or self.bad_line:
+            return "torn"
+        return "interrupted" if self.open_turn else "clean"
 
     def _event(self, kind: str, data: dict[str, Any], **extra: Any) -> dict[str, Any]:
         record = {"type": kind, "seq": self.seq, "time": 2000 + self.seq, "data": data, **extra}
@@ -112,6 +127,41 @@ class WritePath(RuleBasedStateMachine):
         )
         self.open_turn = True
 
+    @rule()
+    def finish_the_open_turn(self) -> None:
+        if not self.open_turn:
+            return
+        t = self.turn
+        self._append(
+            [
+                self._event(
+                    "tool/result",
+                    {
+                        "turn": t,
+                        "step": 1,
+                        "message": {
+                            "id": f"r{t}",
+                            "role": "user",
+                            "source": {"kind": "tool", "callId": f"c{t}"},
+                            "content": [
+                                {
+                                    "type": "tool-result",
+                                    "toolCallId": f"c{t}",
+                                    "content": [{"type": "text", "text": "ok"}],
+                                    "isError": False,
+                                }
+                            ],
+                        },
+                    },
+                    sourceEventSeqs=[self.seq - 1],
+                    surfaceOp="append",
+                ),
+                self._event("step/end", {"turn": t, "step": 1}),
+                self._event("turn/end", {"turn": t, "reason": {"kind": "completed"}}),
+            ]
+        )
+        self.open_turn = False
+
     @rule(cut=st.integers(1, 40))
     def tear_a_write(self, cut: int) -> None:
         record = json.dumps(self._event("todo/write", {"todos": []})).encode()
@@ -122,11 +172,13 @@ class WritePath(RuleBasedStateMachine):
 
     # -- sesstool ------------------------------------------------------------------------------
 
-    def _run(self, *args: str) -> dict[str, Any] | None:
+    def _run(self, *args: str, expect: int | None = None) -> dict[str, Any] | None:
         self.n += 1
         result = run_sesstool(*args)
         assert result.exit_code in DOCUMENTED, (args, result.exit_code, result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
+        if expect is not None:
+            assert result.exit_code == expect, (args, self.expected_verdict(), result.stderr)
         if result.exit_code == 0 and args[-1] != "--dry-run" and "--json" in args:
             doc: dict[str, Any] = json.loads(result.stdout)
             return doc
@@ -146,7 +198,13 @@ class WritePath(RuleBasedStateMachine):
     @rule()
     def repair(self) -> None:
         out = self.dir / f"repaired-{self.n}.jsonl"
-        self._record(self._run("repair", "--json", "-o", str(out), str(self.log)))
+        verdict = self.expected_verdict()
+        doc = self._run(
+            "repair", "--json", "-o", str(out), str(self.log), expect=3 if verdict == "corrupt" else 0
+        )
+        if doc is not None:
+            assert doc["status"] == ("balanced" if verdict == "clean" else "repaired"), (verdict, doc)
+        self._record(doc)
 
     @rule()
     def repair_again_to_the_same_target(self) -> None:
@@ -154,26 +212,29 @@ class WritePath(RuleBasedStateMachine):
             return
         target = next(iter(self.published))
         result = run_sesstool("repair", "-o", str(target), str(self.log))
-        assert result.exit_code in (0, 3, 4, 6)  # 6: never overwrites; 0: balanced already
+        # never overwrites: 6 — unless there is nothing to write (balanced, 0) or the log is
+        # corrupt (3, refused before any target is considered)
+        expected = {"clean": 0, "corrupt": 3}.get(self.expected_verdict(), 6)
+        assert result.exit_code == expected, (self.expected_verdict(), result.stderr)
 
     @rule()
     def fork(self) -> None:
-        self._record(self._run("fork", "--json", "--id", f"child-{self.n}", str(self.log)))
+        expect = 3 if self.expected_verdict() == "corrupt" else 0
+        self._record(self._run("fork", "--json", "--id", f"child-{self.n}", str(self.log), expect=expect))
 
     @rule()
     def migrate(self) -> None:
         out = self.dir / f"migrated-{self.n}.v4.jsonl"
-        self._record(self._run("migrate", "--json", "-o", str(out), str(self.log)))
+        expect = 3 if self.expected_verdict() == "corrupt" else 0
+        self._record(self._run("migrate", "--json", "-o", str(out), str(self.log), expect=expect))
 
     @rule()
     def validate(self) -> None:
         result = run_sesstool("validate", "--format", "json", str(self.log))
         assert result.exit_code in (0, 1)
         verdict = json.loads(result.stdout)["files"][0]["verdict"]
-        if self.torn:
-            assert verdict in ("torn", "corrupt")
-        else:
-            assert verdict == ("interrupted" if self.open_turn else "clean")
+        assert verdict == self.expected_verdict()
+        assert result.exit_code == (1 if verdict == "corrupt" else 0)
 
     # -- invariants ----------------------------------------------------------------------------
 
@@ -192,7 +253,7 @@ class WritePath(RuleBasedStateMachine):
 
 
 WritePath.TestCase.settings = settings(
-    max_examples=12,
+    max_examples=100,
     stateful_step_count=12,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
