@@ -42,7 +42,7 @@ from sesstool.core.scanner import ScanOptions
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
-from sesstool.store.generations import canonical_name
+from sesstool.store.generations import canonical_name, log_name
 from sesstool.store.layout import dsh_session_dir, encode_session_id
 from sesstool.store.publish import (
     FileIdentity,
@@ -197,8 +197,7 @@ def _target(
             )
         directory = project_dir / encoded_child
         return directory / canonical_name(version, zstd), "dsh-root", directory
-    name = encoded_child + (".jsonl.zstd" if zstd else ".jsonl")
-    return source.parent / name, "beside-source", None
+    return source.parent / log_name(encoded_child, zstd), "beside-source", None
 
 
 # -- the command ---------------------------------------------------------------------------------

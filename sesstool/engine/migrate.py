@@ -26,6 +26,8 @@ from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
     canonical_name,
+    log_name,
+    log_stem,
     parse_generation_name,
 )
 from sesstool.store.liveness import LockState
@@ -68,12 +70,7 @@ def migrated_name(source: Path, version: int, encoding: Encoding) -> str:
     zstd = encoding == "zstd"
     if parse_generation_name(source.name) is not None:
         return canonical_name(version, zstd)
-    stem = source.name
-    for suffix in (".jsonl.zstd", ".jsonl"):
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    return f"{stem}.v{version}.jsonl" + (".zstd" if zstd else "")
+    return log_name(f"{log_stem(source.name)}.v{version}", zstd)
 
 
 def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> MigrateReport:

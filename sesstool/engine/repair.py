@@ -26,6 +26,7 @@ from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
+from sesstool.store.generations import log_name, log_stem
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
 from sesstool.store.publish import FileIdentity, Published, Sink, publish
@@ -67,12 +68,7 @@ class RepairReport:
 
 def repaired_name(source: Path, encoding: Encoding) -> str:
     """DESIGN §3: ``<stem>.repaired.jsonl[.zstd]`` (session.jsonl.zstd → session.repaired…)."""
-    name = source.name
-    for suffix in (".jsonl.zstd", ".jsonl"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return f"{name}.repaired.jsonl" + (".zstd" if encoding == "zstd" else "")
+    return log_name(f"{log_stem(source.name)}.repaired", encoding == "zstd")
 
 
 def run_repair(request: RepairRequest, progress: Progress | None = None) -> RepairReport:

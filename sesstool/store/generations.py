@@ -56,3 +56,16 @@ def highest_generation(directory: Path) -> Generation:
 def canonical_name(version: int, zstd: bool) -> str:
     name = "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
     return name + ".zstd" if zstd else name
+
+
+def log_stem(name: str) -> str:
+    """A log file name without its ``.jsonl`` or ``.jsonl.zstd`` suffix (others unchanged)."""
+    for suffix in (".jsonl.zstd", ".jsonl"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def log_name(stem: str, zstd: bool) -> str:
+    """``<stem>.jsonl`` or ``<stem>.jsonl.zstd``."""
+    return stem + (".jsonl.zstd" if zstd else ".jsonl")
