@@ -77,7 +77,20 @@ def build_report(
     messages, total, cut, note = _messages(scan, bounds, redactor)
     closers, repair_note = _closers(scan)
     crash = scan.verdict in ("interrupted", "torn", "corrupt")
-    not_started = tuple(p.call_id for p in scan.open.pending if p.call_seq is None)
+    never = [p for p in scan.open.pending if p.call_seq is None]
+    not_started = tuple(p.call_id for p in never)
+    items = timeline.items
+    if never and end is not None:
+        # advertised by the model, never started: marked at the point where the log stops
+        line = timeline.index.last_line
+        offset = scan.tail.committed_bytes
+        items += tuple(
+            TimelineItem(
+                f"tool-not-started-{n}", "tool", f"{p.name or '?'} {p.call_id}", end, None, "not-started",
+                scan.open.turn, None, None, line, line, offset, offset, False,
+            )
+            for n, p in enumerate(never)
+        )  # fmt: skip
     elision = Elision(timeline.elided, max(0, total - len(messages)), cut, scan.findings_dropped)
     header = scan.header
     return Report(
@@ -92,7 +105,7 @@ def build_report(
         verdict_reason=scan.verdict_reason,
         verdict_address=scan.verdict_address,
         findings=findings,
-        items=timeline.items,
+        items=items,
         gaps=timeline.gaps,
         start=timeline.start,
         end=end,
@@ -166,6 +179,8 @@ def _closers(scan: ScanResult) -> tuple[tuple[str, ...], str]:
         return (), f"a repair refuses this log ({scan.verdict}: {scan.verdict_reason})"
     lines = tuple(encode_record(c)[:-1].decode("utf-8", "replace") for c in closers_for(scan))
     dropped = scan.tail.dropped_bytes
+    if not lines:
+        return (), f"would append nothing; it would drop the {dropped}-byte torn tail"
     after = f" after dropping the {dropped}-byte torn tail" if dropped else ""
     return lines, f"would append {len(lines)} closer(s){after}"
 

@@ -231,13 +231,16 @@ def _bar(item: TimelineItem, y: int, t0: int, t1: int, k: float, w: _W) -> None:
     assert end is not None
     x, wd = (item.start - t0) * k, max(0.6, (end - item.start) * k)
     classes = f"bar {item.kind}" + (" open" if is_open else "") + (" error" if item.error else "")
+    classes += " not-started" if item.status == "not-started" else ""
     took = "never closed" if is_open else _duration(end - item.start)
     seqs = f"seq {item.first_seq}" if item.first_seq is not None else f"line {item.first_line}"
     w(f"<rect id='{_esc(item.key)}' class='{classes}' data-status='{_esc(item.status)}' ")
     w(f"data-s='{item.start}' data-e='{end}' x='{x:.2f}' y='{y}' width='{wd:.2f}' height='{ROW - 4}'>")
     w(f"<title>{_esc(item.label)} · {_esc(item.status)} · {took} · {seqs}, line {item.first_line}, ")
     w(f"byte {item.first_offset}</title></rect>")
-    label = item.label + (" ▶ open" if is_open else "")
+    label = item.label + (
+        " ✕ never started" if item.status == "not-started" else " ▶ open" if is_open else ""
+    )
     # a label shows only where its bar has room for it (the script re-decides when zooming)
     room = "" if wd >= len(label) * LABEL_UNITS else " visibility='hidden'"
     w(f"<text data-s='{item.start}' data-e='{end}' data-n='{len(label)}' x='{x + 2:.2f}' y='{y + 10}'"
