@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean interop
+.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean interop browser-lane
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -44,8 +44,19 @@ interop: $(STAMP)  ## differential tests against the published dsh packages (Nod
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10
 	SESSTOOL_INTEROP=1 $(BIN)/pytest -q tests/interop
 
+CHROMIUM ?= /usr/bin/chromium
+PLAYWRIGHT := playwright==1.65.2
+
+browser-lane: $(STAMP)  ## the report pages in headless Chromium (installs Debian's chromium as root, Playwright into .venv)
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || { \
+	  [ "$$(id -u)" = 0 ] || { echo "browser-lane: $(CHROMIUM) is missing; as root: apt-get install chromium" >&2; exit 1; }; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
+	$(BIN)/pip install --quiet $(PLAYWRIGHT)
+	SESSTOOL_BROWSER=1 SESSTOOL_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q tests/report/test_browser.py
+
 clean:  ## remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info test-artifacts
 
 FUZZ_SECONDS ?= 600
 

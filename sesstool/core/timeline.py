@@ -10,6 +10,7 @@ or seq is placed on the time axis. Memory does not grow with the log.
 from __future__ import annotations
 
 import heapq
+import re
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
@@ -131,21 +132,23 @@ class TimelineCollector:
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
         loads = orjson.loads
         for i, raw in enumerate(lines):
+            self._offset = offset
+            offset += len(raw) + 1
+            envelope = _envelope(raw)
+            if envelope is not None:
+                # most events (chunks, messages) only mark time: read it from the envelope
+                # without decoding a record that may be megabytes long
+                t, seq = envelope
+                self._tick(lineno + i, seq, t)
+                continue
             try:
                 obj = loads(raw)
             except orjson.JSONDecodeError:
-                obj = None
+                continue
             if type(obj) is dict:
-                self._offset = offset
                 self._event(obj, lineno + i)
-            offset += len(raw) + 1
 
-    def _event(self, obj: dict[str, Any], line: int) -> None:
-        t = event_time(obj.get("time"))
-        if t is None:
-            return
-        seq = obj.get("seq")
-        seq = seq if type(seq) is int else None
+    def _tick(self, line: int, seq: int | None, t: int) -> None:
         self.index.add(line, seq, t)
         if self._last is not None and t - self._last > 0:
             gap = (t - self._last, self._last, t)
@@ -157,6 +160,14 @@ class TimelineCollector:
         self._last = t if self._last is None else max(self._last, t)
         self._last_line = line
         self._seq = seq
+
+    def _event(self, obj: dict[str, Any], line: int) -> None:
+        t = event_time(obj.get("time"))
+        if t is None:
+            return
+        seq = obj.get("seq")
+        seq = seq if type(seq) is int else None
+        self._tick(line, seq, t)
         kind = obj.get("type")
         data = obj.get("data")
         data = data if type(data) is dict else {}
@@ -276,6 +287,37 @@ class TimelineCollector:
             if span and length * 10 >= span and length >= MIN_GAP_MS
         )
         return CollectedTimeline(tuple(kept), elided, gaps, self._first, self._last, self.index)
+
+
+_SPAN_TYPES = frozenset(
+    (b"turn/start", b"turn/end", b"step/start", b"step/end", b"tool/call", b"tool/result")
+)
+_ENVELOPE_KEY = re.compile(rb'"(type|seq|time)":(?:"([^"\\]{0,64})"|(-?\d{1,20})[,}])')
+
+
+def _envelope(raw: bytes) -> tuple[int, int | None] | None:
+    """(time, seq) of a record that opens no span and closes none, read from the envelope keys
+    that precede its ``data`` (both dialects write them first); None: decode it."""
+    head = raw[:256]
+    cut = head.find(b'"data"')
+    if cut < 0:
+        return None
+    text: dict[bytes, bytes] = {}  # quoted values
+    number: dict[bytes, int] = {}
+    for m in _ENVELOPE_KEY.finditer(head, 0, cut):
+        if m.group(2) is not None:
+            text[m.group(1)] = m.group(2)
+        else:
+            number[m.group(1)] = int(m.group(3))
+    kind = text.get(b"type")
+    if kind is None or kind in _SPAN_TYPES:
+        return None
+    t = number.get(b"time")
+    if t is None and b"time" in text:
+        t = event_time(text[b"time"].decode("ascii", "replace"))
+    if t is None:
+        return None
+    return t, number.get(b"seq")
 
 
 def _reopened(item: TimelineItem, committed: int) -> TimelineItem:

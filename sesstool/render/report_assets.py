@@ -44,7 +44,7 @@ li:target,.msg:target{background:#fff2b3}
 .msg{border:1px solid var(--line);border-radius:4px;margin:6px 0;background:#fff}
 .msg>summary{padding:4px 10px;cursor:pointer;font-weight:600}
 .msg .part{margin:0 10px 8px}
-.part .kind{font-size:11px;color:var(--mut);text-transform:uppercase}
+.part .kind{font-size:11px;color:var(--mut)}
 .part pre{margin:2px 0;padding:6px 8px;background:#f4f5f6;border-radius:3px;white-space:pre-wrap;
 overflow-wrap:anywhere}
 .part pre.clamp{max-height:12em;overflow:hidden}
