@@ -34,7 +34,7 @@ li:target,.msg:target{background:#fff2b3}
 .tl .turn{fill:var(--turn);stroke:#8ea6cf;cursor:zoom-in}
 .tl .step{fill:var(--step);stroke:#9fb585}
 .tl .tool{fill:var(--tool)}.tl .tool.error{fill:var(--err)}
-.tl .open{fill:url(#hatch);stroke:var(--open);stroke-dasharray:3 2}
+.tl .bar.open,.tl .tool.open.error{fill:url(#hatch);stroke:var(--open);stroke-dasharray:3 2}
 .tl .not-started{fill:#fff;stroke:var(--open);stroke-dasharray:1 2}
 .tl .gap{fill:#eef0f2}.tl .crash{stroke:var(--err);stroke-width:2}
 .tl .axis{stroke:var(--line)}
