@@ -65,10 +65,20 @@ class Opened:
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
         self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
-        self.page.on("dialog", lambda d: (self.console.append(f"dialog: {d.message}"), d.dismiss()))
+        self.page.on("dialog", self._dialog)
         # anything but the page itself is refused before it leaves (and recorded above)
-        self.page.route("**/*", lambda route: route.continue_() if route.request.url == self.url else route.abort())
+        self.page.route("**/*", self._only_the_page)
         self.page.goto(self.url)
+
+    def _dialog(self, dialog: Any) -> None:
+        self.console.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    def _only_the_page(self, route: Any) -> None:
+        if route.request.url == self.url:
+            route.continue_()
+        else:
+            route.abort()
 
     def offsite(self) -> list[str]:
         return [u for u in self.requests if u != self.url]
@@ -121,7 +131,7 @@ def test_zoom_to_a_turn_runs_the_pages_own_script(browser: Any, tmp_path: Path) 
     page = opened.page
     before = float(page.get_attribute("#timeline rect.turn >> nth=0", "x") or 0)
     page.locator("#timeline rect.turn").nth(1).click()
-    assert page.text_content("#zoom-label", timeout=2000).startswith("zoomed")  # type: ignore[union-attr]
+    assert page.text_content("#zoom-label", timeout=2000).startswith("zoomed")
     assert float(page.get_attribute("#timeline rect.turn >> nth=0", "x") or 0) < before
     page.click("#zoom-all")
     assert page.text_content("#zoom-label") == "whole session"
