@@ -9,6 +9,7 @@ Must run inside a private network namespace (``netns.ensure_private_net``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -219,10 +220,8 @@ class Lane:
             notes.append("timed out")
         if signalled is not None:
             # Whatever the CLI left running in its session (a `sleep`) goes too.
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         events = []
         for line in out.decode(errors="replace").splitlines():
             try:

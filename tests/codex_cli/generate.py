@@ -46,12 +46,22 @@ def single_frame(data: bytes) -> bytes:
 def multi_frame(data: bytes, lines_per_frame: int = 3) -> bytes:
     lines = data.splitlines(keepends=True)
     comp = zstandard.ZstdCompressor(level=3, write_checksum=True)
-    return b"".join(comp.compress(b"".join(lines[i : i + lines_per_frame]))
-                    for i in range(0, len(lines), lines_per_frame))
+    return b"".join(
+        comp.compress(b"".join(lines[i : i + lines_per_frame])) for i in range(0, len(lines), lines_per_frame)
+    )
 
 
-def resume_record(lane: Any, home: Any, thread_id: str, rollout_name: str, data: bytes, scratch: Path) -> dict[str, Any]:
-    """Put ``data`` in place of the thread's rollout in a copy of its home and resume it once."""
+def resume_record(
+    lane: Any,
+    home: Any,
+    thread_id: str,
+    rollout_name: str,
+    data: bytes,
+    scratch: Path,
+    keep: dict[str, bytes] | None = None,
+) -> dict[str, Any]:
+    """Put ``data`` in place of the thread's rollout in a copy of its home and resume it once
+    (``keep``, when given, receives the rollout as the resume left it, under "after")."""
     from tests.codex_cli.scenarios import RESUME_PROMPT, copy_home, resume_input
 
     copy = copy_home(home, scratch)
@@ -63,6 +73,8 @@ def resume_record(lane: Any, home: Any, thread_id: str, rollout_name: str, data:
         resumed = copy.rollout_of(thread_id)
         if RESUME_PROMPT.encode() not in resumed.read_bytes():
             raise AssertionError(f"the resume did not append to the copy {resumed}")
+        if keep is not None:
+            keep["after"] = resumed.read_bytes()
     return {
         "command": "codex exec resume <thread> --json --skip-git-repo-check "
         "--dangerously-bypass-approvals-and-sandbox PROMPT",
@@ -75,7 +87,9 @@ def resume_record(lane: Any, home: Any, thread_id: str, rollout_name: str, data:
     }
 
 
-def write_fixture(name: str, rollout_name: str, data: bytes, resume: dict[str, Any], *, zstd: bytes | None = None) -> None:
+def write_fixture(
+    name: str, rollout_name: str, data: bytes, resume: dict[str, Any], *, zstd: bytes | None = None
+) -> None:
     target = OUT / name
     target.mkdir(parents=True)
     plain = plain_name(rollout_name)
@@ -108,23 +122,59 @@ def main() -> None:
             if rec.rollout.name.endswith(".zst"):
                 real_zstd = raw
                 raw = zstandard.ZstdDecompressor().decompressobj().decompress(real_zstd)
-            resume = resume_record(lane, rec.home, rec.thread_id, rec.rollout.name, real_zstd or raw,
-                                   root / "resume" / name)
+            resume = resume_record(
+                lane, rec.home, rec.thread_id, rec.rollout.name, real_zstd or raw, root / "resume" / name
+            )
             write_fixture(name, rec.rollout.name, raw, resume, zstd=real_zstd)
         tool = recorded["tool-call"]
         raw = tool.rollout.read_bytes()
-        write_fixture("multi-frame", tool.rollout.name, raw,
-                      resume_record(lane, tool.home, tool.thread_id, tool.rollout.name + ".zst",
-                                    multi_frame(raw), root / "resume" / "multi-frame"),
-                      zstd=multi_frame(raw))
+        write_fixture(
+            "multi-frame",
+            tool.rollout.name,
+            raw,
+            resume_record(
+                lane,
+                tool.home,
+                tool.thread_id,
+                tool.rollout.name + ".zst",
+                multi_frame(raw),
+                root / "resume" / "multi-frame",
+            ),
+            zstd=multi_frame(raw),
+        )
         for name, source, mutate in MUTATIONS:
             rec = recorded[source]
             raw = (OUT / source / plain_name(rec.rollout.name)).read_bytes()
             data = mutate(raw)
             print(f"mutating {source} -> {name}", file=sys.stderr)
-            resume = resume_record(lane, rec.home, rec.thread_id, plain_name(rec.rollout.name), data,
-                                   root / "resume" / name)
+            keep: dict[str, bytes] = {}
+            resume = resume_record(
+                lane,
+                rec.home,
+                rec.thread_id,
+                plain_name(rec.rollout.name),
+                data,
+                root / "resume" / name,
+                keep,
+            )
             write_fixture(name, rec.rollout.name, data, resume)
+            if name == "torn-tail":
+                # What Codex itself leaves after resuming a torn rollout: it writes "\n" first, so
+                # the torn fragment stays mid-file (agent-formats §0).
+                after = keep["after"]
+                write_fixture(
+                    "torn-tail-resumed",
+                    rec.rollout.name,
+                    after,
+                    resume_record(
+                        lane,
+                        rec.home,
+                        rec.thread_id,
+                        plain_name(rec.rollout.name),
+                        after,
+                        root / "resume" / "torn-tail-resumed",
+                    ),
+                )
         # A Codex home (sessions/YYYY/MM/DD/rollout-*) holding three of the rollouts as the CLI
         # left them, one of them compressed.
         home_dir = OUT / "home"

@@ -56,8 +56,15 @@ class Recorded:
     runs: list[Run]
 
 
-def _single(lane: Lane, name: str, prompt: str, replies: list[list[Step]], kill: Kill | None = None,
-            extra: str = "", tables: str = "") -> Recorded:
+def _single(
+    lane: Lane,
+    name: str,
+    prompt: str,
+    replies: list[list[Step]],
+    kill: Kill | None = None,
+    extra: str = "",
+    tables: str = "",
+) -> Recorded:
     home = lane.new_home(name, extra=extra, tables=tables)
     run = lane.exec(home, prompt, replies, kill=kill)
     reap(home)
@@ -72,22 +79,30 @@ def _text(lane: Lane) -> Recorded:
 
 def _tool_call(lane: Lane) -> Recorded:
     return _single(
-        lane, "tool-call", "print a greeting with echo",
+        lane,
+        "tool-call",
+        "print a greeting with echo",
         [reply(shell_call("call_echo", "echo hello-from-tool")), text_reply("It printed hello-from-tool.")],
     )
 
 
 def _parallel(lane: Lane) -> Recorded:
     return _single(
-        lane, "parallel-calls", "run two commands at once",
-        [reply(shell_call("call_one", "echo one"), shell_call("call_two", "echo two")),
-         text_reply("Both commands ran.")],
+        lane,
+        "parallel-calls",
+        "run two commands at once",
+        [
+            reply(shell_call("call_one", "echo one"), shell_call("call_two", "echo two")),
+            text_reply("Both commands ran."),
+        ],
     )
 
 
 def _kill_command(lane: Lane) -> Recorded:
     return _single(
-        lane, "kill-during-command", "run the slow command",
+        lane,
+        "kill-during-command",
+        "run the slow command",
         [reply(shell_call("call_slow", SLOW))],
         kill=Kill(signal.SIGKILL, all_of(when_file("started"), when_rollout_has("call_slow"))),
     )
@@ -95,7 +110,9 @@ def _kill_command(lane: Lane) -> Recorded:
 
 def _kill_parallel_half(lane: Lane) -> Recorded:
     return _single(
-        lane, "kill-parallel-half", "run a fast and a slow command",
+        lane,
+        "kill-parallel-half",
+        "run a fast and a slow command",
         [reply(shell_call("call_fast", "echo fast"), shell_call("call_slow", SLOW))],
         kill=Kill(signal.SIGKILL, all_of(when_file("started"), when_rollout_has('"function_call_output"'))),
     )
@@ -106,17 +123,26 @@ def _kill_mid_stream(lane: Lane) -> Recorded:
     steps: list[Step] = [
         created("resp_partial"),
         Event({"type": "response.output_item.added", "item": {**item, "content": []}}),
-        Event({"type": "response.output_text.delta", "item_id": "msg_partial", "delta": "This answer is cut"}),
+        Event(
+            {"type": "response.output_text.delta", "item_id": "msg_partial", "delta": "This answer is cut"}
+        ),
         Pause(None),
     ]
-    return _single(lane, "kill-mid-stream", "write a long answer", [steps],
-                   kill=Kill(signal.SIGKILL, when_served(1), settle=1.5))
+    return _single(
+        lane,
+        "kill-mid-stream",
+        "write a long answer",
+        [steps],
+        kill=Kill(signal.SIGKILL, when_served(1), settle=1.5),
+    )
 
 
 def _signal_command(name: str, signum: int) -> Callable[[Lane], Recorded]:
     def run(lane: Lane) -> Recorded:
         return _single(
-            lane, name, "run the slow command",
+            lane,
+            name,
+            "run the slow command",
             [reply(shell_call("call_slow", SLOW))],
             kill=Kill(signum, all_of(when_file("started"), when_rollout_has("call_slow"))),
         )
@@ -133,12 +159,20 @@ def _two_turns(lane: Lane) -> Recorded:
 
 def _auto_compaction(lane: Lane) -> Recorded:
     # Usage above model_auto_compact_token_limit makes the next turn compact first (§0: 10 works).
-    rec = _single(lane, "auto-compaction", "first question", [text_reply("First answer.")],
-                  extra="model_auto_compact_token_limit = 10")
+    rec = _single(
+        lane,
+        "auto-compaction",
+        "first question",
+        [text_reply("First answer.")],
+        extra="model_auto_compact_token_limit = 10",
+    )
     second = lane.exec(
-        rec.home, "second question",
-        [text_reply("Summary: the user asked a first question and got a first answer."),
-         text_reply("Second answer, after the compaction.")],
+        rec.home,
+        "second question",
+        [
+            text_reply("Summary: the user asked a first question and got a first answer."),
+            text_reply("Second answer, after the compaction."),
+        ],
         resume=rec.thread_id,
     )
     rec.runs.append(second)
@@ -150,8 +184,9 @@ def _compressed(lane: Lane) -> Recorded:
     next CLI start runs (feature local_thread_store_compression, agent-formats §3.1); the worker
     runs at most once in a while, so its run marker is aged too."""
     tables = "[features]\nlocal_thread_store_compression = true\n"
-    rec = _single(lane, "compressed", "say hello", [text_reply("Hello from a compressed rollout.")],
-                  tables=tables)
+    rec = _single(
+        lane, "compressed", "say hello", [text_reply("Hello from a compressed rollout.")], tables=tables
+    )
     old = time.time() - 10 * 86400
     os.utime(rec.rollout, (old, old))
     marker = rec.home.path / ".tmp" / "rollout-compression.lock"
@@ -184,7 +219,9 @@ def resume_input(lane: Lane, home: Home, thread_id: str) -> tuple[Run, list[Json
     """Resume the thread once (compaction disabled) and return the first request's input."""
     config = home.path / "config.toml"
     text = config.read_text()
-    config.write_text(text.replace("model_auto_compact_token_limit = 10", "model_auto_compact_token_limit = 100000000"))
+    config.write_text(
+        text.replace("model_auto_compact_token_limit = 10", "model_auto_compact_token_limit = 100000000")
+    )
     try:
         run = lane.exec(home, RESUME_PROMPT, [text_reply("Resumed.")], resume=thread_id)
     finally:
@@ -246,20 +283,25 @@ def _edit_lines(data: bytes, edit: Callable[[Json], Json | None]) -> bytes:
         new = edit(obj)
         if new is None:
             continue
-        out.append(line if new is obj else json.dumps(new, separators=(",", ":"), ensure_ascii=False).encode())
+        out.append(
+            line if new is obj else json.dumps(new, separators=(",", ":"), ensure_ascii=False).encode()
+        )
     return b"\n".join(out) + b"\n"
 
 
 def orphan_output(data: bytes) -> bytes:
     """The function_call line removed: its output is left without a call."""
+
     def edit(obj: Json) -> Json | None:
         payload = obj.get("payload") or {}
         return None if obj.get("type") == "response_item" and payload.get("type") == "function_call" else obj
+
     return _edit_lines(data, edit)
 
 
 def as_custom_tool_call(data: bytes) -> bytes:
     """The dangling function_call rewritten as a custom_tool_call (apply_patch, freeform input)."""
+
     def edit(obj: Json) -> Json | None:
         payload = obj.get("payload") or {}
         if obj.get("type") == "response_item" and payload.get("type") == "function_call":
@@ -273,11 +315,13 @@ def as_custom_tool_call(data: bytes) -> bytes:
             }
             return {**obj, "payload": new_payload}
         return obj
+
     return _edit_lines(data, edit)
 
 
 def as_local_shell_call(data: bytes) -> bytes:
     """The dangling function_call rewritten as a local_shell_call (the older shell tool)."""
+
     def edit(obj: Json) -> Json | None:
         payload = obj.get("payload") or {}
         if obj.get("type") == "response_item" and payload.get("type") == "function_call":
@@ -290,6 +334,7 @@ def as_local_shell_call(data: bytes) -> bytes:
             }
             return {**obj, "payload": new_payload}
         return obj
+
     return _edit_lines(data, edit)
 
 
@@ -299,10 +344,17 @@ def newer_and_unknown(data: bytes) -> bytes:
     first = json.loads(lines[0])
     first["payload"]["cli_version"] = "0.999.0"
     last = json.loads(lines[-1])
-    unknown = {"timestamp": last["timestamp"], "ordinal": last.get("ordinal", 0) + 1,
-               "type": "future_item", "payload": {"note": "written by a newer Codex"}}
-    enc = [json.dumps(first, separators=(",", ":"), ensure_ascii=False).encode(), *lines[1:],
-           json.dumps(unknown, separators=(",", ":")).encode()]
+    unknown = {
+        "timestamp": last["timestamp"],
+        "ordinal": last.get("ordinal", 0) + 1,
+        "type": "future_item",
+        "payload": {"note": "written by a newer Codex"},
+    }
+    enc = [
+        json.dumps(first, separators=(",", ":"), ensure_ascii=False).encode(),
+        *lines[1:],
+        json.dumps(unknown, separators=(",", ":")).encode(),
+    ]
     return b"\n".join(enc) + b"\n"
 
 
@@ -310,9 +362,50 @@ def rolled_back(data: bytes) -> bytes:
     """A thread_rolled_back event (num_turns 1) appended: the newest user turn is undone."""
     lines = _lines(data)
     last = json.loads(lines[-1])
-    event = {"timestamp": last["timestamp"], "ordinal": last.get("ordinal", 0) + 1, "type": "event_msg",
-             "payload": {"type": "thread_rolled_back", "num_turns": 1}}
+    event = {
+        "timestamp": last["timestamp"],
+        "ordinal": last.get("ordinal", 0) + 1,
+        "type": "event_msg",
+        "payload": {"type": "thread_rolled_back", "num_turns": 1},
+    }
     return b"\n".join([*lines, json.dumps(event, separators=(",", ":")).encode()]) + b"\n"
+
+
+def emptied(data: bytes) -> bytes:
+    """Nothing at all (a file created and never written)."""
+    return b""
+
+
+def _edit_meta(data: bytes, change: Callable[[Json], None]) -> bytes:
+    lines = _lines(data)
+    first = json.loads(lines[0])
+    change(first["payload"])
+    return (
+        b"\n".join([json.dumps(first, separators=(",", ":"), ensure_ascii=False).encode(), *lines[1:]])
+        + b"\n"
+    )
+
+
+def meta_without_cwd(data: bytes) -> bytes:
+    """session_meta without its required cwd."""
+    return _edit_meta(data, lambda payload: payload.pop("cwd"))
+
+
+def unknown_history_mode(data: bytes) -> bytes:
+    """session_meta history_mode set to a mode 0.171 does not know."""
+    return _edit_meta(data, lambda payload: payload.update(history_mode="streaming-v9"))
+
+
+def garbage_line(data: bytes) -> bytes:
+    """A line of text that is not JSON inserted after line 8."""
+    lines = _lines(data)
+    return b"\n".join([*lines[:8], b"this is not a rollout line", *lines[8:]]) + b"\n"
+
+
+def repeated_meta(data: bytes) -> bytes:
+    """A copy of the session_meta line after line 3 (as fork history carries one)."""
+    lines = _lines(data)
+    return b"\n".join([*lines[:3], lines[0], *lines[3:]]) + b"\n"
 
 
 # (fixture name, source scenario, mutation)
@@ -326,4 +419,9 @@ MUTATIONS: list[tuple[str, str, Callable[[bytes], bytes]]] = [
     ("local-shell-dangling", "kill-during-command", as_local_shell_call),
     ("newer-version-unknown-item", "text", newer_and_unknown),
     ("rollback", "two-turns", rolled_back),
+    ("empty", "text", emptied),
+    ("session-meta-invalid", "text", meta_without_cwd),
+    ("unknown-history-mode", "text", unknown_history_mode),
+    ("undecodable-line", "tool-call", garbage_line),
+    ("session-meta-repeated", "text", repeated_meta),
 ]
