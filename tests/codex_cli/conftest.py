@@ -31,7 +31,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def codex() -> Path:
     if not only_loopback():
-        pytest.fail("the Codex CLI lane must run in a private network namespace: make codex-lane", pytrace=False)
+        pytest.fail(
+            "the Codex CLI lane must run in a private network namespace: make codex-lane", pytrace=False
+        )
     loopback_up()
     proc = subprocess.run(
         ["bash", str(HERE / "setup.sh")], capture_output=True, text=True, check=False, timeout=900
