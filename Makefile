@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean interop
+.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean interop claude-lane claude-fixtures
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -43,6 +43,13 @@ goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
 interop: $(STAMP)  ## differential tests against the published dsh packages (Node 22 from npm)
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10
 	SESSTOOL_INTEROP=1 $(BIN)/pytest -q tests/interop
+
+claude-lane: $(STAMP)  ## judge the Claude dialect by the real Claude Code CLI (npm, private netns, mock API)
+	bash tests/claude_lane/setup.sh >/dev/null
+	SESSTOOL_CLAUDE_LANE=1 unshare -n $(BIN)/pytest -q -p no:cacheprovider tests/claude_lane
+
+claude-fixtures: $(STAMP)  ## re-record fixtures/claude/ with the real CLI (then: make goldens, read the diff)
+	$(BIN)/python tests/claude_lane/record_fixtures.py
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
