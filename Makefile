@@ -5,7 +5,8 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean interop claude-lane claude-fixtures
+.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures \
+	claude-lane claude-fixtures
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -26,6 +27,11 @@ test: $(STAMP)  ## lint, type-check and run the whole test suite
 	$(BIN)/ruff check sesstool tests bench fuzz
 	$(BIN)/mypy
 	$(BIN)/pytest -q
+
+DEEP_FACTOR ?= 20
+
+test-deep: $(STAMP)  ## the test suite with random seeds and DEEP_FACTOR x the Hypothesis examples (not in CI)
+	SESSTOOL_HYPOTHESIS_PROFILE=deep SESSTOOL_DEEP_FACTOR=$(DEEP_FACTOR) nice $(BIN)/pytest -q
 
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check sesstool tests bench fuzz
@@ -50,6 +56,9 @@ claude-lane: $(STAMP)  ## judge the Claude dialect by the real Claude Code CLI (
 
 claude-fixtures: $(STAMP)  ## re-record fixtures/claude/ with the real CLI (then: make goldens, read the diff)
 	$(BIN)/python tests/claude_lane/record_fixtures.py
+
+codex-fixtures: $(STAMP)  ## re-record fixtures/codex with the real Codex CLI (npm; unshare -n)
+	$(BIN)/python -m tests.codex_cli.generate
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
