@@ -142,19 +142,8 @@ def equivalent_change(m: Mutant) -> str:
 # The coverage map
 
 
-def _digest(*parts: bytes) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(hashlib.sha256(part).digest())
-    return h.hexdigest()[:20]
-
-
-def _source_digest(config: Config) -> bytes:
-    """What a test file's part of the map depends on: the mutated modules (their line numbers)
-    and the shared test fixtures. Other package code is left out on purpose, so that a change
-    elsewhere does not re-run the whole suite under coverage; `--fresh-map` rebuilds it all."""
-    files = [ROOT / m.path for m in config.modules] + [ROOT / "tests" / "conftest.py"]
-    return b"".join(p.relative_to(ROOT).as_posix().encode() + p.read_bytes() for p in files)
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:20]
 
 
 def _test_files() -> list[Path]:
@@ -178,21 +167,39 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _map_is_current(part: dict[str, Any], test_hash: str, modules: dict[str, str]) -> bool:
+    """A test file's cached map still holds when the file (and conftest) is unchanged and every
+    mutated module either is unchanged or was never executed by it (an edit to a module a file
+    does not run cannot make it run that module)."""
+    if part.get("test") != test_hash:
+        return False
+    for path, digest in modules.items():
+        cached = part["modules"].get(path)
+        if cached is None or (cached["hash"] != digest and cached["lines"]):
+            return False
+    return True
+
+
 def build_map(config: Config) -> dict[str, Any]:
-    """{"lines": {module: {line: [nodeid, ...]}}, "durations": {nodeid: seconds}}, merged over
-    the test files; each file's part is cached until it or the mutated modules change."""
+    """{"lines": {module: {line: {nodeid, ...}}}, "durations": {nodeid: seconds}}, merged over
+    the test files. Each file's part is cached (.mutation/map/) and re-measured only when it or
+    a mutated module it executes has changed."""
     MAPS.mkdir(parents=True, exist_ok=True)
-    base = _source_digest(config)
+    conftest = (ROOT / "tests" / "conftest.py").read_bytes()
+    modules = {m.path: _sha((ROOT / m.path).read_bytes()) for m in config.modules}
     lines: dict[str, dict[str, set[str]]] = {}
     durations: dict[str, float] = {}
     include = ",".join(str(SCRATCH / m.path) for m in config.modules)
     for test_file in _test_files():
         rel = test_file.relative_to(ROOT).as_posix()
-        cache = MAPS / f"{test_file.stem}-{_digest(base, rel.encode(), test_file.read_bytes())}.json"
-        if not cache.exists():
+        test_hash = _sha(test_file.read_bytes() + conftest)
+        cache = MAPS / (rel.replace("/", "_") + ".json")
+        part: dict[str, Any] = json.loads(cache.read_text()) if cache.exists() else {}
+        if not part or not _map_is_current(part, test_hash, modules):
             print(f"  coverage map: {rel}", flush=True)
+            out = WORK / "map.part.json"
             env = _env()
-            env.update(SESSTOOL_COVMAP_OUT=str(cache) + ".part", SESSTOOL_COVMAP_INCLUDE=include)
+            env.update(SESSTOOL_COVMAP_OUT=str(out), SESSTOOL_COVMAP_INCLUDE=include)
             proc = subprocess.run(
                 ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-p", "mutation.covmap",
                  "-p", "no:cacheprovider", "-W", "ignore::coverage.exceptions.CoverageWarning", rel],
@@ -202,11 +209,21 @@ def build_map(config: Config) -> dict[str, Any]:
                 raise SystemExit(
                     f"the unmutated tests fail in {rel}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
                 )
-            Path(str(cache) + ".part").rename(cache)
-        part = json.loads(cache.read_text())
-        for module, by_line in part["lines"].items():
-            target = lines.setdefault(module, {})
-            for line, contexts in by_line.items():
+            measured = json.loads(out.read_text())
+            part = {
+                "test": test_hash,
+                "modules": {
+                    path: {"hash": digest, "lines": measured["lines"].get(path, {})}
+                    for path, digest in modules.items()
+                },
+                "durations": measured["durations"],
+            }
+            cache.write_text(json.dumps(part))
+        for path, cached in part["modules"].items():
+            if path not in modules:
+                continue
+            target = lines.setdefault(path, {})
+            for line, contexts in cached["lines"].items():
                 target.setdefault(line, set()).update(contexts)
         durations.update(part["durations"])
     return {"lines": lines, "durations": durations}
@@ -280,7 +297,9 @@ def run_module(module: Module, equivalents: list[Equivalent], cov: dict[str, Any
             if not tests:
                 score.outcomes.append(Outcome(m, "uncovered", detail="no test executes this line"))
                 continue
-            _write(module, mutate(source, m.index))
+            text = mutate(source, m.index)
+            compile(text, module.path, "exec")  # a mutant that cannot compile would count as killed
+            _write(module, text)
             timeout = 60 + 3 * sum(durations.get(t, 10.0) for t in tests)
             started = time.monotonic()
             status, detail = _run_tests(tests, timeout)
