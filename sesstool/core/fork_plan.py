@@ -21,7 +21,6 @@ from sesstool.core.header import MAX_SAFE, Header
 from sesstool.core.model import OpenState, ScanResult
 from sesstool.core.vocabulary import CURRENT_VERSION
 
-
 # 9999-12-31T23:59:59.999Z: the last instant a four-digit ISO-8601 year (a mini-agent time) holds
 MINI_MAX_CREATED = 253402300799999
 

@@ -27,7 +27,9 @@ from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, run_sesstool
 
 def scan_of(data: bytes) -> ScanResult:
     reader: RawReader | ZstdReader
-    reader = ZstdReader(io.BytesIO(data)) if data.startswith(b"\x28\xb5\x2f\xfd") else RawReader(io.BytesIO(data))
+    reader = (
+        ZstdReader(io.BytesIO(data)) if data.startswith(b"\x28\xb5\x2f\xfd") else RawReader(io.BytesIO(data))
+    )
     scanner = Scanner("log")
     for item in reader.batches():
         scanner.feed(item)
@@ -72,7 +74,11 @@ def test_what_is_copied_verbatim(
 ) -> None:
     scan = scan_of(TORN)
     plan = plan_repair(
-        scan, source_encoding=source, output_encoding=output, plaintext_bytes=len(TORN), frame_copy_point=copy_point
+        scan,
+        source_encoding=source,
+        output_encoding=output,
+        plaintext_bytes=len(TORN),
+        frame_copy_point=copy_point,
     )
     assert (plan.copy_file, plan.copy_plain) == expected
     assert plan.committed == scan.tail.committed_bytes
@@ -83,7 +89,11 @@ def test_nothing_dropped_is_never_negative() -> None:
     committed = scan.tail.committed_bytes
     for plaintext, dropped in ((committed, 0), (committed - 5, 0), (committed + 1, 1)):
         plan = plan_repair(
-            scan, source_encoding="raw", output_encoding="raw", plaintext_bytes=plaintext, frame_copy_point=None
+            scan,
+            source_encoding="raw",
+            output_encoding="raw",
+            plaintext_bytes=plaintext,
+            frame_copy_point=None,
         )
         assert plan.dropped_plain == dropped
 
@@ -207,7 +217,9 @@ def one_frame(lines: list[bytes], flush_blocks: bool) -> tuple[bytes, list[int]]
     return out + obj.flush(), ends
 
 
-def test_zstd_repair_of_a_torn_only_frame_reframes_what_it_recovers(sesstool: Sesstool, tmp_path: Path) -> None:
+def test_zstd_repair_of_a_torn_only_frame_reframes_what_it_recovers(
+    sesstool: Sesstool, tmp_path: Path
+) -> None:
     lines = MINI.rstrip(b"\n").split(b"\n")
     data, ends = one_frame(lines, flush_blocks=True)
     src = tmp_path / "session.jsonl.zstd"
@@ -225,7 +237,9 @@ def test_zstd_repair_of_a_torn_only_frame_reframes_what_it_recovers(sesstool: Se
     out = Path(doc["output"]["path"])
     checked = json.loads(run_sesstool("validate", "--format", "json", str(out)).stdout)["files"][0]
     assert checked["verdict"] == "clean" and checked["findings"] == []
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(out.read_bytes()), read_across_frames=True) as r:
+    with zstandard.ZstdDecompressor().stream_reader(
+        io.BytesIO(out.read_bytes()), read_across_frames=True
+    ) as r:
         text = r.read()
     closers = [json.dumps(c, separators=(",", ":"), ensure_ascii=False).encode() for c in plan["closers"]]
     assert text == b"".join(x + b"\n" for x in [*recovered, *closers])
