@@ -24,7 +24,7 @@ demo: $(STAMP)  ## inspect a bundled crashed session log
 	$(BIN)/sesstool inspect fixtures/dsh/crash-dangling-call/session.jsonl
 
 test: $(STAMP)  ## lint, type-check and run the whole test suite
-	$(BIN)/ruff check sesstool tests bench fuzz
+	$(BIN)/ruff check sesstool tests bench fuzz mutation
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
@@ -34,8 +34,8 @@ test-deep: $(STAMP)  ## the test suite with random seeds and DEEP_FACTOR x the H
 	SESSTOOL_HYPOTHESIS_PROFILE=deep SESSTOOL_DEEP_FACTOR=$(DEEP_FACTOR) nice $(BIN)/pytest -q
 
 lint: $(STAMP)  ## ruff
-	$(BIN)/ruff check sesstool tests bench fuzz
-	$(BIN)/ruff format --check sesstool tests bench fuzz
+	$(BIN)/ruff check sesstool tests bench fuzz mutation
+	$(BIN)/ruff format --check sesstool tests bench fuzz mutation
 
 typecheck: $(STAMP)  ## mypy --strict
 	$(BIN)/mypy
@@ -62,6 +62,12 @@ codex-fixtures: $(STAMP)  ## re-record fixtures/codex with the real Codex CLI (n
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+
+MODULE ?=
+BUDGET ?= 30
+
+mutate: $(STAMP)  ## mutation testing of mutation/modules.toml (MODULE=path for one; BUDGET minutes each; not in CI)
+	nice $(BIN)/python -m mutation.run --budget-minutes $(BUDGET) $(if $(MODULE),--module $(MODULE))
 
 FUZZ_SECONDS ?= 600
 
