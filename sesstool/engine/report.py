@@ -18,7 +18,8 @@ from sesstool.core.model import ScanResult
 from sesstool.core.redact import Redactor
 from sesstool.core.report_model import Elision, Message, Report, ReportFinding, TimelineItem
 from sesstool.core.scanner import ScanOptions
-from sesstool.core.timeline import CollectedTimeline, TimelineCollector
+from sesstool.core.timeline import CollectedTimeline
+from sesstool.core.timeline_envelope import EnvelopeTimeline
 from sesstool.core.transcript import bounded
 from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.store.source import ReadLimits
@@ -48,7 +49,7 @@ class ReportRequest:
 
 def run_report(request: ReportRequest, progress: Progress | None = None) -> Report:
     bounds = request.bounds
-    collector = TimelineCollector(bounds.timeline_head, bounds.timeline_tail)
+    collector = EnvelopeTimeline(bounds.timeline_head, bounds.timeline_tail)
     scan_report, _ = run_scan(
         request.path,
         ScanOptions(fixture=request.fixture, collect_messages=True),
@@ -57,7 +58,8 @@ def run_report(request: ReportRequest, progress: Progress | None = None) -> Repo
         tap=collector.feed_lines,
     )
     scan = scan_report.scan
-    timeline = collector.finish(scan.tail.committed_bytes if scan.tail.kind != "none" else None)
+    committed = scan.tail.committed_bytes if scan.tail.kind != "none" else None
+    timeline = collector.finish(committed, interrupted=scan.verdict != "clean")
     redactor = Redactor() if request.redact else None
     report = build_report(scan_report, timeline, bounds, redactor)
     return redacted(report, redactor) if redactor is not None else report
