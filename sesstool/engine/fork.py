@@ -14,11 +14,10 @@ import hashlib
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from sesstool.core.encode import encode_record, encode_records
 from sesstool.core.errors import (
     Address,
     InputError,
@@ -34,11 +33,11 @@ from sesstool.core.fork_plan import (
     check_at,
     check_split_row,
     default_boundary,
-    plan_fork,
 )
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import ScanOptions
+from sesstool.dialects.base import Dialect, ForkInput
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
@@ -252,15 +251,15 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         )
     child_id = request.child_id if request.child_id is not None else new_session_id()
     created_at = request.created_at if request.created_at is not None else now_ms()
-    plan = plan_fork(
-        header,
-        boundary,
-        state,
-        child_id=child_id,
-        created_at=created_at,
-        seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
-        path=full.source.display,
-        dialect=result.dialect,
+    plan = full.dialect.plan_fork(
+        ForkInput(
+            source=result,
+            at=at_scan.scan,
+            boundary=boundary,
+            child_id=child_id,
+            created_at=created_at,
+            seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
+        )
     )
     check_split_row(at_facts, boundary)
     body = result.body_offset
@@ -295,7 +294,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
             target_exists=exists,
         )
 
-    writer = _ChildWriter(plan, source, identity, sha_before, body, end, zstd, limits, result.dialect)
+    writer = _ChildWriter(plan, source, identity, sha_before, body, end, zstd, limits, full.dialect)
     created: Path | None = None
     if directory is not None:
         create_directory(directory, 0o700)
@@ -338,7 +337,7 @@ class _ChildWriter:
         end: int,
         zstd: bool,
         limits: ReadLimits,
-        dialect: str = "dsh",
+        dialect: Dialect,
     ) -> None:
         self.dialect = dialect
         self.plan = plan
@@ -349,8 +348,8 @@ class _ChildWriter:
         self.end = end
         self.zstd = zstd
         self.limits = limits
-        self.header_line = encode_record(plan.header)
-        self.suffix = encode_records(plan.appended)
+        self.header_line = dialect.encode_record(plan.header)
+        self.suffix = b"".join(dialect.encode_record(r) for r in plan.appended)
         self.seed_digest = ""  # of the source bytes actually copied
         self.plain_digest = ""  # of the whole plaintext written
         self.sha_after: str | None = None
@@ -383,7 +382,7 @@ class _ChildWriter:
 
     def verify(self, temp: Path) -> None:
         plan = self.plan
-        report = scan_source(str(temp), ScanOptions(), self.limits)
+        report = scan_source(str(temp), ScanOptions(), replace(self.limits, dialect=self.dialect.name))
         child = report.scan
         errors = [f for f in child.findings if f.severity is Severity.ERROR]
         if errors:
@@ -400,17 +399,7 @@ class _ChildWriter:
             problems.append("its header is not the planned one")
         if child.stats.events != plan.events:
             problems.append(f"{child.stats.events} events, expected {plan.events}")
-        lineage = child.stats.lineage
-        if self.dialect == "mini":
-            if child.header is None or child.header.parent_session != plan.header["data"].get(
-                "parentSession"
-            ):
-                problems.append("the child header does not record its parent")
-        elif not lineage.seeded or lineage.inherited_events != plan.inherited:
-            problems.append(
-                f"lineage seeded={lineage.seeded} inherited={lineage.inherited_events}, "
-                f"expected seeded with {plan.inherited} inherited events"
-            )
+        problems.extend(self.dialect.fork_child_problems(child, plan))
         if child.body_offset != len(self.header_line):
             problems.append("the header is not exactly the first line")
         if report.read.plaintext_bytes != self.plaintext_size:

@@ -11,15 +11,12 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sesstool.core import mini
-from sesstool.core.closers import closers_for
 from sesstool.core.errors import InputError, UnsupportedError, UsageError, WriteRefusedError
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import ScanOptions
 from sesstool.core.upgrade import UpgradeRefused
-from sesstool.core.upgrade.chain import chain
-from sesstool.core.vocabulary import CURRENT_VERSION
+from sesstool.dialects.registry import DIALECTS
 from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
@@ -74,8 +71,9 @@ def migrated_name(source: Path, version: int, encoding: Encoding) -> str:
 
 
 def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> MigrateReport:
-    if request.to is not None and not 0 <= request.to <= CURRENT_VERSION:
-        raise UsageError(f"--to {request.to}: sesstool writes versions 0–{CURRENT_VERSION}")
+    newest = max(d.current_version for d in DIALECTS if d.current_version is not None)
+    if request.to is not None and not 0 <= request.to <= newest:
+        raise UsageError(f"--to {request.to}: sesstool writes versions 0–{newest}")
     with cold_session(request.path, "migrate") as cold:
         return _migrate(request, cold, progress)
 
@@ -95,11 +93,14 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     version = scan.version
     encoding = report.source.encoding
     out_encoding: Encoding = request.encoding or encoding
-    dialect_current = mini.CURRENT_VERSION if scan.dialect == mini.DIALECT else CURRENT_VERSION
+    dialect = report.dialect
+    dialect_current = dialect.current_version
+    if dialect_current is None:
+        raise UnsupportedError(f"cannot migrate: sesstool has no upgrade chain for {dialect.title} logs")
     target_version = dialect_current if request.to is None else request.to
     if target_version > dialect_current:
         raise UsageError(
-            f"--to {target_version}: the newest {scan.dialect} format sesstool writes is v{dialect_current}"
+            f"--to {target_version}: the newest {dialect.name} format sesstool writes is v{dialect_current}"
         )
     if version > target_version:
         raise UsageError(
@@ -127,10 +128,10 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     if version == target_version:
         return base
     try:
-        steps = chain(version, target_version, scan.dialect)
+        steps = dialect.upgrade_chain(version, target_version)
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
-    closers = closers_for(scan) if request.repair else []
+    closers = dialect.closers(scan) if request.repair else []
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
     target = (
@@ -155,7 +156,7 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     def produce(sink: Sink) -> None:
         with open(source, "rb") as f:  # read-only
             head, lines = upgraded_lines(
-                f, encoding, header, scan.dialect, body_offset, committed, steps, target_version,
+                f, encoding, header, dialect, body_offset, committed, steps, target_version,
                 request.limits, closers,
             )  # fmt: skip
             if out_encoding == "zstd":

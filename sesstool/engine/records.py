@@ -7,13 +7,12 @@ import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sesstool.core import mini
-from sesstool.core.encode import encode_record
 from sesstool.core.errors import InputError, UnsupportedError
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.upgrade import Rec, Step, UpgradeRefused
 from sesstool.core.upgrade.chain import run_chain
-from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
+from sesstool.core.upgrade.records import decode_records, encode_records
+from sesstool.dialects.base import Dialect
 from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
 
@@ -46,7 +45,7 @@ def upgraded_lines(
     f: Any,
     encoding: Encoding,
     header: dict[str, Any],
-    dialect: str,
+    dialect: Dialect,
     body_offset: int,
     committed: int,
     steps: list[Step],
@@ -64,8 +63,7 @@ def upgraded_lines(
         new_header, upgraded = run_chain(steps, header, recs)
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
-    # the mini-agent header is an event: its own key order is kept
-    head = encode_record(new_header) if dialect == mini.DIALECT else encode_header(new_header)
+    head = dialect.encode_header(new_header)
     return head, _refusals_unsupported(encode_records(upgraded, target))
 
 

@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sesstool.core.encode import encode_record
 from sesstool.core.errors import InputError, UnsupportedError, WriteRefusedError
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
-from sesstool.core.scanner import Scanner, ScanOptions
+from sesstool.dialects.base import Dialect, DialectScanner
+from sesstool.dialects.registry import DetectingScanner
 from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
-from sesstool.store.generations import log_name, log_stem
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
 from sesstool.store.publish import FileIdentity, Published, Sink, publish
@@ -66,9 +66,10 @@ class RepairReport:
     notes: tuple[str, ...]
 
 
-def repaired_name(source: Path, encoding: Encoding) -> str:
-    """DESIGN §3: ``<stem>.repaired.jsonl[.zstd]`` (session.jsonl.zstd → session.repaired…)."""
-    return log_name(f"{log_stem(source.name)}.repaired", encoding == "zstd")
+def repaired_name(dialect: Dialect, source: Path, encoding: Encoding) -> str:
+    """DESIGN §3: ``<stem>.repaired.jsonl[.zstd]`` (session.jsonl.zstd → session.repaired…),
+    as the log's dialect names it."""
+    return dialect.repaired_name(source.name, encoding == "zstd")
 
 
 def run_repair(request: RepairRequest, progress: Progress | None = None) -> RepairReport:
@@ -82,14 +83,14 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
     boundaries: list[tuple[int, int]] = []
     copy_point: list[tuple[int, int]] = []
 
-    def on_frame_end(index: int, file_end: int, plain_end: int, scanner: Scanner) -> None:
+    def on_frame_end(index: int, file_end: int, plain_end: int, scanner: DetectingScanner) -> None:
         # A complete frame whose lines were all committed can be carried verbatim.
-        if scanner.issue is None and not scanner.fatal and plain_end <= scanner.committed:
+        if scanner.clean_so_far() and plain_end <= scanner.committed:
             copy_point[:] = [(file_end, plain_end)]
         if request.salvage:
             boundaries.append((file_end, plain_end))
 
-    report, scanner = run_scan(
+    report, detecting = run_scan(
         str(source),
         ScanOptions(),
         request.limits,
@@ -97,6 +98,7 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
         digest=digest,
         on_frame_end=on_frame_end,
     )
+    scanner: DialectScanner = detecting
     source_sha = digest.hexdigest()
     if report.live:
         cold.recheck()
@@ -125,13 +127,19 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
         plaintext_bytes=report.read.plaintext_bytes,
         frame_copy_point=copy_point[0] if copy_point else None,
         salvage=salvage,
+        closers=tuple(report.dialect.closers(scan)),
+        header_frame=report.dialect.header_frame,
     )
-    target = Path(request.output) if request.output else source.parent / repaired_name(source, out_encoding)
+    target = (
+        Path(request.output)
+        if request.output
+        else source.parent / repaired_name(report.dialect, source, out_encoding)
+    )
     if request.dry_run:
         return RepairReport(
             "planned", source, source_sha, report, plan, target, None, None, lock, tuple(notes)
         )
-    closer_lines = [encode_record(c) for c in plan.closers]
+    closer_lines = [report.dialect.encode_record(c) for c in plan.closers]
     # the closers are judged once, before anything is published (a refusal leaves no salvage
     # sidecar either); the read-back then proves the file holds exactly these bytes
     _check_closers(plan, closer_lines, scanner, scan.findings)
@@ -167,7 +175,7 @@ def _salvage_scan(
     report: ScanReport,
     boundaries: list[tuple[int, int]],
     copy_point: list[tuple[int, int]],
-) -> tuple[Salvage, Scanner, Any]:
+) -> tuple[Salvage, DialectScanner, Any]:
     """Keep the prefix before the first defect: rescan exactly that prefix for its state."""
     defect = _first_error(report.scan.findings)
     cut = defect.address.offset or 0
@@ -182,7 +190,7 @@ def _salvage_scan(
             pieces: Iterator[bytes] = zstd_plaintext(f, 0, 0, cut, request.limits.max_window)
         else:
             pieces = copy_bytes(f, 0, cut)
-        scanner = Scanner(str(source), ScanOptions())
+        scanner = report.dialect.scanner(str(source), ScanOptions())
         splitter = LineSplitter(request.limits.max_line)
         for piece in pieces:
             for item in splitter.feed(piece):
@@ -370,8 +378,8 @@ def _verify_lines(
         count = 0
         for item in reader.batches():
             if isinstance(item, PhysicalIssue):
-                if item.rule == "zstd-header-frame" and plan.dialect == "mini":
-                    continue  # a dsh framing rule; the mini layout has none
+                if item.rule == "zstd-header-frame" and not plan.header_frame:
+                    continue  # a framing rule of a layout this dialect does not have
                 raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
             for line in item[0]:
                 count += 1
@@ -387,7 +395,7 @@ def _verify_lines(
 
 
 def _check_closers(
-    plan: RepairPlan, closers: list[bytes], scanner: Scanner, known: tuple[Finding, ...]
+    plan: RepairPlan, closers: list[bytes], scanner: DialectScanner, known: tuple[Finding, ...]
 ) -> None:
     """The closers, in the state the committed prefix left (the read-back later shows the
     prefix is byte-identical to what was scanned). A warning the kept prefix already carried (a

@@ -114,10 +114,8 @@ def render_fork(rep: ForkReport, console: Console) -> None:
     row("header", safe_line(_record_line(plan.header)))
     if plan.marker is not None:
         row("marker", safe_line(_record_line(plan.marker)))
-    elif src.scan.dialect == "mini":
-        row("marker", "none: the mini-agent layout has no seed marker (the header records the parent)")
     else:
-        row("marker", f"none: the seed already ends with session/end-seed (seq {plan.boundary})")
+        row("marker", src.dialect.fork_marker_note(plan))
     if not plan.closers:
         row("closers", "none")
     for i, closer in enumerate(plan.closers):

@@ -9,7 +9,6 @@ from rich.text import Text
 
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
-from sesstool.render.inspect_view import describe_closer
 
 
 def repair_doc(rep: RepairReport) -> dict[str, Any]:
@@ -118,7 +117,7 @@ def render_repair(rep: RepairReport, console: Console) -> None:
     if plan.closers:
         console.print(f"  appended  {len(plan.closers)} closer(s):")
         for c in plan.closers:
-            console.print("    " + safe_line(describe_closer(c)))
+            console.print("    " + safe_line(rep.scan.dialect.describe_closer(c)))
     else:
         console.print("  appended  nothing: every turn was already closed")
     if rep.output is not None:
