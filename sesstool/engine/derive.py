@@ -77,18 +77,17 @@ def _as_version(request: DeriveRequest, report: ScanReport) -> tuple[tuple[Any, 
         raise UsageError("--as-version needs a file: standard input cannot be read twice")
     committed = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
     scanner = report.dialect.scanner(report.source.display, ScanOptions(collect_messages=True))
-    with open(path, "rb") as f:  # read-only
-        head, lines = upgraded_lines(
-            f, report.source.encoding, dict(result.header.raw), report.dialect,
-            result.body_offset or 0, committed, steps, request.as_version, request.limits,
-        )  # fmt: skip
-        batch: list[bytes] = [head[:-1]]
-        for line in lines:
-            batch.append(line[:-1])
-            if len(batch) >= 4096:
-                scanner.feed_lines(batch, 0, 1, None)
-                batch = []
-        scanner.feed_lines(batch, 0, 1, None)
+    head, lines = upgraded_lines(
+        path, report.source.encoding, dict(result.header.raw), report.dialect,
+        result.body_offset or 0, committed, steps, request.as_version, request.limits,
+    )  # fmt: skip
+    batch: list[bytes] = [head[:-1]]
+    for line in lines:
+        batch.append(line[:-1])
+        if len(batch) >= 4096:
+            scanner.feed_lines(batch, 0, 1, None)
+            batch = []
+    scanner.feed_lines(batch, 0, 1, None)
     upgraded_scan = scanner.finish(None)
     errors = [f for f in upgraded_scan.findings if f.severity is Severity.ERROR]
     if errors:

@@ -16,7 +16,7 @@ from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Severity
 from sesstool.core.upgrade import UpgradeRefused
-from sesstool.dialects.registry import DIALECTS
+from sesstool.dialects import registry
 from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
@@ -71,7 +71,7 @@ def migrated_name(source: Path, version: int, encoding: Encoding) -> str:
 
 
 def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> MigrateReport:
-    newest = max(d.current_version for d in DIALECTS if d.current_version is not None)
+    newest = max(d.current_version for d in registry.DIALECTS if d.current_version is not None)
     if request.to is not None and not 0 <= request.to <= newest:
         raise UsageError(f"--to {request.to}: sesstool writes versions 0–{newest}")
     with cold_session(request.path, "migrate") as cold:
@@ -154,22 +154,21 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     header = dict(scan.header.raw)
 
     def produce(sink: Sink) -> None:
-        with open(source, "rb") as f:  # read-only
-            head, lines = upgraded_lines(
-                f, encoding, header, dialect, body_offset, committed, steps, target_version,
-                request.limits, closers,
-            )  # fmt: skip
-            if out_encoding == "zstd":
-                sink.write(compress_frame(head))
-                frame = FrameWriter(sink)
-                for line in lines:
-                    frame.write(line)
-                if frame.plaintext:
-                    frame.close()
-            else:
-                sink.write(head)
-                for line in lines:
-                    sink.write(line)
+        head, lines = upgraded_lines(
+            source, encoding, header, dialect, body_offset, committed, steps, target_version,
+            request.limits, closers,
+        )  # fmt: skip
+        if out_encoding == "zstd":
+            sink.write(compress_frame(head))
+            frame = FrameWriter(sink)
+            for line in lines:
+                frame.write(line)
+            if frame.plaintext:
+                frame.close()
+        else:
+            sink.write(head)
+            for line in lines:
+                sink.write(line)
 
     checked: list[ScanReport] = []
 

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from sesstool.core.errors import InputError, UnsupportedError, WriteRefusedError
 from sesstool.core.options import ScanOptions
@@ -26,12 +26,12 @@ from sesstool.dialects.registry import DetectingScanner
 from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.store.digest import sha256_file
-from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
+from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
+from sesstool.store.plaintext import LogReading, file_range, plaintext_range, sha256_range
 from sesstool.store.publish import FileIdentity, Published, Sink, publish
 from sesstool.store.raw_reader import RawReader
-from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
 
 
@@ -185,17 +185,12 @@ def _salvage_scan(
             "cannot salvage: the defect is in the header, nothing before it survives", defect.address
         )
     encoding = report.source.encoding
-    with open(source, "rb") as f:  # read-only
-        if encoding == "zstd":
-            pieces: Iterator[bytes] = zstd_plaintext(f, 0, 0, cut, request.limits.max_window)
-        else:
-            pieces = copy_bytes(f, 0, cut)
-        scanner = report.dialect.scanner(str(source), ScanOptions())
-        splitter = LineSplitter(request.limits.max_line)
-        for piece in pieces:
-            for item in splitter.feed(piece):
-                scanner.feed(item)
-        scan = scanner.finish(None)
+    scanner = report.dialect.scanner(str(source), ScanOptions())
+    splitter = LineSplitter(request.limits.max_line)
+    for piece in plaintext_range(source, encoding, 0, cut, request.limits.max_window):
+        for item in splitter.feed(piece):
+            scanner.feed(item)
+    scan = scanner.finish(None)
     bad = [f for f in scan.findings if f.severity is Severity.ERROR]
     if bad or scan.verdict in ("corrupt", "unsupported"):
         raise InputError(
@@ -218,16 +213,11 @@ def _publish_salvage(
 ) -> SalvageReport:
     """The dropped bytes and a report of them, published before the repaired file."""
     start, end = salvage.dropped_file_offset, salvage.dropped_file_offset + salvage.dropped_file_bytes
-    digest = hashlib.sha256()
-    with open(source, "rb") as f:  # read-only
-        for piece in copy_bytes(f, start, end):
-            digest.update(piece)
-    dropped_sha = digest.hexdigest()
+    dropped_sha = sha256_range(source, start, end)
 
     def produce_bytes(sink: Sink) -> None:
-        with open(source, "rb") as f:  # read-only
-            for piece in copy_bytes(f, start, end):
-                sink.write(piece)
+        for piece in file_range(source, start, end):
+            sink.write(piece)
 
     def verify_bytes(tmp: Path) -> None:
         # streamed, whatever the size: the sidecar must hash to what the source held
@@ -276,47 +266,45 @@ def _publish_salvage(
 
 
 def _committed_plaintext(
-    f: BinaryIO, plan: RepairPlan, start: int, limits: ReadLimits, frame_file_offset: int = 0
+    source: Path, plan: RepairPlan, start: int, limits: ReadLimits, frame_file_offset: int = 0
 ) -> Iterator[bytes]:
     """Source plaintext [start, committed) (raw: file bytes; zstd: decoded from ``frame_file_offset``,
     the file offset of the frame whose plaintext begins at ``start``)."""
-    if plan.source_encoding == "raw":
-        yield from copy_bytes(f, start, plan.committed)
-    else:
-        yield from zstd_plaintext(f, frame_file_offset, start, plan.committed, limits.max_window)
+    return plaintext_range(
+        source, plan.source_encoding, start, plan.committed, limits.max_window, (frame_file_offset, start)
+    )
 
 
 def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
-    with open(source, "rb") as f:  # read-only
-        if plan.output_encoding == "raw":
-            for piece in _committed_plaintext(f, plan, 0, limits):
-                sink.write(piece)
-            for line in closers:
-                sink.write(line)
-            return
-        # zstd output: verbatim whole frames, then one new frame (§7.4)
-        frame = FrameWriter(sink)
-        if plan.source_encoding == "zstd" and plan.copy_file:
-            for piece in copy_bytes(f, 0, plan.copy_file):
-                sink.write(piece)
-            for piece in _committed_plaintext(f, plan, plan.copy_plain, limits, plan.copy_file):
-                frame.write(piece)
-        else:
-            # a new zstd layout: the header line alone in the first frame (§9.2), then the body
-            head = bytearray()
-            for piece in _committed_plaintext(f, plan, 0, limits):
-                if len(head) < plan.body_offset:
-                    need = plan.body_offset - len(head)
-                    head += piece[:need]
-                    piece = piece[need:]
-                    if len(head) == plan.body_offset:
-                        sink.write(compress_frame(bytes(head)))
-                if piece:
-                    frame.write(piece)
+    if plan.output_encoding == "raw":
+        for piece in _committed_plaintext(source, plan, 0, limits):
+            sink.write(piece)
         for line in closers:
-            frame.write(line)
-        if frame.plaintext:
-            frame.close()
+            sink.write(line)
+        return
+    # zstd output: verbatim whole frames, then one new frame (§7.4)
+    frame = FrameWriter(sink)
+    if plan.source_encoding == "zstd" and plan.copy_file:
+        for piece in file_range(source, 0, plan.copy_file):
+            sink.write(piece)
+        for piece in _committed_plaintext(source, plan, plan.copy_plain, limits, plan.copy_file):
+            frame.write(piece)
+    else:
+        # a new zstd layout: the header line alone in the first frame (§9.2), then the body
+        head = bytearray()
+        for piece in _committed_plaintext(source, plan, 0, limits):
+            if len(head) < plan.body_offset:
+                need = plan.body_offset - len(head)
+                head += piece[:need]
+                piece = piece[need:]
+                if len(head) == plan.body_offset:
+                    sink.write(compress_frame(bytes(head)))
+            if piece:
+                frame.write(piece)
+    for line in closers:
+        frame.write(line)
+    if frame.plaintext:
+        frame.close()
 
 
 # -- verification (DESIGN §4) ------------------------------------------------------------------
@@ -346,16 +334,12 @@ def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes],
     """Raw output: compare the prefix as byte chunks with the source's committed plaintext
     (which the scan read as complete lines), then read the appended part with the reader."""
     tail = b"".join(closers)
-    with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
-        position = 0
-        for expected in _committed_plaintext(src, plan, 0, limits):
-            got = out.read(len(expected))
-            if got != expected:
-                raise WriteRefusedError(
-                    f"verification: the new file differs from the source near byte {position}"
-                )
-            position += len(expected)
-        rest = out.read(len(tail) + 1)
+    position = _first_difference(
+        file_range(tmp, 0, plan.committed, strict=False), _committed_plaintext(source, plan, 0, limits)
+    )
+    if position is not None:
+        raise WriteRefusedError(f"verification: the new file differs from the source near byte {position}")
+    rest = b"".join(file_range(tmp, plan.committed, plan.committed + len(tail) + 1, strict=False))
     if rest != tail:
         raise WriteRefusedError("verification: the appended records are not what was planned")
     reader = RawReader(io.BytesIO(rest), max_line=limits.max_line)
@@ -364,34 +348,53 @@ def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes],
         raise WriteRefusedError("verification: the appended records are not complete lines")
 
 
+def _first_difference(got: Iterator[bytes], expected: Iterator[bytes]) -> int | None:
+    """The first offset where two byte streams differ (a shorter one differs at its end)."""
+    position = 0
+    pending = b""
+    for want in expected:
+        while len(pending) < len(want):
+            more = next(got, b"")
+            if not more:
+                break
+            pending += more
+        have, pending = pending[: len(want)], pending[len(want) :]
+        if have != want:
+            return position + next(
+                (i for i, (a, b) in enumerate(zip(have, want, strict=False)) if a != b), len(have)
+            )
+        position += len(want)
+    return None
+
+
 def _verify_lines(
     tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits
 ) -> None:
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
     the header line) and compare its lines with the committed source lines, then the closers."""
-    with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
-        reader = make_reader(out, plan.output_encoding, limits)
-        expected = itertools.chain(
-            _lines_of(_committed_plaintext(src, plan, 0, limits), limits.max_line),
-            (line[:-1] for line in closers),
-        )
-        count = 0
-        for item in reader.batches():
-            if isinstance(item, PhysicalIssue):
-                if item.rule == "zstd-header-frame" and not plan.header_frame:
-                    continue  # a framing rule of a layout this dialect does not have
-                raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
-            for line in item[0]:
-                count += 1
-                if line != next(expected, None):
-                    raise WriteRefusedError(
-                        f"verification: line {count} of the new file differs from what was planned"
-                    )
-        if next(expected, None) is not None:
-            raise WriteRefusedError("verification: the new file is shorter than planned")
-        summary = reader.summary
-        if summary.partial_line is not None or summary.torn_frame is not None:
-            raise WriteRefusedError("verification: the new file ends in a torn record")
+    reading = LogReading(tmp, plan.output_encoding, limits)
+    expected = itertools.chain(
+        _lines_of(_committed_plaintext(source, plan, 0, limits), limits.max_line),
+        (line[:-1] for line in closers),
+    )
+    count = 0
+    for item in reading.batches():
+        if isinstance(item, PhysicalIssue):
+            if item.rule == "zstd-header-frame" and not plan.header_frame:
+                continue  # a framing rule of a layout this dialect does not have
+            raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
+        for line in item[0]:
+            count += 1
+            if line != next(expected, None):
+                raise WriteRefusedError(
+                    f"verification: line {count} of the new file differs from what was planned"
+                )
+    if next(expected, None) is not None:
+        raise WriteRefusedError("verification: the new file is shorter than planned")
+    summary = reading.summary
+    assert summary is not None
+    if summary.partial_line is not None or summary.torn_frame is not None:
+        raise WriteRefusedError("verification: the new file ends in a torn record")
 
 
 def _check_closers(
