@@ -136,3 +136,23 @@ def test_repair(sesstool: Sesstool, tmp_path: Path, encoding: str) -> None:
     doc = _json(sesstool("inspect", "--json", str(out)))
     assert doc["verdict"]["verdict"] == "clean"
     assert not doc["findings"]
+
+
+@pytest.mark.usefixtures("toy")
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_fork_rewrites_every_seed_line(sesstool: Sesstool, tmp_path: Path, encoding: str) -> None:
+    log = _logs(tmp_path)[encoding]
+    out = tmp_path / f"child.{encoding}"
+    run = sesstool("fork", "--id", "kid", "-o", str(out), str(log))
+    assert run.exit_code == 0, run.stderr
+    expected = (
+        b'{"toy":"log","version":1,"id":"kid","parent":"toy-1"}\n'
+        + BODY[0].replace(b'"text":"', b'"text":"forked:')
+        + BODY[1]
+    )
+    data = out.read_bytes()
+    if encoding == "zstd":
+        assert data.startswith(_zstd(expected[: expected.index(b"\n") + 1]))  # the header frame
+        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True).read()
+    assert data == expected  # default boundary: the end of the last completed turn (seq 1)
+    assert _json(sesstool("inspect", "--json", str(out)))["verdict"]["verdict"] == "clean"

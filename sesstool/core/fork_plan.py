@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,11 +77,15 @@ class ForkPlan:
 
     version: int
     boundary: int  # inclusive: the seed is seq 0..boundary
-    header: dict[str, Any]  # the child's header record, keys in §2.1 order
+    header: dict[str, Any]  # the child's first record (dsh: its §2.1 header, keys in order)
     marker: dict[str, Any] | None  # session/end-seed (None: v0/v1 seed already ends with one)
     closers: tuple[dict[str, Any], ...]  # v4: forked closers of the open turn
     open_turn: int | None  # the turn open at the boundary (closed by the closers in v4)
     open_turn_seq: int | None
+    # every seed line (without its newline) through this function (a dialect that repeats the
+    # session id in every record); None copies the seed byte for byte
+    rewrite: Callable[[bytes], bytes] | None = None
+    child_id: str | None = None  # the child's session id (shown by fork)
 
     @property
     def inherited(self) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 
 from sesstool.core.encode import encode_record
@@ -31,6 +32,7 @@ from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import Rule
 from sesstool.core.upgrade import Step, UpgradeRefused
 from sesstool.store.generations import log_name, log_stem
+from sesstool.store.layout import encode_session_id
 
 Cause = Literal["interrupted", "forked"]
 
@@ -150,6 +152,18 @@ class Dialect(ABC):
         return log_name(f"{log_stem(source_name)}.repaired", zstd)
 
     # -- fork and migrate (optional) --------------------------------------------------------------
+
+    def child_name(self, child_id: str, zstd: bool) -> str:
+        """File name of a forked child written beside its source (the id as one safe path
+        component, spec §2.2 encoding)."""
+        return log_name(encode_session_id(child_id), zstd)
+
+    def root_child(
+        self, source: Path, parent_id: str, child_id: str, version: int, zstd: bool
+    ) -> tuple[Path, Path] | None:
+        """(child file, session directory to create) when ``source`` sits in this dialect's
+        root layout as the session ``parent_id``; None otherwise (the child goes beside it)."""
+        return None
 
     def plan_fork(self, request: ForkInput) -> ForkPlan:
         """The child's header, appended records and seed rewrite; a dialect that cannot fork

@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any, ClassVar
 
+from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
 from sesstool.core.humanize import fmt_duration, fmt_time, plural
 from sesstool.core.model import ScanResult, Stats
@@ -41,6 +42,14 @@ class EnvelopeDialect(Dialect):
     @abstractmethod
     def profile(self, version: int) -> Profile:
         """The scanner profile of ``version`` (a version ``read_header`` accepted)."""
+
+    def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
+        problems: list[str] = []
+        if child.version != plan.version:
+            problems.append(f"version {child.version}, expected {plan.version}")
+        if child.stats.events != plan.events:
+            problems.append(f"{child.stats.events} events, expected {plan.events}")
+        return problems
 
     # -- presentation ---------------------------------------------------------------------------
 

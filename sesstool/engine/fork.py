@@ -35,14 +35,14 @@ from sesstool.core.fork_plan import (
     default_boundary,
 )
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import Encoding
+from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.rules import Severity
 from sesstool.dialects.base import Dialect, ForkInput
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.digest import sha256_file
-from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
-from sesstool.store.generations import canonical_name, log_name
-from sesstool.store.layout import dsh_session_dir, encode_session_id
+from sesstool.store.framing import FrameWriter, compress_frame
+from sesstool.store.lines import LineSplitter
+from sesstool.store.plaintext import SourceChanged, plaintext_range
 from sesstool.store.publish import (
     FileIdentity,
     Published,
@@ -51,10 +51,9 @@ from sesstool.store.publish import (
     publish,
     remove_created_directory,
 )
-from sesstool.store.source import ReadLimits, SourceInfo, open_source, resolve
+from sesstool.store.source import ReadLimits, SourceInfo, resolve
 
-Layout = Literal["option", "dsh-root", "beside-source"]
-_CHUNK = 1 << 20
+Layout = str  # "option", "beside-source" or "<dialect>-root" (a sibling in the root layout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,78 +124,34 @@ def _changed(path: Path) -> LiveSessionError:
     )
 
 
-# -- plaintext ranges ----------------------------------------------------------------------------
-
-
-class _Forward:
-    """Forward-only seeking over a sequential read-only stream (what ``open_source`` yields):
-    a seek reads and discards up to the new position."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._pos = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data: bytes = self._stream.read(size)
-        self._pos += len(data)
-        return data
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        if whence != 0 or offset < self._pos:
-            raise OSError("the source stream can only move forward")
-        while self._pos < offset:
-            if not self.read(min(_CHUNK, offset - self._pos)):
-                break
-        return self._pos
-
-
-def _plaintext(
-    path: Path, start: int, end: int, limits: ReadLimits, identity: FileIdentity | None = None
-) -> Iterator[bytes]:
-    """Plaintext bytes [start, end) of a raw or zstd log, in bounded pieces. With ``identity``
-    the file must still be the one that was scanned."""
-    with open_source(str(path)) as (stream, info):
-        if identity is not None and not _same_file(info, identity):
-            raise _changed(path)
-        forward: Any = _Forward(stream)
-        if info.encoding == "raw":
-            yield from copy_bytes(forward, start, end)
-            return
-        skip = start
-        for piece in zstd_plaintext(forward, 0, 0, end, limits.max_window):
-            if skip >= len(piece):
-                skip -= len(piece)
-                continue
-            yield piece[skip:] if skip else piece
-            skip = 0
-
-
 # -- where the child goes ------------------------------------------------------------------------
 
 
 def _target(
-    request: ForkRequest, source: Path, parent_id: str, child_id: str, version: int, zstd: bool, src: Encoding
+    request: ForkRequest,
+    source: Path,
+    dialect: Dialect,
+    ids: tuple[str, str],
+    version: int,
+    zstd: bool,
+    src: Encoding,
 ) -> tuple[Path, Layout, Path | None]:
-    """(file, layout, session directory to create). ``-o`` wins; a source in a dsh root gets a
-    sibling session directory; anything else a file beside the source. Ids only ever become one
-    encoded path component (§2.2)."""
+    """(file, layout, session directory to create). ``-o`` wins; a source in its dialect's root
+    layout gets a sibling session there (``Dialect.root_child``); anything else a file beside
+    the source (``Dialect.child_name``). Ids only ever become one encoded path component."""
     if request.output is not None:
         return Path(request.output), "option", None
-    encoded_child = encode_session_id(child_id)
-    layout = dsh_session_dir(source)
-    if layout is not None and source.parent.name == encode_session_id(parent_id):
-        _, project_dir = layout
+    parent_id, child_id = ids
+    in_root = dialect.root_child(source, parent_id, child_id, version, zstd)
+    if in_root is not None:
+        file, directory = in_root
         if request.encoding is not None and request.encoding != src:
             raise UsageError(
-                f"--encoding {request.encoding}: the source sits in a dsh root of {src} logs, and a "
-                "root is single-encoding (spec §9.2); write elsewhere with -o PATH"
+                f"--encoding {request.encoding}: the source sits in a {dialect.name} root of {src} logs, "
+                "and a root is single-encoding (spec §9.2); write elsewhere with -o PATH"
             )
-        directory = project_dir / encoded_child
-        return directory / canonical_name(version, zstd), "dsh-root", directory
-    return source.parent / log_name(encoded_child, zstd), "beside-source", None
+        return file, f"{dialect.name}-root", directory
+    return source.parent / dialect.child_name(child_id, zstd), "beside-source", None
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -272,7 +227,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
     zstd = encoding == "zstd"
     assert header.id is not None  # plan_fork refused a header without an id
     target, layout, directory = _target(
-        request, source, header.id, child_id, plan.version, zstd, src_encoding
+        request, source, full.dialect, (header.id, child_id), plan.version, zstd, src_encoding
     )
 
     chosen: Literal["at", "default"] = "at" if request.at is not None else "default"
@@ -294,7 +249,9 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
             target_exists=exists,
         )
 
-    writer = _ChildWriter(plan, source, identity, sha_before, body, end, zstd, limits, full.dialect)
+    writer = _ChildWriter(
+        plan, source, identity, sha_before, (body, end), (src_encoding, encoding), limits, full.dialect
+    )
     created: Path | None = None
     if directory is not None:
         create_directory(directory, 0o700)
@@ -325,7 +282,8 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
 
 
 class _ChildWriter:
-    """Produces the child's bytes and verifies the temporary file against them."""
+    """Produces the child's bytes — header line, the seed's lines (copied byte for byte, or
+    through the plan's ``rewrite``), the appended records — and verifies the temporary file."""
 
     def __init__(
         self,
@@ -333,9 +291,8 @@ class _ChildWriter:
         source: Path,
         identity: FileIdentity,
         sha_before: str,
-        body: int,
-        end: int,
-        zstd: bool,
+        span: tuple[int, int],
+        encodings: tuple[Encoding, Encoding],
         limits: ReadLimits,
         dialect: Dialect,
     ) -> None:
@@ -344,19 +301,43 @@ class _ChildWriter:
         self.source = source
         self.identity = identity
         self.sha_before = sha_before
-        self.body = body
-        self.end = end
-        self.zstd = zstd
+        self.body, self.end = span
+        self.src_encoding, self.encoding = encodings
+        self.zstd = self.encoding == "zstd"
         self.limits = limits
         self.header_line = dialect.encode_record(plan.header)
         self.suffix = b"".join(dialect.encode_record(r) for r in plan.appended)
-        self.seed_digest = ""  # of the source bytes actually copied
+        self.seed_size = self.end - self.body  # bytes of seed written (differs under a rewrite)
+        self.seed_digest = ""  # of the seed bytes actually written
         self.plain_digest = ""  # of the whole plaintext written
         self.sha_after: str | None = None
 
     @property
     def plaintext_size(self) -> int:
-        return len(self.header_line) + (self.end - self.body) + len(self.suffix)
+        return len(self.header_line) + self.seed_size + len(self.suffix)
+
+    def _seed(self) -> Iterator[bytes]:
+        pieces = plaintext_range(
+            self.source,
+            self.src_encoding,
+            self.body,
+            self.end,
+            self.limits.max_window,
+            identity=self.identity,
+        )
+        rewrite = self.plan.rewrite
+        try:
+            if rewrite is None:
+                yield from pieces  # the seed records, byte for byte
+                return
+            splitter = LineSplitter(self.limits.max_line)
+            for piece in pieces:
+                for item in splitter.feed(piece):
+                    if isinstance(item, PhysicalIssue):
+                        raise WriteRefusedError(f"the seed does not read back: {item.message}")
+                    yield b"".join(rewrite(line) + b"\n" for line in item[0])
+        except SourceChanged:
+            raise _changed(self.source) from None
 
     def produce(self, sink: Sink) -> None:
         seed = hashlib.sha256()
@@ -369,36 +350,27 @@ class _ChildWriter:
         else:
             sink.write(self.header_line)
             write = sink.write
-        for piece in _plaintext(self.source, self.body, self.end, self.limits, self.identity):
+        size = 0
+        for piece in self._seed():
             seed.update(piece)
             plain.update(piece)
-            write(piece)  # the seed records, byte for byte
+            size += len(piece)
+            write(piece)
         plain.update(self.suffix)
         write(self.suffix)
         if frame is not None:
             frame.close()
+        self.seed_size = size
         self.seed_digest = seed.hexdigest()
         self.plain_digest = plain.hexdigest()
 
-    def verify(self, temp: Path) -> None:
-        plan = self.plan
-        report = scan_source(str(temp), ScanOptions(), replace(self.limits, dialect=self.dialect.name))
-        child = report.scan
-        errors = [f for f in child.findings if f.severity is Severity.ERROR]
-        if errors:
-            first = errors[0]
-            raise WriteRefusedError(
-                f"verification failed: the new file has an error ({first.rule}: {first.message})"
-            )
+    def _child_problems(self, report: ScanReport) -> list[str]:
+        plan, child = self.plan, report.scan
         problems: list[str] = []
         if child.verdict != "clean":
             problems.append(f"verdict {child.verdict} ({child.verdict_reason}), expected clean")
-        if child.version != plan.version:
-            problems.append(f"version {child.version}, expected {plan.version}")
         if child.header is None or child.header.raw != plan.header:
             problems.append("its header is not the planned one")
-        if child.stats.events != plan.events:
-            problems.append(f"{child.stats.events} events, expected {plan.events}")
         problems.extend(self.dialect.fork_child_problems(child, plan))
         if child.body_offset != len(self.header_line):
             problems.append("the header is not exactly the first line")
@@ -408,13 +380,24 @@ class _ChildWriter:
             problems.append(f"{report.read.frames} zstd frames, expected a header frame and one body frame")
         if not self.zstd and report.read.encoding != "raw":
             problems.append("it is not raw JSONL")
+        return problems
+
+    def verify(self, temp: Path) -> None:
+        report = scan_source(str(temp), ScanOptions(), replace(self.limits, dialect=self.dialect.name))
+        errors = [f for f in report.scan.findings if f.severity is Severity.ERROR]
+        if errors:
+            first = errors[0]
+            raise WriteRefusedError(
+                f"verification failed: the new file has an error ({first.rule}: {first.message})"
+            )
+        problems = self._child_problems(report)
         if problems:
             raise WriteRefusedError("verification failed: " + "; ".join(problems))
         seed = hashlib.sha256()
         plain = hashlib.sha256()
-        seed_start, seed_end = len(self.header_line), len(self.header_line) + (self.end - self.body)
+        seed_start, seed_end = len(self.header_line), len(self.header_line) + self.seed_size
         position = 0
-        for piece in _plaintext(temp, 0, self.plaintext_size, self.limits):
+        for piece in plaintext_range(temp, self.encoding, 0, self.plaintext_size, self.limits.max_window):
             plain.update(piece)
             lo, hi = max(seed_start - position, 0), min(seed_end - position, len(piece))
             if lo < hi:

@@ -48,7 +48,7 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
             "exists": rep.target_exists if rep.dry_run else None,
         },
         "child": {
-            "id": child_id(plan.header),
+            "id": plan.child_id,
             "version": plan.version,
             "header": plan.header,
             "inherited_events": plan.inherited,
@@ -58,14 +58,6 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
         "marker": plan.marker,
         "closers": list(plan.closers),
     }
-
-
-def child_id(header: dict[str, Any]) -> Any:
-    """The child's id: a dsh header field, or in the mini-agent header event's data."""
-    if "id" in header:
-        return header["id"]
-    data = header.get("data")
-    return data.get("id") if isinstance(data, dict) else None
 
 
 def _record_line(record: dict[str, Any]) -> str:
@@ -86,7 +78,7 @@ def render_fork(rep: ForkReport, console: Console) -> None:
     title = "fork plan (dry run: nothing written)" if rep.dry_run else "forked"
     console.print(
         Text(
-            f"{title}: {safe_line(str(parent))} → {safe_line(str(child_id(plan.header)))} (v{plan.version})",
+            f"{title}: {safe_line(str(parent))} → {safe_line(str(plan.child_id))} (v{plan.version})",
             style="bold yellow" if rep.dry_run else "bold green",
         )
     )

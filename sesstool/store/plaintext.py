@@ -13,10 +13,15 @@ from pathlib import Path
 
 from sesstool.core.physical import Batch, Encoding, PhysicalIssue, ReadSummary
 from sesstool.store.framing import copy_bytes, zstd_plaintext
+from sesstool.store.publish import FileIdentity
 from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
 
 _CHUNK = 1 << 20
+
+
+class SourceChanged(Exception):
+    """The file is no longer the one that was scanned (``identity`` differs)."""
 
 
 def plaintext_range(
@@ -26,12 +31,16 @@ def plaintext_range(
     end: int,
     max_window: int,
     frame: tuple[int, int] = (0, 0),
+    identity: FileIdentity | None = None,
 ) -> Iterator[bytes]:
     """Plaintext bytes [start, end) of a raw or zstd log, in bounded pieces.
 
     zstd: decoding starts at ``frame`` = (file offset of a frame, plaintext offset where that
-    frame starts), at or before ``start`` (the default decodes from the first frame)."""
+    frame starts), at or before ``start`` (the default decodes from the first frame). With
+    ``identity`` the opened file must still be the one that was scanned (``SourceChanged``)."""
     with open(path, "rb") as f:  # read-only
+        if identity is not None and FileIdentity.of_fd(f.fileno()).changes_since(identity):
+            raise SourceChanged(str(path))
         if encoding == "raw":
             yield from copy_bytes(f, start, end)
             return

@@ -11,11 +11,13 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from sesstool.core.errors import UnsupportedError
+from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import MAX_SAFE, Header
 from sesstool.core.model import ScanResult
 from sesstool.core.profile import HeaderProblem, Profile, ReplaceRules
 from sesstool.core.scan_state import EventState
-from sesstool.dialects.base import Cause
+from sesstool.dialects.base import Cause, ForkInput
 from sesstool.dialects.envelope import EnvelopeDialect
 
 
@@ -25,6 +27,7 @@ def _say(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> No
         st.report("event-data", "toy/say needs {turn, text}")
         return
     if rel.open_turn is None:
+        rel.resumes(seq)
         st.stats.turns += 1
         rel.open_turn, rel.open_turn_seq = data["turn"], seq
     elif data["turn"] != rel.open_turn:
@@ -41,6 +44,7 @@ def _end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> No
         st.report("turn-end-mismatch", f"toy/end {turn} but the open turn is {rel.open_turn}")
     st.stats.turn_end("end")
     rel.open_turn = rel.open_turn_seq = None
+    rel.last_turn_end, rel.resume_seq = seq, None
 
 
 @cache
@@ -84,6 +88,21 @@ class ToyDialect(EnvelopeDialect):
         if op.turn is None or op.last_seq is None:
             return []
         return [{"type": "toy/end", "seq": op.last_seq + 1, "time": op.last_time, "data": {"turn": op.turn}}]
+
+    def plan_fork(self, request: ForkInput) -> ForkPlan:
+        """A child header naming its parent; every seed line goes through ``rewrite`` (the
+        contract's line transform: here it marks the copied texts)."""
+        state = request.at.open
+        if state.turn is not None:
+            raise UnsupportedError("a toy log forks between turns only")
+        header = {"toy": "log", "version": 1, "id": request.child_id, "parent": request.source.session_id}
+        return ForkPlan(
+            1, request.boundary, header, None, (), None, None, rewrite=_mark, child_id=request.child_id
+        )
+
+
+def _mark(line: bytes) -> bytes:
+    return line.replace(b'"text":"', b'"text":"forked:')
 
 
 DIALECT = ToyDialect()

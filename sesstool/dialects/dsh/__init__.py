@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sesstool.core.fork_plan import ForkPlan
@@ -16,6 +17,8 @@ from sesstool.dialects.base import Cause, ForkInput, RootLayout
 from sesstool.dialects.dsh import fork, profiles
 from sesstool.dialects.dsh.closers import plan_closers
 from sesstool.dialects.envelope import EnvelopeDialect
+from sesstool.store.generations import canonical_name
+from sesstool.store.layout import dsh_session_dir, encode_session_id
 
 
 class DshDialect(EnvelopeDialect):
@@ -74,13 +77,25 @@ class DshDialect(EnvelopeDialect):
         return f"none: the seed already ends with session/end-seed (seq {plan.boundary})"
 
     def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
+        problems = super().fork_child_problems(child, plan)
         lineage = child.stats.lineage
         if not lineage.seeded or lineage.inherited_events != plan.inherited:
-            return [
+            problems.append(
                 f"lineage seeded={lineage.seeded} inherited={lineage.inherited_events}, "
                 f"expected seeded with {plan.inherited} inherited events"
-            ]
-        return []
+            )
+        return problems
+
+    def root_child(
+        self, source: Path, parent_id: str, child_id: str, version: int, zstd: bool
+    ) -> tuple[Path, Path] | None:
+        """A source laid out as ``<root>/--<project>--/<encoded id>/<generation>`` (§2.2) gets
+        a sibling session directory with a canonical generation name (§10.1)."""
+        layout = dsh_session_dir(source)
+        if layout is None or source.parent.name != encode_session_id(parent_id):
+            return None
+        directory = layout[1] / encode_session_id(child_id)
+        return directory / canonical_name(version, zstd), directory
 
     def upgrade_chain(self, source: int, target: int) -> list[Step]:
         return chain(source, target)

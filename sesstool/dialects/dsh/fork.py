@@ -95,4 +95,4 @@ def plan_fork(
             raise InputError(f"event {boundary} has no valid time: the v4 marker takes its time (§8.3)")
         marker = {"type": "session/end-seed", "seq": inherited, "time": when, "data": {"inherited": True}}
         closers = tuple(plan_closers(state, version, "forked", after_seq=inherited, time=when))
-    return ForkPlan(version, boundary, header, marker, closers, state.turn, state.turn_seq)
+    return ForkPlan(version, boundary, header, marker, closers, state.turn, state.turn_seq, child_id=child_id)

@@ -93,9 +93,10 @@ class MiniDialect(EnvelopeDialect):
         return "none: the mini-agent layout has no seed marker (the header records the parent)"
 
     def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
+        problems = super().fork_child_problems(child, plan)
         if child.header is None or child.header.parent_session != plan.header["data"].get("parentSession"):
-            return ["the child header does not record its parent"]
-        return []
+            problems.append("the child header does not record its parent")
+        return problems
 
     def upgrade_chain(self, source: int, target: int) -> list[Step]:
         steps: list[Step] = []

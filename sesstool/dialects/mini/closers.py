@@ -81,4 +81,6 @@ def plan_fork(parent: Header, boundary: int, state: OpenState, child_id: str, cr
         "data": data,
     }
     closers = tuple(plan_closers(state, "forked"))
-    return ForkPlan(parent.version, boundary, header, None, closers, state.turn, state.turn_seq)
+    return ForkPlan(
+        parent.version, boundary, header, None, closers, state.turn, state.turn_seq, child_id=child_id
+    )
