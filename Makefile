@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean interop
+.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -26,6 +26,11 @@ test: $(STAMP)  ## lint, type-check and run the whole test suite
 	$(BIN)/ruff check sesstool tests bench fuzz
 	$(BIN)/mypy
 	$(BIN)/pytest -q
+
+DEEP_FACTOR ?= 20
+
+test-deep: $(STAMP)  ## the test suite with random seeds and DEEP_FACTOR x the Hypothesis examples (not in CI)
+	SESSTOOL_HYPOTHESIS_PROFILE=deep SESSTOOL_DEEP_FACTOR=$(DEEP_FACTOR) nice $(BIN)/pytest -q
 
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check sesstool tests bench fuzz

@@ -568,8 +568,9 @@ class Scanner:
 
     # -- end of input -------------------------------------------------------------------------
 
-    def _header_checks(self, summary: ReadSummary | None) -> None:
-        """A file without a complete header record is corrupt, not torn (§10.3)."""
+    def _header_checks(self, summary: ReadSummary | None) -> bool:
+        """A file without a complete header record is corrupt, not torn (§10.3). True when the
+        header was read but its frame is torn: it was never committed."""
         # a dialect whose zstd layout publishes the header frame atomically (dsh §10.3)
         torn0 = (
             summary is not None
@@ -578,7 +579,7 @@ class Scanner:
             and self.codec.header_frame
         )
         if not (torn0 or (not self.header_done and not self.stopped)):
-            return
+            return False
         if summary is None or (summary.plaintext_bytes == 0 and summary.file_bytes == 0):
             self.report(
                 "empty-file", "file is empty: no header record", Address(self.path, 0, 1, None, None, None)
@@ -590,6 +591,7 @@ class Scanner:
                 f"no complete {where}: the file is cut inside it",
                 Address(self.path, 0, 1, 0 if torn0 else None, 0 if torn0 else None, None),
             )
+        return torn0
 
     def _pending(self, interpreted_to_end: bool) -> tuple[PendingCall, ...]:
         """Calls a repair must answer: those of the open step (§7.1), or every dangling call
@@ -633,10 +635,13 @@ class Scanner:
             self.report(rule, message, address, severity)
         if self.issue is not None:
             self.committed = self.issue.start
-        self._header_checks(summary)
+        torn_header = self._header_checks(summary)
         header, profile = state.header, self.profile
+        # A header inside a torn header frame was never committed (§6.3, §10.3): rules relating
+        # it to the body would judge a log that does not exist (the rc.8 reader refuses it whole).
         if (
             header is not None
+            and not torn_header
             and profile is not None
             and profile.end_checks is not None
             and not self.unsupported_version
