@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sesstool.core.errors import Address
-from sesstool.core.model import Tail, TailKind, Verdict
+from sesstool.core.model import PendingCall, Tail, TailKind, Verdict
 from sesstool.core.physical import ReadSummary
 from sesstool.core.rules import RULES, Finding, Severity
 
@@ -129,6 +129,51 @@ def classify_tail(end: ReadEnd) -> tuple[Tail, list[Note]]:
         committed = end_plain
     dropped_lines = end.dropped_lines + (1 if summary and summary.partial_line else 0)
     return Tail(kind, committed, dropped_bytes, dropped_lines, recovered, address), notes
+
+
+def missing_header(
+    path: str, summary: ReadSummary | None, header_seen: bool, header_frame: bool
+) -> tuple[list[Note], bool]:
+    """A file without a complete header record is corrupt, not torn (§10.3): the findings, and
+    whether the header was read but lies in a torn header frame (``header_frame``: the layout
+    publishes the header's frame atomically, dsh §9.2) — then it was never committed."""
+    torn0 = (
+        summary is not None
+        and summary.torn_frame is not None
+        and summary.torn_frame.index == 0
+        and header_frame
+    )
+    if not (torn0 or not header_seen):
+        return [], False
+    if summary is None or (summary.plaintext_bytes == 0 and summary.file_bytes == 0):
+        return [
+            ("empty-file", "file is empty: no header record", Address(path, 0, 1, None, None, None), None)
+        ], torn0
+    where = "header frame" if torn0 else "header line"
+    frame = 0 if torn0 else None
+    address = Address(path, 0, 1, frame, frame, None)
+    return [("missing-header", f"no complete {where}: the file is cut inside it", address, None)], torn0
+
+
+def interruption(
+    path: str,
+    open_turn: int | None,
+    open_turn_seq: int | None,
+    pending: tuple[PendingCall, ...],
+    by_log: bool,
+) -> tuple[Address, str] | None:
+    """What is left open at EOF, if anything: an open turn, or (a dialect that pairs calls
+    across the whole log) calls without a result."""
+    if open_turn is not None:
+        return Address(
+            path, None, None, None, None, open_turn_seq
+        ), f"turn {open_turn} is open at the end of the log"
+    if pending and by_log:
+        return (
+            Address(path, None, None, None, None, pending[0].call_seq),
+            f"{len(pending)} tool call(s) have no result",
+        )
+    return None
 
 
 def verdict_of(

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sesstool.core.header import MAX_SAFE, Header
-from sesstool.core.model import TimelineEntry
+from sesstool.core.model import PendingCall, RequestEnvelope, TimelineEntry
 
 Report = Callable[..., None]  # report(rule, message, address=None, severity=None)
 
@@ -71,6 +71,16 @@ class Relations(_Copyable):
         twin.advertised = {k: list(v) for k, v in self.advertised.items()}
         return twin
 
+    def pending(self, by_log: bool) -> tuple[PendingCall, ...]:
+        """Calls a repair must answer: those of the open step (§7.1), or — a dialect that pairs
+        calls across the whole log (``by_log``) — every unanswered call."""
+        if self.open_turn is None and not by_log:
+            return ()
+        return tuple(
+            PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None)
+            for cid, e in self.advertised.items()
+        )
+
     def resumes(self, seq: int) -> None:
         """The first event that starts new work after the last completed turn (§8.3)."""
         if self.last_turn_end is not None and self.resume_seq is None:
@@ -108,6 +118,16 @@ class Fold(_Copyable):
     def append(self, seq: int, t: str) -> None:
         self.nodes.append(seq)
         self.node_type[seq] = t
+
+    def messages(self) -> tuple[Any, ...]:
+        """The projected messages of the current surface nodes, in order (§5)."""
+        projected = self.projected
+        return tuple(projected[s] for s in self.nodes if projected.get(s) is not None)
+
+    def request(self) -> RequestEnvelope:
+        return RequestEnvelope(
+            self.request_header, self.request_header_seq, self.request_context, self.request_context_seq
+        )
 
 
 class Statistics(_Copyable):
@@ -155,6 +175,18 @@ class Statistics(_Copyable):
         self.markers: list[tuple[int, bool]] = []  # (seq, tagged) of session/end-seed
         self.marker_count = 0
         self.last_time_text: str | None = None  # a dialect with text times: the last one, verbatim
+
+    def irregular_time(self, ms: int, last: int) -> None:
+        """A time the hot loop did not take as a plain step forward: the first one, or one
+        below its predecessor ``last`` (legal, §3: a peak ends there)."""
+        if self.first_time is None:
+            self.first_time = self.min_time = self.max_time = ms
+            return
+        if ms < last:
+            self.backwards += 1
+            self.max_time = max(self.max_time, last)
+        if ms < self.min_time:  # type: ignore[operator]
+            self.min_time = ms
 
     def count(self, t: str) -> None:
         self.counts[t] = self.counts.get(t, 0) + 1

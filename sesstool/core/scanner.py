@@ -19,33 +19,33 @@ from typing import Any
 import orjson
 
 from sesstool.core.chunk_rows import RowError, expand_row
-from sesstool.core.classify import ReadEnd, SuspectRecord, classify_tail, verdict_of
+from sesstool.core.classify import (
+    ReadEnd,
+    SuspectRecord,
+    classify_tail,
+    interruption,
+    missing_header,
+    verdict_of,
+)
+from sesstool.core.envelope import envelope_problems, refusal
 from sesstool.core.errors import Address
-from sesstool.core.header import MAX_SAFE, Header
+from sesstool.core.header import MAX_SAFE
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import (
     Boundaries,
-    Lineage,
-    OpenState,
     PendingCall,
-    RequestEnvelope,
     ScanResult,
-    Stats,
-    SurfaceStats,
     TimelineEntry,
-    TimeSpan,
-    ToolCallStats,
-    Usage,
 )
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.profile import EndState, EnvelopeCodec, Profile
 from sesstool.core.rules import Finding, Severity, severity_for
 from sesstool.core.scan_state import EventState
+from sesstool.core.scan_summary import open_state, statistics
 
 _NO_TIME = MAX_SAFE + 1
-_ENVELOPE = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
 
@@ -125,8 +125,6 @@ class Scanner:
         self.state = EventState(self.report, self.report_once, self.opt.collect_messages, timeline)
         self.handlers: dict[str, Any] = {}
 
-    # -- findings -----------------------------------------------------------------------------
-
     def address(self, seq: int | None = None) -> Address:
         offset, line = self._position()
         return Address(self.path, offset, line, self.frame, None, seq if seq is not None else self.seq)
@@ -149,8 +147,6 @@ class Scanner:
 
     def clean_so_far(self) -> bool:
         return self.issue is None and not self.fatal
-
-    # -- physical input -----------------------------------------------------------------------
 
     def feed(self, item: Batch | PhysicalIssue) -> None:
         if type(item) is tuple:
@@ -267,8 +263,6 @@ class Scanner:
             self.halt = True
         self.dropped_lines += 1
 
-    # -- header (§2) --------------------------------------------------------------------------
-
     def _header(self, obj: Any, raw: bytes) -> None:
         self.header_done = True
         self.seq = None
@@ -279,14 +273,12 @@ class Scanner:
             return
         self.body_offset = self._position()[0] + len(raw) + 1
         header, problems, unsupported = codec.read_header(obj, raw, self.opt.filename_version)
+        for rule, message, severity in problems:
+            self.report(rule, message, severity=severity)
         if header is None:
-            for rule, message, severity in problems:
-                self.report(rule, message, severity=severity)
             self.unsupported_version = unsupported
             self.stopped = self.halt = True  # nothing after an unusable/newer header is read
             return
-        for rule, message, severity in problems:
-            self.report(rule, message, severity=severity)
         self.state.header = header
         self.install(codec.profile(header.version))
         if codec.header_is_event:
@@ -465,26 +457,8 @@ class Scanner:
         if self._envelope_checked == self.seq:
             return
         self._envelope_checked = self.seq
-        if not keys <= _ENVELOPE:
-            extra = sorted(keys - _ENVELOPE)
-            self.report("envelope-key", f"event has keys that do not belong: {extra}")
-        if "data" not in keys:
-            self.report("envelope-data", "event has no data")
-        ignorable = obj.get("ignorable")
-        if ignorable is not None and ignorable is not True:
-            self.report("envelope-ignorable", f"ignorable must be absent or true, got {ignorable!r}")
-        profile = self.profile
-        if (
-            profile is not None
-            and ("surfaceOp" in keys or "sourceEventSeqs" in keys)
-            and isinstance(t, str)
-            and t not in profile.surface
-            and t not in profile.surface_meta_exempt
-            and profile.known(t)
-        ):
-            self.report(
-                "surface-meta-on-log-only", f"{t} is not a surface event but carries surface metadata"
-            )
+        for rule, message in envelope_problems(obj, keys, t, self.profile):
+            self.report(rule, message)
 
     def _irregular_time(self, obj: dict[str, Any], time: Any) -> None:
         """The first event's time, a time that went backwards (legal, §3), or a bad time."""
@@ -497,17 +471,9 @@ class Scanner:
             self._envelope_extras(obj, obj.keys(), obj.get("type"))
             self.report("envelope-time", f"time {time!r} {profile.time_problem}")
             return
-        stats = self.state.stats
         if profile.keep_time_text:
-            stats.last_time_text = time
-        if stats.first_time is None:
-            stats.first_time = stats.min_time = stats.max_time = ms
-        else:
-            if ms < self.last_time:
-                stats.backwards += 1
-                stats.max_time = max(stats.max_time, self.last_time)  # a peak ends here
-            if ms < stats.min_time:  # type: ignore[operator]
-                stats.min_time = ms
+            self.state.stats.last_time_text = time
+        self.state.stats.irregular_time(ms, self.last_time)
         self.last_time = ms
 
     def _other_event(self, obj: dict[str, Any], seq: int, t: Any) -> None:
@@ -519,7 +485,6 @@ class Scanner:
         self.state.stats.count(t)
         profile = self.profile
         assert profile is not None
-        version = profile.version
         if profile.known(t):
             if t in profile.resumes_on:
                 self.state.rel.resumes(seq)
@@ -539,19 +504,7 @@ class Scanner:
                     "surface-meta-on-log-only", f"ignorable {t} carries surface metadata (allowed only in v4)"
                 )
             return
-        if t in profile.retired:
-            self.report(
-                "retired-event-type",
-                f'retired event type "{t}" is refused by v0 readers and by the v0→v1 migration',
-            )
-        elif t in profile.all_known:
-            self.report("version-event-type", f'event type "{t}" does not exist in format v{version}')
-        else:
-            self.report(
-                "unknown-event-type",
-                f'session "{self.state.session_id()}" contains event type "{t}" (seq {seq}) unknown '
-                "to this harness and not marked ignorable; refusing to interpret the log",
-            )
+        self.report(*refusal(profile, t, seq, self.state.session_id()))
 
     def continuation(self) -> Scanner:
         """A copy that accepts records appended after the committed point (a repair's closers,
@@ -568,64 +521,6 @@ class Scanner:
 
     # -- end of input -------------------------------------------------------------------------
 
-    def _header_checks(self, summary: ReadSummary | None) -> bool:
-        """A file without a complete header record is corrupt, not torn (§10.3). True when the
-        header was read but its frame is torn: it was never committed."""
-        # a dialect whose zstd layout publishes the header frame atomically (dsh §10.3)
-        torn0 = (
-            summary is not None
-            and summary.torn_frame is not None
-            and summary.torn_frame.index == 0
-            and self.codec.header_frame
-        )
-        if not (torn0 or (not self.header_done and not self.stopped)):
-            return False
-        if summary is None or (summary.plaintext_bytes == 0 and summary.file_bytes == 0):
-            self.report(
-                "empty-file", "file is empty: no header record", Address(self.path, 0, 1, None, None, None)
-            )
-        else:
-            where = "header frame" if torn0 else "header line"
-            self.report(
-                "missing-header",
-                f"no complete {where}: the file is cut inside it",
-                Address(self.path, 0, 1, 0 if torn0 else None, 0 if torn0 else None, None),
-            )
-        return torn0
-
-    def _pending(self, interpreted_to_end: bool) -> tuple[PendingCall, ...]:
-        """Calls a repair must answer: those of the open step (§7.1), or every dangling call
-        when the dialect pairs calls across the whole log."""
-        rel, profile = self.state.rel, self.profile
-        by_log = profile is not None and profile.pairing == "log"
-        pending: tuple[PendingCall, ...] = ()
-        if rel.open_turn is not None or by_log:
-            pending = tuple(
-                PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None)
-                for cid, e in rel.advertised.items()
-            )
-        if by_log and pending and interpreted_to_end and self.opt.at_seq is None:
-            self.report(
-                "unresolved-call",
-                f"{len(pending)} tool call(s) never answered: " + ", ".join(p.call_id for p in pending[:5]),
-                Address(self.path, None, None, None, None, pending[0].call_seq),
-            )
-        return pending
-
-    def _interrupted(self, pending: tuple[PendingCall, ...]) -> tuple[Address, str] | None:
-        rel = self.state.rel
-        if rel.open_turn is not None:
-            return (
-                Address(self.path, None, None, None, None, rel.open_turn_seq),
-                f"turn {rel.open_turn} is open at the end of the log",
-            )
-        if pending and self.profile is not None and self.profile.pairing == "log":
-            return (
-                Address(self.path, None, None, None, None, pending[0].call_seq),
-                f"{len(pending)} tool call(s) have no result",
-            )
-        return None
-
     def finish(self, summary: ReadSummary | None) -> ScanResult:
         state, rel = self.state, self.state.rel
         tail, notes = classify_tail(
@@ -635,7 +530,11 @@ class Scanner:
             self.report(rule, message, address, severity)
         if self.issue is not None:
             self.committed = self.issue.start
-        torn_header = self._header_checks(summary)
+        notes, torn_header = missing_header(
+            self.path, summary, self.header_done or self.stopped, self.codec.header_frame
+        )
+        for rule, message, address, severity in notes:
+            self.report(rule, message, address, severity)
         header, profile = state.header, self.profile
         # A header inside a torn header frame was never committed (§6.3, §10.3): rules relating
         # it to the body would judge a log that does not exist (the rc.8 reader refuses it whole).
@@ -655,63 +554,17 @@ class Scanner:
                 f"turn {rel.open_turn} is open at the end of the log: the session was interrupted",
                 Address(self.path, None, None, None, None, rel.open_turn_seq),
             )
-        pending = self._pending(interpreted_to_end)
-        verdict, vaddr, reason = verdict_of(self.findings, tail, self._interrupted(pending))
+        by_log = profile is not None and profile.pairing == "log"
+        pending = rel.pending(by_log)
+        if by_log and pending and interpreted_to_end and self.opt.at_seq is None:
+            self.report(
+                "unresolved-call",
+                f"{len(pending)} tool call(s) never answered: " + ", ".join(p.call_id for p in pending[:5]),
+                Address(self.path, None, None, None, None, pending[0].call_seq),
+            )
+        interrupted = interruption(self.path, rel.open_turn, rel.open_turn_seq, pending, by_log)
+        verdict, vaddr, reason = verdict_of(self.findings, tail, interrupted)
         return self._result(summary, tail, pending, (verdict, vaddr, reason))
-
-    def _open_state(self, pending: tuple[PendingCall, ...]) -> OpenState:
-        rel, stats = self.state.rel, self.state.stats
-        return OpenState(
-            rel.open_turn,
-            rel.open_turn_seq,
-            rel.open_step,
-            pending,
-            self.next_seq - 1 if self.next_seq else None,
-            self.last_time if stats.first_time is not None else None,
-            self.next_seq,
-            stats.last_time_text,
-        )
-
-    def _stats(self, pending: tuple[PendingCall, ...]) -> Stats:
-        state, header = self.state, self.state.header
-        st, fold = state.stats, state.fold
-        version = self.profile.version if self.profile is not None else None
-        open_dangling = sum(1 for p in pending if p.call_seq is not None)
-        inherited: int | None = None
-        if header is not None:
-            if (version or 0) <= 1:
-                inherited = header.seed_length
-            else:
-                tagged_seqs = [s for s, t in st.markers if t]
-                inherited = tagged_seqs[-1] if tagged_seqs else (0 if header.is_seeded else None)
-        timed = st.first_time is not None
-        return Stats(
-            events=self.next_seq,
-            by_type=tuple(sorted(st.counts.items())),
-            turns=st.turns,
-            turn_ends=tuple(sorted(st.turn_ends.items())),
-            steps=st.steps,
-            tool_calls=ToolCallStats(
-                st.advertised_total,
-                st.started_total,
-                st.answered,
-                st.failed,
-                st.dangling + open_dangling,
-                st.never_started + len(pending) - open_dangling,
-            ),
-            surface=SurfaceStats(
-                len(fold.nodes), fold.shadowed, self.next_seq - st.surface_events, fold.replacements
-            ),
-            usage=Usage(*st.usage),
-            time=TimeSpan(
-                st.first_time,
-                self.last_time if timed else None,
-                st.min_time,
-                max(st.max_time, self.last_time) if timed else None,
-                st.backwards,
-            ),
-            lineage=_lineage(header, inherited, st.marker_count),
-        )
 
     def _result(
         self,
@@ -721,10 +574,6 @@ class Scanner:
         verdict: tuple[Any, Address | None, str],
     ) -> ScanResult:
         state, fold, rel = self.state, self.state.fold, self.state.rel
-        messages = None
-        if self.opt.collect_messages:
-            projected = fold.projected
-            messages = tuple(projected[s] for s in fold.nodes if projected.get(s) is not None)
         last_seq = self.next_seq - 1 if self.next_seq else None
         header = state.header
         return ScanResult(
@@ -733,16 +582,14 @@ class Scanner:
             version=self.profile.version if self.profile is not None else None,
             findings=tuple(self.findings),
             findings_dropped=self.findings_dropped,
-            stats=self._stats(pending),
-            open=self._open_state(pending),
+            stats=statistics(state, self.next_seq, self.last_time, pending),
+            open=open_state(state, self.next_seq, self.last_time, pending),
             tail=tail,
             verdict=verdict[0],
             verdict_address=verdict[1],
             verdict_reason=verdict[2],
-            messages=messages,
-            request=RequestEnvelope(
-                fold.request_header, fold.request_header_seq, fold.request_context, fold.request_context_seq
-            ),
+            messages=fold.messages() if self.opt.collect_messages else None,
+            request=fold.request(),
             timeline=tuple(state.timeline) if state.timeline is not None else None,
             stopped_at=last_seq if self.opt.at_seq is not None else None,
             stop_offset=self.stop_offset,
@@ -751,14 +598,3 @@ class Scanner:
             boundaries=Boundaries(rel.last_turn_end, rel.resume_seq, rel.last_end_seed, self.split_row),
             session_id=header.id if header is not None else None,
         )
-
-
-def _lineage(header: Header | None, inherited: int | None, markers: int) -> Lineage:
-    return Lineage(
-        header.parent_session if header else None,
-        header.seeded if header else False,
-        inherited,
-        header.origin if header else None,
-        header.delegation_depth if header else None,
-        markers,
-    )

@@ -22,7 +22,6 @@ from sesstool.core.errors import (
     Address,
     InputError,
     LiveSessionError,
-    UnsupportedError,
     UsageError,
     WriteRefusedError,
 )
@@ -36,9 +35,9 @@ from sesstool.core.fork_plan import (
 )
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
-from sesstool.core.rules import Severity
 from sesstool.dialects.base import Dialect, ForkInput
-from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
+from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.engine.write import first_error, gate, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.lines import LineSplitter
@@ -157,9 +156,9 @@ def _target(
 # -- the command ---------------------------------------------------------------------------------
 
 
-def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkReport:
-    """Plan (and unless dry-run, publish) the fork. Raises UsageError (2), InputError (3),
-    UnsupportedError (4), LiveSessionError (5) or WriteRefusedError (6)."""
+def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str]:
+    """(source file, its identity, what to scan: the path as given, or the generation file a
+    directory resolved to)."""
     if request.path == "-":
         raise UsageError("fork needs a session file or directory, not standard input")
     if request.child_id is not None and request.child_id == "":
@@ -173,111 +172,119 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         raise InputError(f"{request.path}: no such file or directory") from None
     except OSError as err:
         raise InputError(f"{request.path}: cannot read: {err.strerror or err}") from None
-    scan_arg = str(source) if from_dir else request.path
-    limits = request.limits
+    return source, identity, str(source) if from_dir else request.path
 
+
+def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkReport:
+    """Plan (and unless dry-run, publish) the fork. Raises UsageError (2), InputError (3),
+    UnsupportedError (4), LiveSessionError (5) or WriteRefusedError (6)."""
+    source, identity, scan_arg = _resolve(request)
     digest = hashlib.sha256()  # fed by the scan itself: the source is read once
-    full, facts = _scan(scan_arg, ScanOptions(), limits, progress, digest)
-    sha_before = digest.hexdigest()
+    full, facts = _scan(scan_arg, ScanOptions(), request.limits, progress, digest)
     result = full.scan
-    if result.verdict == "unsupported":
-        raise UnsupportedError(f"cannot fork: {result.verdict_reason}", result.verdict_address)
-    if result.verdict == "corrupt":
-        raise InputError(f"cannot fork a corrupt log: {result.verdict_reason}", result.verdict_address)
+    gate(result, "fork")
     header = result.header
     if header is None or result.version is None or result.body_offset is None:
         raise InputError(f"cannot fork: {result.verdict_reason}", result.verdict_address)
     if full.live or not _same_file(full.source, identity):
         raise _changed(source)
-
     if request.at is not None:
         check_at(request.at, facts.last_seq)
-        boundary = request.at
-    else:
-        boundary = default_boundary(facts)
+    boundary = request.at if request.at is not None else default_boundary(facts)
+    plan, end = _plan(request, full, scan_arg, identity, boundary)
+    body = result.body_offset
+    encoding: Encoding = request.encoding or full.source.encoding
+    assert header.id is not None  # plan_fork refused a header without an id
+    target, layout, directory = _target(
+        request, source, full.dialect, (header.id, plan.child_id or ""), plan.version, encoding == "zstd",
+        full.source.encoding,
+    )  # fmt: skip
+    report = ForkReport(
+        source=full,
+        source_sha256=digest.hexdigest(),
+        source_sha256_after=None,
+        plan=plan,
+        boundary_chosen="at" if request.at is not None else "default",
+        target=target,
+        layout=layout,
+        encoding=encoding,
+        created_directory=None,
+        seed_bytes=end - body,
+        published=None,
+        dry_run=request.dry_run,
+        target_exists=False,
+    )
+    if request.dry_run:
+        return replace(
+            report, target_exists=target.exists() or (directory is not None and directory.exists())
+        )
+    return _publish(request, report, (source, identity), (body, end), directory)
 
-    at_scan, at_facts = _scan(scan_arg, ScanOptions(at_seq=boundary), limits)
+
+def _plan(
+    request: ForkRequest, full: ScanReport, scan_arg: str, identity: FileIdentity, boundary: int
+) -> tuple[ForkPlan, int]:
+    """Fold the source up to the boundary (a second scan) and ask the dialect for the plan;
+    returns it with the plaintext offset where the seed's bytes end."""
+    at_scan, at_facts = _scan(scan_arg, ScanOptions(at_seq=boundary), request.limits)
     state = at_scan.scan.open
     if not _same_file(at_scan.source, identity):
-        raise _changed(source)
+        raise _changed(Path(full.source.display))
     if state.last_seq != boundary:
         raise InputError(
             f"reading up to seq {boundary} ended at seq {state.last_seq}", Address(full.source.display)
         )
-    child_id = request.child_id if request.child_id is not None else new_session_id()
-    created_at = request.created_at if request.created_at is not None else now_ms()
+    result = full.scan
     plan = full.dialect.plan_fork(
         ForkInput(
             source=result,
             at=at_scan.scan,
             boundary=boundary,
-            child_id=child_id,
-            created_at=created_at,
+            child_id=request.child_id if request.child_id is not None else new_session_id(),
+            created_at=request.created_at if request.created_at is not None else now_ms(),
             seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
         )
     )
     check_split_row(at_facts, boundary)
-    body = result.body_offset
+    body = result.body_offset or 0
     end = at_scan.scan.stop_offset if at_scan.scan.stop_offset is not None else result.tail.committed_bytes
     if not body <= end:
         raise InputError(f"the seed's bytes end at {end}, before the body starts at {body}")
+    return plan, end
 
-    src_encoding = full.source.encoding
-    encoding: Encoding = request.encoding or src_encoding
-    zstd = encoding == "zstd"
-    assert header.id is not None  # plan_fork refused a header without an id
-    target, layout, directory = _target(
-        request, source, full.dialect, (header.id, child_id), plan.version, zstd, src_encoding
-    )
 
-    chosen: Literal["at", "default"] = "at" if request.at is not None else "default"
-    if request.dry_run:
-        exists = target.exists() or (directory is not None and directory.exists())
-        return ForkReport(
-            source=full,
-            source_sha256=sha_before,
-            source_sha256_after=None,
-            plan=plan,
-            boundary_chosen=chosen,
-            target=target,
-            layout=layout,
-            encoding=encoding,
-            created_directory=None,
-            seed_bytes=end - body,
-            published=None,
-            dry_run=True,
-            target_exists=exists,
-        )
-
+def _publish(
+    request: ForkRequest,
+    report: ForkReport,
+    source: tuple[Path, FileIdentity],
+    span: tuple[int, int],
+    directory: Path | None,
+) -> ForkReport:
+    """Write the child (in a new session directory when it goes into a root layout)."""
+    path, identity = source
+    full = report.source
     writer = _ChildWriter(
-        plan, source, identity, sha_before, (body, end), (src_encoding, encoding), limits, full.dialect
+        report.plan,
+        path,
+        identity,
+        report.source_sha256,
+        span,
+        (full.source.encoding, report.encoding),
+        request.limits,
+        full.dialect,
     )
-    created: Path | None = None
     if directory is not None:
         create_directory(directory, 0o700)
-        created = directory
     try:
         published = publish(
-            target, writer.produce, verify=writer.verify, source=source, source_identity=identity
+            report.target, writer.produce, verify=writer.verify, source=path, source_identity=identity
         )
     except BaseException:
-        if created is not None:
-            remove_created_directory(created)
+        if directory is not None:
+            remove_created_directory(directory)
         raise
-    return ForkReport(
-        source=full,
-        source_sha256=sha_before,
-        source_sha256_after=writer.sha_after,
-        plan=plan,
-        boundary_chosen=chosen,
-        target=target,
-        layout=layout,
-        encoding=encoding,
-        created_directory=created,
-        seed_bytes=end - body,
-        published=published,
-        dry_run=False,
-        target_exists=False,
+    return replace(
+        report, source_sha256_after=writer.sha_after, created_directory=directory, published=published
     )
 
 
@@ -383,10 +390,9 @@ class _ChildWriter:
         return problems
 
     def verify(self, temp: Path) -> None:
-        report = scan_source(str(temp), ScanOptions(), replace(self.limits, dialect=self.dialect.name))
-        errors = [f for f in report.scan.findings if f.severity is Severity.ERROR]
-        if errors:
-            first = errors[0]
+        report = rescan(temp, self.dialect, self.limits)
+        first = first_error(report.scan.findings)
+        if first is not None:
             raise WriteRefusedError(
                 f"verification failed: the new file has an error ({first.rule}: {first.message})"
             )

@@ -8,23 +8,23 @@ the result balanced — before it links it into place.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from sesstool.core.errors import InputError, UnsupportedError, WriteRefusedError
+from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.dialects.registry import DetectingScanner
-from sesstool.engine.cold import ColdSource, cold_session
-from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.engine.scan import Progress, ScanReport
+from sesstool.engine.write import SourceRead, gate, read_for_write
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.lines import LineSplitter
@@ -33,6 +33,8 @@ from sesstool.store.plaintext import LogReading, file_range, plaintext_range, sh
 from sesstool.store.publish import FileIdentity, Published, Sink, publish
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import ReadLimits
+
+RepairStatus = Literal["repaired", "balanced", "planned"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,7 @@ class SalvageReport:
 
 @dataclass(frozen=True, slots=True)
 class RepairReport:
-    status: str  # "repaired" | "balanced" | "planned"
+    status: RepairStatus
     source: Path
     source_sha256: str
     scan: ScanReport
@@ -73,13 +75,6 @@ def repaired_name(dialect: Dialect, source: Path, encoding: Encoding) -> str:
 
 
 def run_repair(request: RepairRequest, progress: Progress | None = None) -> RepairReport:
-    with cold_session(request.path, "repair") as cold:
-        return _repair(request, cold, progress)
-
-
-def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None) -> RepairReport:
-    source, identity, lock, notes = cold.path, cold.identity, cold.lock, cold.notes
-    digest = hashlib.sha256()
     boundaries: list[tuple[int, int]] = []
     copy_point: list[tuple[int, int]] = []
 
@@ -90,72 +85,67 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
         if request.salvage:
             boundaries.append((file_end, plain_end))
 
-    report, detecting = run_scan(
-        str(source),
-        ScanOptions(),
-        request.limits,
-        progress,
-        digest=digest,
-        on_frame_end=on_frame_end,
-    )
-    scanner: DialectScanner = detecting
-    source_sha = digest.hexdigest()
-    if report.live:
-        cold.recheck()
-    scan = report.scan
-    encoding = report.source.encoding
-    out_encoding: Encoding = request.encoding or encoding
-    if scan.verdict == "unsupported":
-        raise UnsupportedError(f"cannot repair: {scan.verdict_reason}", scan.verdict_address)
-    salvage: Salvage | None = None
-    if scan.verdict == "corrupt":
-        if not request.salvage:
-            raise InputError(
-                f"refusing to repair a corrupt log: {scan.verdict_reason} (the committed region "
-                "is damaged; --salvage keeps the prefix before it and records what it drops)",
-                scan.verdict_address,
+    with read_for_write(request.path, "repair", request.limits, progress, on_frame_end) as source:
+        scan, scanner = source.scan, source.scanner
+        salvage: Salvage | None = None
+        if scan.verdict == "corrupt" and request.salvage:
+            salvage, scanner, scan = _salvage_scan(
+                request, source.path, source.report, boundaries, copy_point
             )
-        salvage, scanner, scan = _salvage_scan(request, source, report, boundaries, copy_point)
+        else:
+            gate(
+                scan,
+                "repair",
+                corrupt=f"refusing to repair a corrupt log: {scan.verdict_reason} (the committed region "
+                "is damaged; --salvage keeps the prefix before it and records what it drops)",
+            )
+        return _repair(request, source, (scan, scanner), salvage, copy_point[0] if copy_point else None)
+
+
+def _repair(
+    request: RepairRequest,
+    source: SourceRead,
+    scanned: tuple[ScanResult, DialectScanner],
+    salvage: Salvage | None,
+    copy_point: tuple[int, int] | None,
+) -> RepairReport:
+    scan, scanner = scanned
+    report, dialect, path = source.report, source.dialect, source.path
+    done = (source.path, source.sha256, report)
+    lock, notes = source.lock, tuple(source.notes)
     if scan.verdict == "clean" and salvage is None:
-        return RepairReport(
-            "balanced", source, source_sha, report, None, None, None, None, lock, tuple(notes)
-        )
+        return RepairReport("balanced", *done, None, None, None, None, lock, notes)
+    out_encoding: Encoding = request.encoding or report.source.encoding
     plan = plan_repair(
         scan,
-        source_encoding=encoding,
+        source_encoding=report.source.encoding,
         output_encoding=out_encoding,
         plaintext_bytes=report.read.plaintext_bytes,
-        frame_copy_point=copy_point[0] if copy_point else None,
+        frame_copy_point=copy_point,
         salvage=salvage,
-        closers=tuple(report.dialect.closers(scan)),
-        header_frame=report.dialect.header_frame,
+        closers=tuple(dialect.closers(scan)),
+        header_frame=dialect.header_frame,
     )
     target = (
-        Path(request.output)
-        if request.output
-        else source.parent / repaired_name(report.dialect, source, out_encoding)
+        Path(request.output) if request.output else path.parent / repaired_name(dialect, path, out_encoding)
     )
     if request.dry_run:
-        return RepairReport(
-            "planned", source, source_sha, report, plan, target, None, None, lock, tuple(notes)
-        )
-    closer_lines = [report.dialect.encode_record(c) for c in plan.closers]
+        return RepairReport("planned", *done, plan, target, None, None, lock, notes)
+    closer_lines = [dialect.encode_record(c) for c in plan.closers]
     # the closers are judged once, before anything is published (a refusal leaves no salvage
     # sidecar either); the read-back then proves the file holds exactly these bytes
     _check_closers(plan, closer_lines, scanner, scan.findings)
     salvage_report = None
     if salvage is not None:
-        salvage_report = _publish_salvage(source, identity, target, salvage, scan.path)
+        salvage_report = _publish_salvage(path, source.identity, target, salvage, scan.path)
     published = publish(
         target,
-        lambda sink: _produce(sink, source, plan, closer_lines, request.limits),
-        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, request.limits),
-        source=source,
-        source_identity=identity,
+        lambda sink: _produce(sink, path, plan, closer_lines, request.limits),
+        verify=lambda tmp: _verify(tmp, path, plan, closer_lines, request.limits),
+        source=path,
+        source_identity=source.identity,
     )
-    return RepairReport(
-        "repaired", source, source_sha, report, plan, target, published, salvage_report, lock, tuple(notes)
-    )
+    return RepairReport("repaired", *done, plan, target, published, salvage_report, lock, notes)
 
 
 # -- salvage ---------------------------------------------------------------------------------

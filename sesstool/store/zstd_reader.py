@@ -289,7 +289,11 @@ class ZstdReader(PhysicalReader):
                 if out and not (yield from self._deliver(out, index, start)):
                     return _End.FATAL
             return self._tear(index, start)
-        if error is None and not dobj.eof:
+        return (yield from self._complete(index, start, error, dobj.eof))
+
+    def _complete(self, index: int, start: int, error: str | None, eof: bool) -> Generator[Item, None, _End]:
+        """A frame whose every block and checksum is present: decoded cleanly, or corruption."""
+        if error is None and not eof:
             error = "frame data did not end after its last block"
         if error is not None:
             rule = "zstd-checksum" if "checksum" in error else "zstd-decode-error"
