@@ -181,3 +181,21 @@ def test_no_dialect_name_outside_the_dialects() -> None:
                     for o in operands
                 )
                 assert not dialectish, f"{path.relative_to(PKG)}:{node.lineno} compares a dialect"
+
+
+def test_rule_ids_are_named_constants() -> None:
+    """Rule ids are written as ``core.rule_ids`` constants (``R.SEQ_GAP``), never as bare strings,
+    outside the registry itself; the constants name exactly the registered rules."""
+    from sesstool.core import rule_ids
+    from sesstool.core.rules import _RULES
+
+    constants = {v for k, v in vars(rule_ids).items() if k.isupper()}
+    assert constants == {r.id for r in _RULES}
+    for path in sorted(PKG.rglob("*.py")):
+        if path.relative_to(PKG).as_posix() in ("core/rules.py", "core/rule_ids.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert node.value not in constants, (
+                    f"{path.relative_to(PKG)}:{node.lineno} writes the rule id {node.value!r} as a string"
+                )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.model import PendingCall, Tail, TailKind, Verdict
 from sesstool.core.physical import ReadSummary
@@ -78,7 +79,7 @@ def _suspect_notes(end: ReadEnd) -> tuple[TailKind, Address | None, list[Note]]:
         f"{RULES[issue.rule].title}: {issue.message}; no later turn/end, so this record and the "
         f"{end.dropped_lines - 1} after it are an uncommitted tail"
     )
-    return "uncommitted", issue.address, [("uncommitted-tail", message, issue.address, None)]
+    return "uncommitted", issue.address, [(R.UNCOMMITTED_TAIL, message, issue.address, None)]
 
 
 def classify_tail(end: ReadEnd) -> tuple[Tail, list[Note]]:
@@ -102,7 +103,7 @@ def classify_tail(end: ReadEnd) -> tuple[Tail, list[Note]]:
         rest = f"; {partial.length} byte(s) of a torn record after them" if partial else ""
         notes.append(
             (
-                "zstd-torn-frame",
+                R.ZSTD_TORN_FRAME,
                 f"last zstd frame {tf.index} is cut by EOF after {tf.file_length} bytes; "
                 f"{recovered} complete line(s) recovered from it{rest}",
                 where,
@@ -116,7 +117,7 @@ def classify_tail(end: ReadEnd) -> tuple[Tail, list[Note]]:
             kind, address = "torn-line", where
         notes.append(
             (
-                "torn-tail",
+                R.TORN_TAIL,
                 f"final record has no newline: {pl.length} byte(s) of a "
                 "torn write, ignored (a repair drops them)",
                 where,
@@ -147,12 +148,12 @@ def missing_header(
         return [], False
     if summary is None or (summary.plaintext_bytes == 0 and summary.file_bytes == 0):
         return [
-            ("empty-file", "file is empty: no header record", Address(path, 0, 1, None, None, None), None)
+            (R.EMPTY_FILE, "file is empty: no header record", Address(path, 0, 1, None, None, None), None)
         ], torn0
     where = "header frame" if torn0 else "header line"
     frame = 0 if torn0 else None
     address = Address(path, 0, 1, frame, frame, None)
-    return [("missing-header", f"no complete {where}: the file is cut inside it", address, None)], torn0
+    return [(R.MISSING_HEADER, f"no complete {where}: the file is cut inside it", address, None)], torn0
 
 
 def interruption(

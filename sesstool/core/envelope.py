@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.profile import Profile
 
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
@@ -16,13 +17,13 @@ def envelope_problems(obj: dict[str, Any], keys: Any, t: Any, profile: Profile |
     problems: list[Problem] = []
     if not keys <= ENVELOPE_KEYS:
         problems.append(
-            ("envelope-key", f"event has keys that do not belong: {sorted(keys - ENVELOPE_KEYS)}")
+            (R.ENVELOPE_KEY, f"event has keys that do not belong: {sorted(keys - ENVELOPE_KEYS)}")
         )
     if "data" not in keys:
-        problems.append(("envelope-data", "event has no data"))
+        problems.append((R.ENVELOPE_DATA, "event has no data"))
     ignorable = obj.get("ignorable")
     if ignorable is not None and ignorable is not True:
-        problems.append(("envelope-ignorable", f"ignorable must be absent or true, got {ignorable!r}"))
+        problems.append((R.ENVELOPE_IGNORABLE, f"ignorable must be absent or true, got {ignorable!r}"))
     if (
         profile is not None
         and ("surfaceOp" in keys or "sourceEventSeqs" in keys)
@@ -32,7 +33,7 @@ def envelope_problems(obj: dict[str, Any], keys: Any, t: Any, profile: Profile |
         and profile.known(t)
     ):
         problems.append(
-            ("surface-meta-on-log-only", f"{t} is not a surface event but carries surface metadata")
+            (R.SURFACE_META_ON_LOG_ONLY, f"{t} is not a surface event but carries surface metadata")
         )
     return problems
 
@@ -41,13 +42,13 @@ def refusal(profile: Profile, t: str, seq: int, session_id: str | None) -> Probl
     """An event type the log's version neither handles nor knows, not marked ignorable (§1.4)."""
     if t in profile.retired:
         return (
-            "retired-event-type",
+            R.RETIRED_EVENT_TYPE,
             f'retired event type "{t}" is refused by v0 readers and by the v0→v1 migration',
         )
     if t in profile.all_known:
-        return ("version-event-type", f'event type "{t}" does not exist in format v{profile.version}')
+        return (R.VERSION_EVENT_TYPE, f'event type "{t}" does not exist in format v{profile.version}')
     return (
-        "unknown-event-type",
+        R.UNKNOWN_EVENT_TYPE,
         f'session "{session_id}" contains event type "{t}" (seq {seq}) unknown '
         "to this harness and not marked ignorable; refusing to interpret the log",
     )

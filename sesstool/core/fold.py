@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.scan_state import EventState
 
@@ -28,7 +29,7 @@ def replace_nodes(
         or not is_safe_nonneg(op.get(end_key))
     ):
         report(
-            "surface-op-shape",
+            R.SURFACE_OP_SHAPE,
             f"replace surfaceOp must be exactly "
             f"{{op:'replace', {start_key}, {end_key}}} in "
             f"v{version}, got {op!r}",
@@ -37,7 +38,7 @@ def replace_nodes(
     start, end = op[start_key], op[end_key]
     if rules.earlier and (start >= seq or end >= seq):
         report(
-            "replace-not-earlier",
+            R.REPLACE_NOT_EARLIER,
             f"replace endpoints {start}..{end} must precede the replacing event {seq}",
         )
         return
@@ -45,17 +46,17 @@ def replace_nodes(
     nodes, node_type = fold.nodes, fold.node_type
     if start not in node_type or end not in node_type:
         missing = start if start not in node_type else end
-        report("replace-endpoint", f"replace endpoint {missing} is not a current surface node")
+        report(R.REPLACE_ENDPOINT, f"replace endpoint {missing} is not a current surface node")
         return
     i, j = nodes.index(start), nodes.index(end)
     if i > j:
-        report("replace-order", f"replace start {start} comes after end {end} in surface order")
+        report(R.REPLACE_ORDER, f"replace start {start} comes after end {end} in surface order")
         return
     removed = nodes[i : j + 1]
     if rules.cite and (cited is None or not set(removed) <= set(cited)):
         missing_seqs = sorted(set(removed) - set(cited or ()))
         report(
-            "replace-uncited",
+            R.REPLACE_UNCITED,
             f"sourceEventSeqs must cite every replaced node; missing {missing_seqs[:10]}",
         )
     fingerprint = rules.tool_fingerprint
@@ -63,12 +64,12 @@ def replace_nodes(
         shadow = removed[0]
         if len(removed) != 1 or node_type[shadow] != "tool/result":
             report(
-                "tool-result-replace",
+                R.TOOL_RESULT_REPLACE,
                 "a tool/result replacement must shadow exactly one tool/result node",
             )
         elif fold.tool_fp.get(shadow) != fingerprint(data):
             report(
-                "tool-result-replace",
+                R.TOOL_RESULT_REPLACE,
                 f"replacement of tool/result {shadow} changes more than its content",
             )
     if (
@@ -78,7 +79,7 @@ def replace_nodes(
         and (t != "system/message" or j != 0)
     ):
         report(
-            "protected-head",
+            R.PROTECTED_HEAD,
             "the system head may only be replaced by a system/message covering exactly that node",
         )
     nodes[i : j + 1] = [seq]

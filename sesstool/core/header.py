@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 MAX_SAFE = 2**53 - 1
@@ -64,26 +65,26 @@ def probe_version(record: object) -> int | None:
 def _version_refusal(record: object) -> list[Problem] | None:
     """Why a first record is not a header this version of sesstool reads (§1.4), or None."""
     if not isinstance(record, dict):
-        return [("header-invalid", "first record is not a JSON object")]
+        return [(R.HEADER_INVALID, "first record is not a JSON object")]
     if record.get("type") != "session":
-        return [("header-invalid", f'first record has type {record.get("type")!r}, expected "session"')]
+        return [(R.HEADER_INVALID, f'first record has type {record.get("type")!r}, expected "session"')]
     version = record.get("version")
     if type(version) is int and version < 0:
         sid = record.get("id")
         return [
             (
-                "header-older-version",
+                R.HEADER_OLDER_VERSION,
                 f'session "{sid}" uses log format v{version}, older than the supported v0: no '
                 "upgrade path exists for it",
             )
         ]
     if type(version) is not int:
-        return [("header-invalid", f"header version {version!r} is not a non-negative integer")]
+        return [(R.HEADER_INVALID, f"header version {version!r} is not a non-negative integer")]
     if version > CURRENT_VERSION:
         sid = record.get("id")
         return [
             (
-                "header-newer-version",
+                R.HEADER_NEWER_VERSION,
                 f'session "{sid}" uses log format v{version}, but sesstool reads only '
                 f"v0–v{CURRENT_VERSION}: the log was written by a newer harness",
             )
@@ -100,14 +101,14 @@ def _seed_keys(
         seed_length = field("seedLength", is_safe_nonneg, "a non-negative safe integer")
         if "isSeeded" in record:
             problems.append(
-                ("header-unknown-key", f"isSeeded does not exist in a v{version} header (seedLength says it)")
+                (R.HEADER_UNKNOWN_KEY, f"isSeeded does not exist in a v{version} header (seedLength says it)")
             )
         extra = keys - _REQUIRED_V0 - _OPTIONAL_V0 - {"isSeeded", *_RETIRED}
         if extra:
             # v0 readers tolerate and drop unknown keys; the v1 codec refuses them (§2.2).
             problems.append(
                 (
-                    "header-unknown-key",
+                    R.HEADER_UNKNOWN_KEY,
                     f"header has unexpected keys {sorted(extra)}"
                     + (" (a v0 reader drops them)" if version == 0 else ""),
                 )
@@ -115,10 +116,10 @@ def _seed_keys(
         return seed_length, None
     is_seeded = field("isSeeded", lambda v: type(v) is bool, "a boolean", True)
     if "seedLength" in record:
-        problems.append(("header-unknown-key", f"seedLength is forbidden in a v{version} header (isSeeded)"))
+        problems.append((R.HEADER_UNKNOWN_KEY, f"seedLength is forbidden in a v{version} header (isSeeded)"))
     extra = keys - _REQUIRED_V2 - _OPTIONAL_V2 - {"seedLength", *_RETIRED}
     if extra:
-        problems.append(("header-unknown-key", f"header has unexpected keys {sorted(extra)}"))
+        problems.append((R.HEADER_UNKNOWN_KEY, f"header has unexpected keys {sorted(extra)}"))
     return None, is_seeded
 
 
@@ -138,11 +139,11 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
     def field(name: str, ok: Callable[[Any], bool], want: str, required: bool = False) -> Any:
         if name not in record:
             if required:
-                problems.append(("header-field", f"header lacks required {name} ({want})"))
+                problems.append((R.HEADER_FIELD, f"header lacks required {name} ({want})"))
             return None
         value = record[name]
         if not ok(value):
-            problems.append(("header-field", f"header {name} must be {want}, got {value!r}"))
+            problems.append((R.HEADER_FIELD, f"header {name} must be {want}, got {value!r}"))
             return None
         return value
 
@@ -150,7 +151,7 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
     created = field("createdAt", is_safe_nonneg, "a non-negative safe integer", True)
     cwd = field("cwd", lambda v: isinstance(v, str), "a string")
     if isinstance(cwd, str) and not cwd.startswith("/"):
-        problems.append(("header-field", f'header cwd must be an absolute path, got "{cwd}"'))
+        problems.append((R.HEADER_FIELD, f'header cwd must be an absolute path, got "{cwd}"'))
     parent = field("parentSession", lambda v: isinstance(v, str), "a string")
     origin = field("origin", lambda v: v == "subagent", 'absent or "subagent"')
     depth = field("delegationDepth", is_safe_nonneg, "a non-negative safe integer", True)
@@ -158,7 +159,7 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
     for retired in _RETIRED:
         if retired in record:
             problems.append(
-                ("header-retired-key", f"session header uses retired policy baseline field {retired}")
+                (R.HEADER_RETIRED_KEY, f"session header uses retired policy baseline field {retired}")
             )
     seed_length, is_seeded = _seed_keys(record, version, field, problems)
     header = Header(

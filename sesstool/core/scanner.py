@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from sesstool.core import rule_ids as R
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.classify import (
     ReadEnd,
@@ -32,12 +33,7 @@ from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
-from sesstool.core.model import (
-    Boundaries,
-    PendingCall,
-    ScanResult,
-    TimelineEntry,
-)
+from sesstool.core.model import Boundaries, PendingCall, ScanResult, TimelineEntry
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.profile import EndState, EnvelopeCodec, Profile
@@ -157,7 +153,7 @@ class Scanner:
 
     def physical(self, issue: PhysicalIssue) -> None:
         address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset, None)
-        if issue.rule == "zstd-header-frame" and not self.codec.header_frame:
+        if issue.rule == R.ZSTD_HEADER_FRAME and not self.codec.header_frame:
             return  # a framing rule (§9.2) of a layout this dialect does not have
         if issue.fatal or issue.rule.startswith("zstd-"):
             # A defect inside a complete frame is corruption wherever it is (§6.3).
@@ -224,7 +220,7 @@ class Scanner:
                 seq = obj.get("seq") if type(obj) is dict else None
                 self.seq = seq if type(seq) is int else None
                 for key in duplicate_keys(raw):
-                    self.report("duplicate-key", f'key "{key}" occurs twice in one object')
+                    self.report(R.DUPLICATE_KEY, f'key "{key}" occurs twice in one object')
             if not self.header_done:
                 self._header(obj, raw)
             else:
@@ -236,7 +232,7 @@ class Scanner:
                     and self.profile.negative_zero_seq
                     and ("seq" in negative_zero_keys(raw))
                 ):
-                    self.report("envelope-seq", "seq is -0, which a v4 reader rejects")
+                    self.report(R.ENVELOPE_SEQ, "seq is -0, which a v4 reader rejects")
             if self.stopped:
                 return stop
             if self.header_done and self.issue is None and self.next_seq > 0:
@@ -303,20 +299,20 @@ class Scanner:
         t = obj.get("type")
         self.seq = None
         if t == "session":
-            self._bad_record("header-not-first", "a session header record after the first line", None)
+            self._bad_record(R.HEADER_NOT_FIRST, "a session header record after the first line", None)
             return
         if "seq0" not in obj:
-            self._bad_record("packed-row", f"malformed {t} storage row: no seq0", None)
+            self._bad_record(R.PACKED_ROW, f"malformed {t} storage row: no seq0", None)
             return
         profile = self.profile
         assert profile is not None
         if not profile.packed_rows:
-            self.report("version-event-type", f"packed {t} rows do not exist in v{profile.version} (§9.3)")
+            self.report(R.VERSION_EVENT_TYPE, f"packed {t} rows do not exist in v{profile.version} (§9.3)")
             return
         try:
             events = expand_row(obj)
         except RowError as err:
-            self._bad_record("packed-row", str(err), None)
+            self._bad_record(R.PACKED_ROW, str(err), None)
             return
         fixed, i = self._fixed, self._i
         self._fixed = self._position()  # every expanded event has the row's address
@@ -358,7 +354,7 @@ class Scanner:
                 if type(obj) is not dict:
                     self._i, self.seq = i, None
                     self._bad_record(
-                        "not-an-object", f"record is a JSON {type(obj).__name__}, not an object", None
+                        R.NOT_AN_OBJECT, f"record is a JSON {type(obj).__name__}, not an object", None
                     )
                     return
                 try:  # subscripts are cheaper than .get; a missing key is rare
@@ -432,12 +428,12 @@ class Scanner:
             return None
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
-            self._bad_record("envelope-seq", f"seq {seq!r} is not a non-negative safe integer", None)
+            self._bad_record(R.ENVELOPE_SEQ, f"seq {seq!r} is not a non-negative safe integer", None)
             return None
         if seq != self.next_seq:
             self.seq = seq
             self._bad_record(
-                "seq-gap", f"session event seq {seq} is not contiguous; expected {self.next_seq}", None
+                R.SEQ_GAP, f"session event seq {seq} is not contiguous; expected {self.next_seq}", None
             )
             if obj.get("type") == "turn/end" and self.issue is not None and not self.issue.proven:
                 # the out-of-place record is itself a turn/end: the region was committed
@@ -469,7 +465,7 @@ class Scanner:
             if time is None and self.opt.fixture:
                 return
             self._envelope_extras(obj, obj.keys(), obj.get("type"))
-            self.report("envelope-time", f"time {time!r} {profile.time_problem}")
+            self.report(R.ENVELOPE_TIME, f"time {time!r} {profile.time_problem}")
             return
         if profile.keep_time_text:
             self.state.stats.last_time_text = time
@@ -480,7 +476,7 @@ class Scanner:
         """Types without a handler: known log-only types, ignorable unknowns, refusals (§1.4)."""
         if type(t) is not str:
             self._envelope_extras(obj, obj.keys(), t)
-            self.report("envelope-type", f"event type {t!r} is not a string")
+            self.report(R.ENVELOPE_TYPE, f"event type {t!r} is not a string")
             return
         self.state.stats.count(t)
         profile = self.profile
@@ -492,16 +488,16 @@ class Scanner:
         if t in profile.seqless and profile.packed_rows:
             self.seq = None
             self._bad_record(
-                "packed-row", f"malformed {t} storage row: keys must be exactly type, seq0, time0, data", None
+                R.PACKED_ROW, f"malformed {t} storage row: keys must be exactly type, seq0, time0, data", None
             )
             return
         if obj.get("ignorable") is True:
             self.report_once(
-                "unknown-ignorable-event", t, f'unknown event type "{t}" marked ignorable: kept opaque'
+                R.UNKNOWN_IGNORABLE_EVENT, t, f'unknown event type "{t}" marked ignorable: kept opaque'
             )
             if ("surfaceOp" in obj or "sourceEventSeqs" in obj) and not profile.ignorable_surface_meta:
                 self.report(
-                    "surface-meta-on-log-only", f"ignorable {t} carries surface metadata (allowed only in v4)"
+                    R.SURFACE_META_ON_LOG_ONLY, f"ignorable {t} carries surface metadata (allowed only in v4)"
                 )
             return
         self.report(*refusal(profile, t, seq, self.state.session_id()))
@@ -550,7 +546,7 @@ class Scanner:
         interpreted_to_end = not self.fatal and not (self.issue is not None and self.issue.proven)
         if rel.open_turn is not None and self.opt.at_seq is None and interpreted_to_end:
             self.report(
-                "open-turn",
+                R.OPEN_TURN,
                 f"turn {rel.open_turn} is open at the end of the log: the session was interrupted",
                 Address(self.path, None, None, None, None, rel.open_turn_seq),
             )
@@ -558,7 +554,7 @@ class Scanner:
         pending = rel.pending(by_log)
         if by_log and pending and interpreted_to_end and self.opt.at_seq is None:
             self.report(
-                "unresolved-call",
+                R.UNRESOLVED_CALL,
                 f"{len(pending)} tool call(s) never answered: " + ", ".join(p.call_id for p in pending[:5]),
                 Address(self.path, None, None, None, None, pending[0].call_seq),
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from sesstool.core.errors import UnsupportedError, UsageError, WriteRefusedError
 from sesstool.core.physical import Encoding
@@ -29,6 +30,8 @@ from sesstool.store.liveness import LockState
 from sesstool.store.publish import Published, Sink, publish
 from sesstool.store.source import ReadLimits
 
+MigrateStatus = Literal["migrated", "up-to-date", "planned"]
+
 
 @dataclass(frozen=True, slots=True)
 class MigrateRequest:
@@ -43,7 +46,7 @@ class MigrateRequest:
 
 @dataclass(frozen=True, slots=True)
 class MigrateReport:
-    status: str  # "migrated" | "up-to-date" | "planned"
+    status: MigrateStatus
     source: Path
     source_sha256: str
     scan: ScanReport

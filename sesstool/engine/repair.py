@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sesstool.core import rule_ids as R
+from sesstool.core.documents import SCHEMA_VERSION, defect_doc
 from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
@@ -221,20 +224,10 @@ def _publish_salvage(
         source=source,
         source_identity=identity,
     )
-    from sesstool.core.jsonline import dumps_pretty
-
-    d = salvage.defect
     record = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "source": display,
-        "defect": {
-            "rule": d.rule,
-            "message": d.message,
-            "offset": d.address.offset,
-            "line": d.address.line,
-            "frame": d.address.frame,
-            "seq": d.address.seq,
-        },
+        "defect": defect_doc(salvage.defect),
         "kept_plaintext_bytes": salvage.cut,
         "dropped_file_offset": salvage.dropped_file_offset,
         "dropped_file_bytes": salvage.dropped_file_bytes,
@@ -370,7 +363,7 @@ def _verify_lines(
     count = 0
     for item in reading.batches():
         if isinstance(item, PhysicalIssue):
-            if item.rule == "zstd-header-frame" and not plan.header_frame:
+            if item.rule == R.ZSTD_HEADER_FRAME and not plan.header_frame:
                 continue  # a framing rule of a layout this dialect does not have
             raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
         for line in item[0]:

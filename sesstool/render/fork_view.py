@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.documents import SCHEMA_VERSION
 from sesstool.core.jsonline import dumps
 from sesstool.engine.fork import ForkReport
 from sesstool.render.escape import safe_line
@@ -14,8 +15,6 @@ from sesstool.render.escape import safe_line
 
 def fork_doc(rep: ForkReport) -> dict[str, Any]:
     """The ``--json`` document (exact log values, never escaped)."""
-    from sesstool.render.jsonout import SCHEMA_VERSION
-
     plan, src, pub = rep.plan, rep.source, rep.published
     header = src.scan.header
     return {

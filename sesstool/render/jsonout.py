@@ -4,32 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sesstool.core.errors import Address
+from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
 from sesstool.core.request import envelope_document
-from sesstool.core.rules import Finding
 from sesstool.engine.derive import DeriveReport
 from sesstool.engine.inspect import InspectReport
 from sesstool.engine.scan import ScanReport
 from sesstool.engine.validate import ValidateReport
-
-SCHEMA_VERSION = 1
-
-
-def address(a: Address | None) -> dict[str, Any] | None:
-    if a is None:
-        return None
-    return {
-        "file": a.file,
-        "offset": a.offset,
-        "line": a.line,
-        "frame": a.frame,
-        "frame_offset": a.frame_offset,
-        "seq": a.seq,
-    }
-
-
-def finding(f: Finding) -> dict[str, Any]:
-    return {"rule": f.rule, "severity": f.severity.label, "message": f.message, "address": address(f.address)}
 
 
 def file_facts(r: ScanReport) -> dict[str, Any]:
@@ -63,7 +43,11 @@ def scan_summary(r: ScanReport) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "header": s.header.raw if s.header is not None else None,
         "version": s.version,
-        "verdict": {"verdict": s.verdict, "reason": s.verdict_reason, "address": address(s.verdict_address)},
+        "verdict": {
+            "verdict": s.verdict,
+            "reason": s.verdict_reason,
+            "address": address_doc(s.verdict_address),
+        },
     }
     doc.update(r.dialect.inspect_body(s))
     doc["tail"] = {
@@ -72,9 +56,9 @@ def scan_summary(r: ScanReport) -> dict[str, Any]:
         "dropped_bytes": tail.dropped_bytes,
         "dropped_lines": tail.dropped_lines,
         "recovered_lines": tail.recovered_lines,
-        "address": address(tail.address),
+        "address": address_doc(tail.address),
     }
-    doc["findings"] = [finding(f) for f in s.findings]
+    doc["findings"] = [finding_doc(f) for f in s.findings]
     doc["findings_dropped"] = s.findings_dropped
     return doc
 
@@ -133,7 +117,7 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
                 "encoding": fr.report.source.encoding,
                 "events": s.stats.events,
                 "live": fr.report.live,
-                "findings": [finding(f) for f in s.findings],
+                "findings": [finding_doc(f) for f in s.findings],
                 "findings_dropped": s.findings_dropped,
                 "failed": fr.failing(rep.fail_on),
             }

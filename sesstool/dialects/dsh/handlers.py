@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.model import TimelineEntry
@@ -27,7 +28,7 @@ _USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteToke
 def _ts(st: EventState, data: Any) -> tuple[Any, Any]:
     if type(data) is dict:
         return data.get("turn"), data.get("step")
-    st.report("event-data", "event data is not an object")
+    st.report(R.EVENT_DATA, "event data is not an object")
     return None, None
 
 
@@ -43,7 +44,7 @@ def close_step_calls(st: EventState) -> None:
             else:
                 stats.never_started += 1
         st.report(
-            "unresolved-call",
+            R.UNRESOLVED_CALL,
             f"step closed with {len(left)} tool call(s) never answered: "
             + ", ".join(left[:5])
             + (" …" if len(left) > 5 else ""),
@@ -56,13 +57,13 @@ def turn_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
     rel = st.rel
     turn, _ = _ts(st, data)
     if not is_safe_nonneg(turn) or turn < 1:
-        st.report("event-data", f"turn/start turn {turn!r} is not a positive integer")
+        st.report(R.EVENT_DATA, f"turn/start turn {turn!r} is not a positive integer")
     if rel.open_turn is not None:
-        st.report("turn-open", f"turn/start {turn} while turn {rel.open_turn} is open")
+        st.report(R.TURN_OPEN, f"turn/start {turn} while turn {rel.open_turn} is open")
         close_step_calls(st)
     elif turn != rel.last_turn + 1:
         st.report(
-            "turn-number", f"turn/start {turn} after turn {rel.last_turn} (expected {rel.last_turn + 1})"
+            R.TURN_NUMBER, f"turn/start {turn} after turn {rel.last_turn} (expected {rel.last_turn + 1})"
         )
     st.stats.turns += 1
     rel.resumes(seq)
@@ -90,7 +91,7 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
         reason = data.get("reason") if type(data) is dict else None
         kind = reason.get("kind") if type(reason) is dict else None
         if not isinstance(kind, str) or not kind:
-            st.report("event-data", "turn/end reason lacks a kind")
+            st.report(R.EVENT_DATA, "turn/end reason lacks a kind")
             kind = "?"
         else:
             problem = turn_end_members(data, kind, version)
@@ -98,11 +99,11 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
                 st.report(*problem)
     st.stats.turn_end(kind)
     if kind == "forked" and version < 4:
-        st.report("event-data", "turn/end reason 'forked' exists only in v4")
+        st.report(R.EVENT_DATA, "turn/end reason 'forked' exists only in v4")
     if rel.open_turn is None or turn != rel.open_turn:
-        st.report("turn-end-mismatch", f"turn/end {turn} but the open turn is {rel.open_turn}")
+        st.report(R.TURN_END_MISMATCH, f"turn/end {turn} but the open turn is {rel.open_turn}")
     if rel.open_step is not None:
-        st.report("turn-end-step-open", f"turn/end {turn} while step {rel.open_step} is open")
+        st.report(R.TURN_END_STEP_OPEN, f"turn/end {turn} while step {rel.open_step} is open")
     close_step_calls(st)
     rel.last_turn_end, rel.resume_seq = seq, None
     rel.open_turn = None
@@ -116,12 +117,12 @@ def step_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
     rel = st.rel
     turn, step = _ts(st, data)
     if rel.open_turn is None or turn != rel.open_turn:
-        st.report("step-outside-turn", f"step/start names turn {turn} but the open turn is {rel.open_turn}")
+        st.report(R.STEP_OUTSIDE_TURN, f"step/start names turn {turn} but the open turn is {rel.open_turn}")
     if rel.open_step is not None:
-        st.report("step-open", f"step/start {step} while step {rel.open_step} is open")
+        st.report(R.STEP_OPEN, f"step/start {step} while step {rel.open_step} is open")
         close_step_calls(st)
     elif step != rel.next_step:
-        st.report("step-number", f"step/start {step} (expected {rel.next_step})")
+        st.report(R.STEP_NUMBER, f"step/start {step} (expected {rel.next_step})")
     st.stats.steps += 1
     rel.open_step = step if type(step) is int else rel.next_step
     rel.advertised = {}
@@ -133,7 +134,7 @@ def step_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
     turn, step = _ts(st, data)
     if rel.open_step is None or turn != rel.open_turn or step != rel.open_step:
         st.report(
-            "step-end-mismatch",
+            R.STEP_END_MISMATCH,
             f"step/end {turn}/{step} but the open step is {rel.open_turn}/{rel.open_step}",
         )
     close_step_calls(st)
@@ -152,7 +153,7 @@ def in_step(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
     ):
         turn, step = _ts(st, data)
         st.report(
-            "event-outside-step",
+            R.EVENT_OUTSIDE_STEP,
             f"{t} names {turn}/{step} but the open step is {rel.open_turn}/{rel.open_step}",
         )
     elif t == "assistant/attempt":
@@ -163,21 +164,21 @@ def in_step(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
 
 def in_turn(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     if st.rel.open_turn is None:
-        st.report("event-outside-turn", f"{t} outside an open turn")
+        st.report(R.EVENT_OUTSIDE_TURN, f"{t} outside an open turn")
 
 
 def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     in_step(st, obj, seq, t, data)
     cid = data.get("callId") if type(data) is dict else None
     if not isinstance(cid, str) or not cid or not isinstance(data.get("name"), str):
-        st.report("event-data", "tool/call needs a non-empty callId and a name")
+        st.report(R.EVENT_DATA, "tool/call needs a non-empty callId and a name")
         return
     if not isinstance(data.get("arguments"), str):
-        st.report("event-data", "tool/call arguments must be the raw JSON string")
+        st.report(R.EVENT_DATA, "tool/call arguments must be the raw JSON string")
     rel = st.rel
     st.stats.started_total += 1
     if cid in rel.started:
-        st.report("tool-call-duplicate", f"tool call {cid} started twice in one step")
+        st.report(R.TOOL_CALL_DUPLICATE, f"tool call {cid} started twice in one step")
     rel.started[cid] = seq
     entry = rel.advertised.get(cid)
     if entry is not None:
@@ -208,13 +209,13 @@ def end_seed(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
     st.rel.last_end_seed = seq
     version = st.version or 0
     if type(data) is not dict:
-        st.report("event-data", "session/end-seed data is not an object")
+        st.report(R.EVENT_DATA, "session/end-seed data is not an object")
         return
     tagged = data.get("inherited") is True
     if version <= 1 and data:
-        st.report("event-data", f"a v{version} session/end-seed carries data {{}}")
+        st.report(R.EVENT_DATA, f"a v{version} session/end-seed carries data {{}}")
     elif version >= 2 and not (data.keys() <= {"inherited"} and data.get("inherited", True) is True):
-        st.report("event-data", "session/end-seed data must be {} or {inherited: true}")
+        st.report(R.EVENT_DATA, "session/end-seed data must be {} or {inherited: true}")
     if len(stats.markers) < 64 or tagged:
         stats.markers.append((seq, tagged))
 
@@ -224,7 +225,7 @@ def steering(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
     legacy = v0_reader_view(obj, st.session_id())
     if legacy is None:
         st.report(
-            "event-data",
+            R.EVENT_DATA,
             "malformed steering/message: expected {turn, message} or {turn, content, source}",
         )
         return
@@ -236,7 +237,7 @@ def steering(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
 
 def image_offload(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     st.report(
-        "message-projection-event",
+        R.MESSAGE_PROJECTION_EVENT,
         "image/offload edits projected messages through a plugin interpreter that "
         "sesstool does not have; the derived messages cannot be trusted",
     )
@@ -251,13 +252,13 @@ def _cited(st: EventState, obj: dict[str, Any], seq: int, t: str, version: int) 
         return None
     if t == "assistant/message" and version >= 2:
         if version >= 3:
-            st.report("source-seqs-forbidden", "assistant/message must not carry sourceEventSeqs in v3+")
+            st.report(R.SOURCE_SEQS_FORBIDDEN, "assistant/message must not carry sourceEventSeqs in v3+")
         else:
-            st.report("source-seqs-assistant-v2", "v2 assistant/message no longer carries sourceEventSeqs")
+            st.report(R.SOURCE_SEQS_ASSISTANT_V2, "v2 assistant/message no longer carries sourceEventSeqs")
     try:
         return decode_seqs(src, seq, t == "assistant/message" and version <= 1, allow_ranges=version != 0)
     except SeqRangeError as err:
-        st.report("source-seqs-shape", str(err))
+        st.report(R.SOURCE_SEQS_SHAPE, str(err))
         return None
 
 
@@ -285,9 +286,9 @@ def surface_event(st: EventState, obj: dict[str, Any], seq: int, t: str, data: A
     else:
         in_step_ = op is None
         if op is None:
-            st.report("surface-op-missing", f"{t} is surface-eligible and requires a surfaceOp marker")
+            st.report(R.SURFACE_OP_MISSING, f"{t} is surface-eligible and requires a surfaceOp marker")
         else:
-            st.report("surface-op-shape", f"surfaceOp {op!r} is not 'append' or a replace")
+            st.report(R.SURFACE_OP_SHAPE, f"surfaceOp {op!r} is not 'append' or a replace")
         st.fold.append(seq, t)
     if type(data) is not dict:
         return
@@ -307,7 +308,7 @@ def _surface_payload(
         if in_step_:
             _check_open_step(st, t, data)
         elif t == "tool/result" and rel.open_turn is None:
-            st.report("event-outside-turn", f"{t} replacement outside an open turn")
+            st.report(R.EVENT_OUTSIDE_TURN, f"{t} replacement outside an open turn")
     if t == "tool/result":
         _tool_result(st, seq, data, op == "append")
     elif t == "assistant/message":
@@ -330,7 +331,7 @@ def _check_open_step(st: EventState, t: str, data: dict[str, Any]) -> None:
     rel = st.rel
     if rel.open_step is None or data.get("turn") != rel.open_turn or data.get("step") != rel.open_step:
         st.report(
-            "event-outside-step",
+            R.EVENT_OUTSIDE_STEP,
             f"{t} names {data.get('turn')}/{data.get('step')} but the open step is "
             f"{rel.open_turn}/{rel.open_step}",
         )
@@ -358,11 +359,11 @@ def _assistant(st: EventState, data: dict[str, Any], message: Any) -> None:
         if type(block) is dict and block.get("type") == "tool-call":
             cid = block.get("id")
             if not isinstance(cid, str) or not cid:
-                st.report("message-shape", "tool-call block without an id")
+                st.report(R.MESSAGE_SHAPE, "tool-call block without an id")
                 continue
             st.stats.advertised_total += 1
             if cid in rel.advertised:
-                st.report("tool-call-duplicate", f"tool call id {cid} advertised twice")
+                st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
             rel.advertised[cid] = [step, rel.started.get(cid), block.get("name")]
 
 
@@ -388,7 +389,7 @@ def _tool_result(st: EventState, seq: int, data: dict[str, Any], appended: bool)
         stats.never_started += 1
     else:
         st.report(
-            "tool-result-unmatched", f"tool/result for {cid} resolves no pending tool/call of this step"
+            R.TOOL_RESULT_UNMATCHED, f"tool/result for {cid} resolves no pending tool/call of this step"
         )
     rel.advertised.pop(cid, None)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache, partial
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE, Header, decode_header
 from sesstool.core.jsonline import negative_zero_keys
@@ -26,19 +27,19 @@ def read_header(
     for rule, message in found:
         sev = (
             Severity.INFO
-            if rule == "header-unknown-key" and header is not None and header.version == 0
+            if rule == R.HEADER_UNKNOWN_KEY and header is not None and header.version == 0
             else None
         )
         problems.append((rule, message, sev))
     for key in sorted(negative_zero_keys(raw) & {"createdAt", "delegationDepth", "seedLength"}):
-        problems.append(("header-field", f"header {key} is -0 (not a non-negative integer)", None))
+        problems.append((R.HEADER_FIELD, f"header {key} is -0 (not a non-negative integer)", None))
     if header is None:
-        unsupported = any(rule in ("header-newer-version", "header-older-version") for rule, _ in found)
+        unsupported = any(rule in (R.HEADER_NEWER_VERSION, R.HEADER_OLDER_VERSION) for rule, _ in found)
         return None, problems, unsupported
     if filename_version is not None and filename_version != header.version:
         problems.append(
             (
-                "header-filename-version",
+                R.HEADER_FILENAME_VERSION,
                 f"file name identifies v{filename_version}, but its header identifies v{header.version}",
                 None,
             )
@@ -55,7 +56,7 @@ def end_checks(end: EndState) -> None:
         sl = header.seed_length
         if sl > events:
             end.report(
-                "header-seed-length",
+                R.HEADER_SEED_LENGTH,
                 f"Session inheritedEventCount {sl} exceeds its event count {events}",
                 where,
                 # the v0 reader does not check it (rc.8 packages); later codecs refuse
@@ -63,14 +64,14 @@ def end_checks(end: EndState) -> None:
             )
         elif not any(s in (sl, sl - 1) for s, _ in markers):
             end.report(
-                "seed-length-marker", f"no session/end-seed at seq {sl} where the inherited seed ends", where
+                R.SEED_LENGTH_MARKER, f"no session/end-seed at seq {sl} where the inherited seed ends", where
             )
     if version >= 2 and header.is_seeded is not None:
         tagged = any(t for _, t in markers)
         if header.is_seeded and not tagged:
-            end.report("header-is-seeded", "seeded session lacks an inherited end-seed marker", where)
+            end.report(R.HEADER_IS_SEEDED, "seeded session lacks an inherited end-seed marker", where)
         elif not header.is_seeded and tagged:
-            end.report("header-is-seeded", "unseeded session contains an inherited end-seed marker", where)
+            end.report(R.HEADER_IS_SEEDED, "unseeded session contains an inherited end-seed marker", where)
 
 
 def _time_ms(time: Any) -> int | None:

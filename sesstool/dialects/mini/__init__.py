@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
 from sesstool.core.model import ScanResult
@@ -64,7 +65,7 @@ class MiniDialect(EnvelopeDialect):
     ) -> tuple[Header | None, list[HeaderProblem], bool]:
         header, found = h.decode_header(obj)
         unsupported = header is None and any(
-            rule in ("header-newer-version", "header-older-version") for rule, _ in found
+            rule in (R.HEADER_NEWER_VERSION, R.HEADER_OLDER_VERSION) for rule, _ in found
         )
         return header, [(rule, message, None) for rule, message in found], unsupported
 

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import Header, is_safe_nonneg
 from sesstool.core.model import TimelineEntry
@@ -55,30 +56,30 @@ def iso_ms(value: Any) -> int | None:
 def decode_header(obj: Any) -> tuple[Header | None, list[tuple[str, str]]]:
     """The header event (seq 0): a version the reader knows, ``delegationDepth`` required."""
     if not isinstance(obj, dict) or obj.get("type") != HEADER_TYPE:
-        return None, [("header-invalid", "first record is not a session/header event")]
+        return None, [(R.HEADER_INVALID, "first record is not a session/header event")]
     data = obj.get("data")
     if not isinstance(data, dict):
-        return None, [("header-invalid", "session/header data is not an object")]
+        return None, [(R.HEADER_INVALID, "session/header data is not an object")]
     version = data.get("version")
     if type(version) is not int or version < 0:
-        return None, [("header-invalid", f"header version {version!r} is not a non-negative integer")]
+        return None, [(R.HEADER_INVALID, f"header version {version!r} is not a non-negative integer")]
     if version > CURRENT_VERSION:
         return None, [
             (
-                "header-newer-version",
+                R.HEADER_NEWER_VERSION,
                 f"mini-agent log format v{version} is newer than the v{CURRENT_VERSION} sesstool "
                 "reads: nothing is damaged, the reader is old",
             )
         ]
     problems: list[tuple[str, str]] = []
     if obj.get("seq") != 0:
-        problems.append(("header-field", f"the header event must have seq 0, got {obj.get('seq')!r}"))
+        problems.append((R.HEADER_FIELD, f"the header event must have seq 0, got {obj.get('seq')!r}"))
     created = iso_ms(obj.get("time"))
     if created is None:
-        problems.append(("header-field", f"header time {obj.get('time')!r} is not an ISO-8601 string"))
+        problems.append((R.HEADER_FIELD, f"header time {obj.get('time')!r} is not an ISO-8601 string"))
     depth = data.get("delegationDepth")
     if not is_safe_nonneg(depth):
-        problems.append(("header-field", "header data.delegationDepth must be a non-negative integer"))
+        problems.append((R.HEADER_FIELD, "header data.delegationDepth must be a non-negative integer"))
     sid = data.get("id") if isinstance(data.get("id"), str) else None
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
     parent = data.get("parentSession") if isinstance(data.get("parentSession"), str) else None
@@ -103,7 +104,7 @@ def decode_header(obj: Any) -> tuple[Header | None, list[tuple[str, str]]]:
 
 def _data(st: EventState, t: str, data: Any) -> dict[str, Any] | None:
     if type(data) is not dict:
-        st.report("event-data", f"{t} data is not an object")
+        st.report(R.EVENT_DATA, f"{t} data is not an object")
         return None
     return data
 
@@ -112,12 +113,12 @@ def turn_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
     d = _data(st, t, data)
     turn = d.get("turn") if d else None
     if type(turn) is not int or turn < 1:
-        st.report("event-data", f"turn/start turn {turn!r} is not a positive integer")
+        st.report(R.EVENT_DATA, f"turn/start turn {turn!r} is not a positive integer")
     if st.rel.open_turn is not None:
-        st.report("turn-open", f"turn/start {turn} while turn {st.rel.open_turn} is open")
+        st.report(R.TURN_OPEN, f"turn/start {turn} while turn {st.rel.open_turn} is open")
     elif turn != st.rel.last_turn + 1:
         st.report(
-            "turn-number",
+            R.TURN_NUMBER,
             f"turn/start {turn} after turn {st.rel.last_turn} (expected {st.rel.last_turn + 1})",
         )
     st.stats.turns += 1
@@ -134,11 +135,11 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
     turn = d.get("turn") if d else None
     reason = d.get("reason") if d else None
     if type(reason) is not str or not reason:
-        st.report("event-data", "turn/end reason must be a non-empty string")
+        st.report(R.EVENT_DATA, "turn/end reason must be a non-empty string")
         reason = "?"
     st.stats.turn_ends[reason] = st.stats.turn_ends.get(reason, 0) + 1
     if st.rel.open_turn is None or turn != st.rel.open_turn:
-        st.report("turn-end-mismatch", f"turn/end {turn} but the open turn is {st.rel.open_turn}")
+        st.report(R.TURN_END_MISMATCH, f"turn/end {turn} but the open turn is {st.rel.open_turn}")
     st.rel.last_turn_end, st.rel.resume_seq = seq, None
     st.rel.open_turn = None
     st.rel.open_turn_seq = None
@@ -152,13 +153,13 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
         return
     cid = d.get("callId")
     if not isinstance(cid, str) or not cid or not isinstance(d.get("name"), str):
-        st.report("event-data", "tool/call needs a non-empty callId and a name")
+        st.report(R.EVENT_DATA, "tool/call needs a non-empty callId and a name")
         return
     if not isinstance(d.get("arguments"), str):
-        st.report("event-data", "tool/call arguments must be a JSON string")
+        st.report(R.EVENT_DATA, "tool/call arguments must be a JSON string")
     st.stats.started_total += 1
     if cid in st.rel.started:
-        st.report("tool-call-duplicate", f"tool call {cid} started twice")
+        st.report(R.TOOL_CALL_DUPLICATE, f"tool call {cid} started twice")
     st.rel.started[cid] = seq
     entry = st.rel.advertised.get(cid)
     if entry is not None:
@@ -172,22 +173,22 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
 
 def _message_problem(t: str, message: Any) -> tuple[str, str] | None:
     if not isinstance(message, dict):
-        return ("message-shape", f"{t} data.message is not an object")
+        return (R.MESSAGE_SHAPE, f"{t} data.message is not an object")
     role = message.get("role")
     if role != ROLES[t]:
-        return ("message-role", f"message role is {role!r}, expected {ROLES[t]!r}")
+        return (R.MESSAGE_ROLE, f"message role is {role!r}, expected {ROLES[t]!r}")
     content = message.get("content")
     if not (isinstance(content, (str, list)) or (content is None and t == "assistant/message")):
-        return ("message-shape", "message content must be a string or an array of parts")
+        return (R.MESSAGE_SHAPE, "message content must be a string or an array of parts")
     if t == "tool/result" and not (isinstance(message.get("tool_call_id"), str) and message["tool_call_id"]):
-        return ("tool-result-shape", "a tool message needs a non-empty tool_call_id")
+        return (R.TOOL_RESULT_SHAPE, "a tool message needs a non-empty tool_call_id")
     calls = message.get("tool_calls")
     if calls is not None and (
         t != "assistant/message"
         or not isinstance(calls, list)
         or not all(isinstance(c, dict) and isinstance(c.get("id"), str) for c in calls)
     ):
-        return ("message-shape", "tool_calls must be a list of {id, type, function} on an assistant message")
+        return (R.MESSAGE_SHAPE, "tool_calls must be a list of {id, type, function} on an assistant message")
     return None
 
 
@@ -204,7 +205,7 @@ def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
         try:
             cited = decode_seqs(src, seq, False)
         except SeqRangeError as err:
-            st.report("source-seqs-shape", str(err))
+            st.report(R.SOURCE_SEQS_SHAPE, str(err))
     op = obj.get("surfaceOp")
     replaced = False
     if op is None or op == {"op": "append"}:
@@ -214,7 +215,7 @@ def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
         replaced = True
         replace_nodes(st, op, seq, t, data, cited)
     else:
-        st.report("surface-op-shape", f"surfaceOp {op!r} is not {{op:'append'}} or a replace")
+        st.report(R.SURFACE_OP_SHAPE, f"surfaceOp {op!r} is not {{op:'append'}} or a replace")
         st.fold.nodes.append(seq)
         st.fold.node_type[seq] = t
     if isinstance(message, dict):
@@ -239,13 +240,13 @@ def _tool_result(
     call_seq = st.rel.started.get(cid)
     if call_seq is not None:
         if cited is not None and cited != [call_seq]:
-            st.report("tool-result-shape", f"tool/result cites {cited} but the call {cid} is seq {call_seq}")
+            st.report(R.TOOL_RESULT_SHAPE, f"tool/result cites {cited} but the call {cid} is seq {call_seq}")
         del st.rel.started[cid]
         st.stats.answered += 1
     elif cid in st.rel.advertised:
         st.stats.never_started += 1  # answered without ever starting (a synthetic result)
     else:
-        st.report("tool-result-unmatched", f"tool/result for {cid} answers no tool call")
+        st.report(R.TOOL_RESULT_UNMATCHED, f"tool/result for {cid} answers no tool call")
     st.rel.advertised.pop(cid, None)
 
 
@@ -263,7 +264,7 @@ def _assistant(st: EventState, data: dict[str, Any], message: dict[str, Any]) ->
         cid = call["id"]
         st.stats.advertised_total += 1
         if cid in st.rel.advertised:
-            st.report("tool-call-duplicate", f"tool call id {cid} advertised twice")
+            st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
         fn = call.get("function")
         name = fn.get("name") if isinstance(fn, dict) else None
         st.rel.advertised[cid] = [0, st.rel.started.get(cid), name]
