@@ -13,6 +13,9 @@ from sesstool.core.model import OpenState, PendingCall
 from sesstool.dialects.base import ForkInput
 from sesstool.dialects.mini.handlers import HEADER_TYPE
 
+# 9999-12-31T23:59:59.999Z: the last instant a four-digit ISO-8601 year (a mini-agent time) holds
+MINI_MAX_CREATED = 253402300799999
+
 # The spec gives the text for a call whose outcome is unknown; a call that never started is
 # told apart (docs/format.md "Mini-agent dialect").
 TEXT_OUTCOME_UNKNOWN = (
@@ -63,6 +66,11 @@ def plan_fork(request: ForkInput) -> ForkPlan:
         raise UsageError("the child session id must not be empty")
     if boundary < 1:
         raise UsageError("--at must be at least 1: seq 0 is the header event")
+    if type(created_at) is not int or not 0 <= created_at <= MINI_MAX_CREATED:
+        raise UsageError(
+            f"createdAt {created_at!r} cannot be a mini-agent header time: an ISO-8601 string "
+            f"holds epoch ms 0 to {MINI_MAX_CREATED} (year 9999)"
+        )
     data: dict[str, Any] = {"version": parent.version, "delegationDepth": 0, "id": child_id}
     if parent.cwd is not None:
         data["cwd"] = parent.cwd
