@@ -63,7 +63,7 @@ def fork_cmd(
         at=at,
         child_id=child_id,
         output=output,
-        encoding=as_encoding(encoding),
+        encoding=as_encoding(encoding, output),
         created_at=created_at,
         dry_run=dry_run,
         limits=limits_from(kwargs),

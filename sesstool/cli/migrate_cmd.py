@@ -55,7 +55,7 @@ def migrate_cmd(
     from sesstool.render.progress import scan_progress
 
     request = MigrateRequest(
-        path, to, output, as_encoding(encoding), dry_run, repair_first, limits_from(kwargs)
+        path, to, output, as_encoding(encoding, output), dry_run, repair_first, limits_from(kwargs)
     )
     cons = consoles(ctx)
     with scan_progress(cons, "migrating") as progress:

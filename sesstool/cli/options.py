@@ -119,7 +119,7 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
             "--encoding",
             type=click.Choice(["raw", "zstd"]),
             default=None,
-            help="Output encoding (default: the source's).",
+            help="Output encoding (default: what -o's suffix says, .zst/.zstd or .jsonl, else the source's).",
         )(func)
         func = click.option(
             "-o",
@@ -133,8 +133,27 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
     return decorate
 
 
-def as_encoding(value: str | None) -> Encoding | None:
-    return "zstd" if value == "zstd" else "raw" if value == "raw" else None
+def suffix_encoding(output: str | None) -> Encoding | None:
+    """The encoding an output name promises: ``.zst``/``.zstd`` zstd, ``.jsonl`` raw (any case);
+    None for any other name (the source's encoding then, or ``--encoding``)."""
+    name = (output or "").lower()
+    if name.endswith((".zst", ".zstd")):
+        return "zstd"
+    return "raw" if name.endswith(".jsonl") else None
+
+
+def as_encoding(value: str | None, output: str | None = None) -> Encoding | None:
+    """The output encoding: ``--encoding``, else what ``-o``'s suffix says, else None (the
+    source's). ``--encoding`` contradicting the suffix is a usage error (exit 2): a file named
+    ``.zstd`` always holds zstd and a ``.jsonl`` always plain JSONL (docs/format.md)."""
+    given: Encoding | None = "zstd" if value == "zstd" else "raw" if value == "raw" else None
+    implied = suffix_encoding(output)
+    if given is not None and implied is not None and given != implied:
+        raise click.UsageError(
+            f"--encoding {given} contradicts the output name {output!r} ({implied}); "
+            "rename the output or drop --encoding"
+        )
+    return given or implied
 
 
 def fixture_option(func: F) -> F:

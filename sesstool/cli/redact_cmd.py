@@ -37,7 +37,7 @@ def redact_cmd(
     from sesstool.render.progress import scan_progress
     from sesstool.render.redact_view import redact_doc, render_redact
 
-    request = RedactRequest(path, output, as_encoding(encoding), dry_run, limits_from(kwargs))
+    request = RedactRequest(path, output, as_encoding(encoding, output), dry_run, limits_from(kwargs))
     cons = consoles(ctx)
     with scan_progress(cons, "redacting") as progress:
         report = run_redact(request, progress)

@@ -47,7 +47,8 @@ def repair_cmd(
     from sesstool.render.progress import scan_progress
     from sesstool.render.repair_view import render_repair, repair_doc
 
-    request = RepairRequest(path, output, as_encoding(encoding), dry_run, salvage, limits_from(kwargs))
+    encoded = as_encoding(encoding, output)
+    request = RepairRequest(path, output, encoded, dry_run, salvage, limits_from(kwargs))
     cons = consoles(ctx)
     with scan_progress(cons, "repairing") as progress:
         report = run_repair(request, progress)

@@ -67,8 +67,9 @@ def validate_cmd(
 ) -> None:
     """Check session logs against every rule (docs/rules.md).
 
-    PATHS are files, directories (every *.jsonl and *.jsonl.zstd below them) or globs.
-    Exit 0 when no finding reaches --fail-on, 1 when one does (or a file is unreadable).
+    PATHS are files, directories (every *.jsonl, *.jsonl.zst and *.jsonl.zstd below them, in
+    any case) or globs. Exit 0 when no finding reaches --fail-on, 1 when one does (or a file
+    is unreadable), 2 when a directory holds no log or a glob matches nothing.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
     from sesstool.core.jsonline import dumps_pretty

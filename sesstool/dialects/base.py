@@ -51,11 +51,11 @@ class Row(NamedTuple):
 class RootLayout:
     """Where a dialect's logs live; the store ring does the walking.
 
-    ``suffixes`` are the file-name endings that make a file a log of this dialect when a
-    directory is walked (``validate DIR`` keeps the files ending in any registered dialect's
-    suffix). ``patterns`` are glob patterns relative to a root (``"--*--/*/session.v*.jsonl*"``,
-    ``"sessions/*/*/*/rollout-*.jsonl*"``): declared for a command that lists a root; none does
-    yet.
+    ``suffixes`` are the file-name endings (lower case; matched ignoring case) that make a
+    file a log of this dialect when a directory is walked (``validate DIR`` keeps the files
+    ending in any registered dialect's suffix). ``patterns`` are glob patterns relative to a
+    root (``"--*--/*/session.v*.jsonl*"``, ``"sessions/*/*/*/rollout-*.jsonl*"``): declared for
+    a command that lists a root; none does yet.
     """
 
     patterns: tuple[str, ...]
@@ -119,7 +119,7 @@ class Dialect(ABC):
     current_version: ClassVar[int | None] = None  # newest version ``migrate`` writes; None: no chain
     header_frame: ClassVar[bool] = False  # zstd: the first frame holds exactly the header line
     has_steps: ClassVar[bool] = False  # pending calls belong to a step (shown as "(step N)")
-    layout: ClassVar[RootLayout] = RootLayout((), (".jsonl", ".jsonl.zstd"))
+    layout: ClassVar[RootLayout] = RootLayout((), (".jsonl", ".jsonl.zst", ".jsonl.zstd"))
     rules: ClassVar[tuple[Rule, ...]] = ()  # the dialect's own rules (ids unique across dialects)
 
     # -- detection and scanning -----------------------------------------------------------------

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sesstool.core.errors import InputError
+from sesstool.core.errors import InputError, UsageError
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
 from sesstool.dialects import registry
@@ -51,25 +51,36 @@ class ValidateReport:
 
 def log_suffixes() -> tuple[str, ...]:
     """The file-name endings of a log of any registered dialect (``Dialect.layout``)."""
-    return tuple(sorted({s for d in registry.DIALECTS for s in d.layout.suffixes}))
+    return tuple(sorted({s.lower() for d in registry.DIALECTS for s in d.layout.suffixes}))
+
+
+def is_log_name(name: str) -> bool:
+    """A directory walk keeps this file: it ends in a registered suffix, in any case."""
+    return name.lower().endswith(log_suffixes())
 
 
 def expand_paths(args: tuple[str, ...]) -> list[str]:
-    """Files as given; directories walked for *.jsonl[.zstd] (sorted); unexpanded globs expanded.
+    """Files as given; directories walked for logs (sorted); unexpanded globs expanded.
 
-    In a directory every log file counts (a fixture tree), not just the highest generation.
+    In a directory every log file counts (a fixture tree), not just the highest generation; a
+    log is a file ending in a registered dialect's suffix (``.jsonl``, ``.jsonl.zst``,
+    ``.jsonl.zstd``), in any case. A directory holding no log, or a glob matching nothing, is a
+    usage error (exit 2): a mistyped path must not pass CI by checking nothing.
     """
     out: list[str] = []
     for arg in args:
         if arg != "-" and any(ch in arg for ch in "*?[") and not os.path.exists(arg):
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
-                out.append(arg)  # reported as unreadable: a glob that matched nothing
+                raise UsageError(f"no file matches {arg!r}")
             out.extend(matches)
         elif arg != "-" and os.path.isdir(arg):
-            found = sorted(
-                str(p) for p in Path(arg).rglob("*") if p.is_file() and p.name.endswith(log_suffixes())
-            )
+            found = sorted(str(p) for p in Path(arg).rglob("*") if p.is_file() and is_log_name(p.name))
+            if not found:
+                endings = ", ".join("*" + s for s in log_suffixes())
+                raise UsageError(
+                    f"no session log found in directory {arg!r} (looked for {endings}, in any case)"
+                )
             out.extend(found)
         else:
             out.append(arg)

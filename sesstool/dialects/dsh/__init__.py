@@ -27,7 +27,9 @@ class DshDialect(EnvelopeDialect):
     current_version = CURRENT_VERSION
     header_frame = True  # §9.2: frame 0 is exactly the header line
     has_steps = True
-    layout = RootLayout(("--*--/*/session.jsonl*", "--*--/*/session.v*.jsonl*"), (".jsonl", ".jsonl.zstd"))
+    layout = RootLayout(
+        ("--*--/*/session.jsonl*", "--*--/*/session.v*.jsonl*"), (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+    )
 
     def detect(self, first: Any) -> float:
         return 1.0 if isinstance(first, dict) and first.get("type") == profiles.HEADER_TYPE else 0.0
