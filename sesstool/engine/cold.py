@@ -3,7 +3,8 @@
 It resolves the source (a file or a session directory's highest generation — never standard
 input), holds ``session.lock`` in a session directory for the whole operation (created when
 missing, never deleted; elsewhere there is no protocol and no lock file is made), and refuses
-when another process has the file open for writing.
+when another process has the file open for writing. A dry run (``create_lock=False``) writes
+nothing at all: it honours an existing lock but never creates one in the evidence directory.
 """
 
 from __future__ import annotations
@@ -43,11 +44,11 @@ def resolve_source(arg: str, command: str) -> Path:
 
 
 @contextmanager
-def cold_session(arg: str, command: str) -> Iterator[ColdSource]:
+def cold_session(arg: str, command: str, create_lock: bool = True) -> Iterator[ColdSource]:
     path = resolve_source(arg, command)
     notes: list[str] = []
     if generations(path.parent):
-        with session_lock(path.parent, create=True) as lock:
+        with session_lock(path.parent, create=create_lock) as lock:
             if lock.warning:
                 notes.append(lock.warning)
             yield _checked(path, lock, notes)

@@ -75,7 +75,7 @@ def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> Mi
     newest = max(d.current_version for d in registry.DIALECTS if d.current_version is not None)
     if request.to is not None and not 0 <= request.to <= newest:
         raise UsageError(f"--to {request.to}: sesstool writes versions 0–{newest}")
-    with read_for_write(request.path, "migrate", request.limits, progress) as source:
+    with read_for_write(request.path, "migrate", request.limits, progress, dry_run=request.dry_run) as source:
         gate(source.scan, "migrate")
         base = _plan(request, source)
         if base.status == "up-to-date" or request.dry_run:

@@ -121,7 +121,7 @@ class LineRedactor:
 
 
 def run_redact(request: RedactRequest, progress: Progress | None = None) -> RedactReport:
-    with cold_session(request.path, "redact") as cold:
+    with cold_session(request.path, "redact", create_lock=not request.dry_run) as cold:
         source, identity = cold.path, cold.identity
         digest = hashlib.sha256()
         report, _ = run_scan(str(source), ScanOptions(), request.limits, progress, digest=digest)

@@ -88,7 +88,9 @@ def run_repair(request: RepairRequest, progress: Progress | None = None) -> Repa
         if request.salvage:
             boundaries.append((file_end, plain_end))
 
-    with read_for_write(request.path, "repair", request.limits, progress, on_frame_end) as source:
+    with read_for_write(
+        request.path, "repair", request.limits, progress, on_frame_end, dry_run=request.dry_run
+    ) as source:
         scan, scanner = source.scan, source.scanner
         salvage: Salvage | None = None
         if scan.verdict == "corrupt" and request.salvage:

@@ -57,9 +57,11 @@ def read_for_write(
     limits: ReadLimits,
     progress: Progress | None = None,
     on_frame_end: FrameHook | None = None,
+    dry_run: bool = False,
 ) -> Iterator[SourceRead]:
-    """Steps 1 of the pipeline; the lock is held until the ``with`` block ends."""
-    with cold_session(arg, command) as cold:
+    """Steps 1 of the pipeline; the lock is held until the ``with`` block ends. A dry run
+    creates no ``session.lock`` (it writes nothing at all); an existing one is still honoured."""
+    with cold_session(arg, command, create_lock=not dry_run) as cold:
         digest = hashlib.sha256()
         report, scanner = run_scan(
             str(cold.path), ScanOptions(), limits, progress, digest=digest, on_frame_end=on_frame_end
