@@ -83,6 +83,13 @@ def resolve(arg: str) -> tuple[Path, bool]:
 @contextmanager
 def open_source(arg: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
     """Yield a binary stream positioned at 0 and what is known about it."""
+    if "://" in arg:
+        from sesstool.store.remote import is_url, open_url  # fsspec: the [fleet] extra only
+
+        if is_url(arg):
+            with open_url(arg) as opened:
+                yield opened
+            return
     if arg == "-":
         stdin: Any = sys.stdin.buffer
         buffered: Any = stdin if isinstance(stdin, io.BufferedReader) else io.BufferedReader(stdin)
