@@ -122,7 +122,7 @@ def dask_client(request: FleetRequest) -> Iterator[Any]:
             n_workers=workers,
             threads_per_worker=request.threads_per_worker,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",
             host="127.0.0.1",
         ) as cluster,
         Client(cluster) as client,
