@@ -71,17 +71,23 @@ def test_extra_libraries_stay_in_their_ring() -> None:
         ring = path.relative_to(PKG).parts[0]
         for name in _imports(path):
             home = EXTRA_HOMES.get(name.split(".")[0])
-            assert home is None or home == ring, f"{path.relative_to(PKG)} imports {name} (belongs in {home}/)"
+            assert home is None or home == ring, (
+                f"{path.relative_to(PKG)} imports {name} (belongs in {home}/)"
+            )
 
 
 def test_fleet_uses_engine_entry_points_not_the_scanner() -> None:
     """The fleet runs the single-file commands; it never drives the scanner or readers itself."""
     for path in sorted((PKG / "fleet").rglob("*.py")):
         for name in _imports(path):
-            assert not name.startswith(("sesstool.core.scanner", "sesstool.store.raw_reader",
-                                        "sesstool.store.zstd_reader", "sesstool.store.readers")), (
-                f"{path.name} imports {name}"
-            )
+            assert not name.startswith(
+                (
+                    "sesstool.core.scanner",
+                    "sesstool.store.raw_reader",
+                    "sesstool.store.zstd_reader",
+                    "sesstool.store.readers",
+                )
+            ), f"{path.name} imports {name}"
 
 
 def test_core_install_imports_no_extra_library() -> None:
@@ -97,9 +103,9 @@ def test_core_install_imports_no_extra_library() -> None:
         "        main(args)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in %r)\n"
+        f"loaded = sorted(m for m in sys.modules if m.split('.')[0] in {set(EXTRA_HOMES)!r})\n"
         "sys.stderr.write(repr(loaded))\n"
-        "sys.exit(1 if loaded else 0)\n" % (set(EXTRA_HOMES),)
+        "sys.exit(1 if loaded else 0)\n"
     )
     fixture = str(PKG.parent / "fixtures" / "dsh" / "v0-tiny" / "session.jsonl.zstd")
     done = subprocess.run([sys.executable, "-c", code, fixture], capture_output=True, text=True, check=False)

@@ -85,8 +85,12 @@ def fleet_options(func: F) -> F:
             multiple=True,
             help="fsspec option KEY=VALUE (VALUE as JSON when it parses), e.g. endpoint_url=http://…",
         ),
-        click.option("--scratch", type=click.Path(file_okay=False), help="Directory for local copies of "
-                     "remote sources (write commands only; default: the system temp)."),
+        click.option(
+            "--scratch",
+            type=click.Path(file_okay=False),
+            help="Directory for local copies of "
+            "remote sources (write commands only; default: the system temp).",
+        ),
         click.option("--json", "as_json", is_flag=True, help="Print the totals as one JSON document."),
         limit_options,
     ]

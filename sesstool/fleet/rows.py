@@ -46,7 +46,7 @@ class Row:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Row:
-        values = {f.name: d.get(f.name) for f in fields(cls)}
+        values: dict[str, Any] = {f.name: d.get(f.name) for f in fields(cls)}
         values["rules"] = tuple(values["rules"] or ())
         return cls(**values)
 
@@ -92,7 +92,13 @@ def scan_row(
 
 
 def error_row(
-    path: str, command: str, status: str, exit_status: int | None, message: str, size: int | None, seconds: float
+    path: str,
+    command: str,
+    status: str,
+    exit_status: int | None,
+    message: str,
+    size: int | None,
+    seconds: float,
 ) -> Row:
     return Row(
         path=path,

@@ -18,7 +18,8 @@ from sesstool.core.errors import UsageError
 from sesstool.fleet.rows import Row, error_row
 from sesstool.fleet.work import FleetSettings, Item, process_batch
 from sesstool.store.object_publish import check_conditional_create
-from sesstool.store.remote import is_url, list_logs, parent, using_storage_options
+from sesstool.store.generations import parse_generation_name
+from sesstool.store.remote import basename, is_url, list_logs, parent, using_storage_options
 
 # Files per task when --batch is not given: enough tasks to balance the workers, few enough
 # that the scheduler's per-task cost (about a millisecond) stays small next to the work.
@@ -81,14 +82,17 @@ def _listed(url: str) -> Iterator[Item]:
 
 
 def batches(items: tuple[Item, ...], size: int | None, threads: int) -> list[tuple[Item, ...]]:
-    """Consecutive (so prefix-grouped) runs of files, cut at ``size`` files or BATCH_BYTES."""
+    """Consecutive (so prefix-grouped) runs of files, cut at ``size`` files or BATCH_BYTES —
+    never between two files of one local session directory: the write commands hold its
+    ``session.lock``, so its generations run one after the other in one task."""
     if size is None:
         size = max(1, min(MAX_AUTO_BATCH, len(items) // max(1, threads * 8)))
     out: list[tuple[Item, ...]] = []
     current: list[Item] = []
     weight = 0
     for item in items:
-        if current and (len(current) >= size or weight + (item.size or 0) > BATCH_BYTES):
+        same_dir = bool(current) and _session_dir(current[-1]) == _session_dir(item) is not None
+        if current and not same_dir and (len(current) >= size or weight + (item.size or 0) > BATCH_BYTES):
             out.append(tuple(current))
             current, weight = [], 0
         current.append(item)
@@ -96,6 +100,13 @@ def batches(items: tuple[Item, ...], size: int | None, threads: int) -> list[tup
     if current:
         out.append(tuple(current))
     return out
+
+
+def _session_dir(item: Item) -> str | None:
+    """The local session directory whose lock a write command takes for this file, if any."""
+    if is_url(item.path) or parse_generation_name(basename(item.path)) is None:
+        return None
+    return parent(item.path)
 
 
 def check_targets(request: FleetRequest, items: tuple[Item, ...]) -> None:
@@ -113,24 +124,26 @@ def dask_client(request: FleetRequest) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     if request.scheduler:
-        with Client(request.scheduler) as client:
+        with Client(request.scheduler) as client:  # type: ignore[no-untyped-call]
             yield client
         return
     workers = request.workers or os.cpu_count() or 1
     with (
-        LocalCluster(
+        LocalCluster(  # type: ignore[no-untyped-call]
             n_workers=workers,
             threads_per_worker=request.threads_per_worker,
             processes=True,
             dashboard_address=":0",
             host="127.0.0.1",
         ) as cluster,
-        Client(cluster) as client,
+        Client(cluster) as client,  # type: ignore[no-untyped-call]
     ):
         yield client
 
 
-def execute(request: FleetRequest, todo: Plan, client: Any, progress: Progress | None = None) -> Iterator[Row]:
+def execute(
+    request: FleetRequest, todo: Plan, client: Any, progress: Progress | None = None
+) -> Iterator[Row]:
     """Rows as their batches finish (order varies); exactly one row per planned item."""
     from distributed import as_completed
 
@@ -149,14 +162,14 @@ def execute(request: FleetRequest, todo: Plan, client: Any, progress: Progress |
 
     first = [f for f in (submit() for _ in range(limit)) if f is not None]
     files = done_bytes = 0
-    queue = as_completed(first)
+    queue = as_completed(first)  # type: ignore[no-untyped-call]
     for future in queue:
         batch = batch_of.pop(future)
         rows = _rows_of(future, batch, request.settings.command)
         future.release()
         nxt = submit()
         if nxt is not None:
-            queue.add(nxt)
+            queue.add(nxt)  # type: ignore[no-untyped-call]
         for row in rows:
             files += 1
             done_bytes += row.bytes or 0

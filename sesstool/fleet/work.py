@@ -28,7 +28,14 @@ from sesstool.engine.validate import ValidateRequest, run_validate
 from sesstool.fleet.rows import Row, error_row, scan_row
 from sesstool.store.digest import sha256_file
 from sesstool.store.object_publish import TargetExistsError, publish_object
-from sesstool.store.remote import StorageOptions, describe, is_url, object_digest, parent, using_storage_options
+from sesstool.store.remote import (
+    StorageOptions,
+    describe,
+    is_url,
+    object_digest,
+    parent,
+    using_storage_options,
+)
 from sesstool.store.scratch import local_copy, scratch_directory
 from sesstool.store.source import ReadLimits
 
@@ -183,7 +190,7 @@ def _existing_local(
     if target is None or not os.path.lexists(target):
         raise err
     with scratch_directory(settings.scratch) as scratch:
-        status, scan, out, note = runner(settings, item.path, str(scratch / target.name))
+        _, scan, out, _ = runner(settings, item.path, str(scratch / target.name))
         assert out is not None
         ours = sha256_file(out)
     if ours != sha256_file(target):
@@ -231,7 +238,12 @@ def _same_scan(local: Path) -> Callable[[str], None]:
 
     def verify(url: str) -> None:
         got = scan_source(url).scan
-        mine = (expected.version, expected.verdict, expected.stats.events, [f.rule for f in expected.findings])
+        mine = (
+            expected.version,
+            expected.verdict,
+            expected.stats.events,
+            [f.rule for f in expected.findings],
+        )
         theirs = (got.version, got.verdict, got.stats.events, [f.rule for f in got.findings])
         if mine != theirs:
             raise WriteRefusedError(f"{url} reads back as {theirs}, the verified output as {mine}")

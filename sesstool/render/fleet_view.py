@@ -37,7 +37,9 @@ def render_fleet(rep: FleetReport, out: Console) -> None:
     def line(label: str, text: str) -> None:
         out.print(Text(f"{label:<11} ") + Text(safe_line(text)))
 
-    state = "interrupted" if rep.interrupted else ("all succeeded" if rep.ok else f"{rep.failed} not succeeded")
+    state = (
+        "interrupted" if rep.interrupted else ("all succeeded" if rep.ok else f"{rep.failed} not succeeded")
+    )
     line("fleet", f"{rep.command}: {rep.files} file(s), {state}")
     line("processed", f"{rep.processed} now, {rep.carried} carried over from --resume")
     line("status", " · ".join(f"{k} {v}" for k, v in rep.by_status) or "-")

@@ -157,9 +157,7 @@ def open_url(url: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
         head = stream.read(4)
         stream.seek(0)
         parsed = parse_generation_name(basename(url))
-        yield stream, SourceInfo(
-            url, None, sniff(head), entry.size, parsed[0] if parsed else None, False
-        )
+        yield stream, SourceInfo(url, None, sniff(head), entry.size, parsed[0] if parsed else None, False)
 
 
 _OPTIONS: ContextVar[StorageOptions | None] = ContextVar("sesstool_storage_options", default=None)

@@ -92,8 +92,9 @@ def s3() -> Iterator[S3]:
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    host, port = server._server.server_address
-    endpoint = f"http://{host}:{port}"
+    assert server._server is not None
+    port = server._server.server_address[1]
+    endpoint = f"http://127.0.0.1:{port}"
     options = {
         "key": "testing",
         "secret": "testing",
@@ -111,9 +112,9 @@ def cluster() -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     with (
-        LocalCluster(
+        LocalCluster(  # type: ignore[no-untyped-call]
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
         ) as c,
-        Client(c) as client,
+        Client(c) as client,  # type: ignore[no-untyped-call]
     ):
         yield client

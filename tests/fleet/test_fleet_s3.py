@@ -75,7 +75,11 @@ def test_fleet_validate_equals_single_file_validate(
         findings = single["findings"]
         assert row.exit == code, rel(path)
         assert row.status == ("findings" if code == 1 else "ok")
-        assert (row.verdict, row.version, row.events) == (single["verdict"], single["version"], single["events"])
+        assert (row.verdict, row.version, row.events) == (
+            single["verdict"],
+            single["version"],
+            single["events"],
+        )
         assert row.rules == tuple(sorted({f["rule"] for f in findings})), rel(path)
         assert (row.errors, row.warnings, row.infos) == tuple(
             sum(1 for f in findings if f["severity"] == s) for s in ("error", "warning", "info")
@@ -89,7 +93,9 @@ def test_fleet_inspect_equals_single_file_inspect(
     s3: S3, cluster: Any, corpus: tuple[str, list[Path]], tmp_path: Path
 ) -> None:
     bucket, files = corpus
-    _, rows = fleet(s3, cluster, "inspect", (f"s3://{bucket}/dsh/", f"s3://{bucket}/mini/"), tmp_path / "i.jsonl")
+    _, rows = fleet(
+        s3, cluster, "inspect", (f"s3://{bucket}/dsh/", f"s3://{bucket}/mini/"), tmp_path / "i.jsonl"
+    )
     got = by_path(rows, bucket)
     expected = [p for p in files if rel(p).startswith(("dsh/", "mini/"))]
     assert sorted(got) == sorted(rel(p) for p in expected)
@@ -163,10 +169,17 @@ def test_fleet_write_publishes_exactly_the_single_file_outputs(
             assert (second[key].status, second[key].exit) == (row.status, row.exit), key
 
 
-def test_killing_a_worker_loses_no_row_and_duplicates_no_object(
-    s3: S3, cluster: Any, tmp_path: Path
-) -> None:
-    files = write_corpus(("dsh/v0-tiny", "dsh/v1-tiny", "dsh/v2-tiny", "dsh/v3-tiny", "dsh/torn-tail", "dsh/crash-dangling-call"))
+def test_killing_a_worker_loses_no_row_and_duplicates_no_object(s3: S3, cluster: Any, tmp_path: Path) -> None:
+    files = write_corpus(
+        (
+            "dsh/v0-tiny",
+            "dsh/v1-tiny",
+            "dsh/v2-tiny",
+            "dsh/v3-tiny",
+            "dsh/torn-tail",
+            "dsh/crash-dangling-call",
+        )
+    )
     bucket = s3.new_bucket()
     s3.upload(bucket, files)
     before = s3.etags(bucket)
@@ -182,7 +195,9 @@ def test_killing_a_worker_loses_no_row_and_duplicates_no_object(
 
         return progress
 
-    _, rows = fleet(s3, cluster, "migrate", (f"s3://{bucket}/",), tmp_path / "k.jsonl", batch=1, on_plan=on_plan)
+    _, rows = fleet(
+        s3, cluster, "migrate", (f"s3://{bucket}/",), tmp_path / "k.jsonl", batch=1, on_plan=on_plan
+    )
     assert killed and killed[0] < len(files), "the worker died mid-run"
     got = by_path(rows, bucket)
     assert sorted(got) == sorted(rel(p) for p in files)
@@ -202,7 +217,10 @@ def test_fleet_cli_embedded_cluster_parquet_and_resume(s3: S3, tmp_path: Path) -
 
     bucket = s3.new_bucket()
     s3.upload(bucket, [p for p in corpus_files() if rel(p).startswith("dsh/v")])
-    opts = [f"--storage-option={k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in s3.options.items()]
+    opts = [
+        f"--storage-option={k}={json.dumps(v) if not isinstance(v, str) else v}"
+        for k, v in s3.options.items()
+    ]
     summary, parquet = tmp_path / "s.jsonl", tmp_path / "s.parquet"
     run = run_sesstool(
         "fleet", "validate", f"s3://{bucket}/dsh/", "--workers", "2", "--summary", str(summary),
@@ -273,3 +291,29 @@ def test_a_store_that_ignores_if_none_match_is_refused(s3: S3, monkeypatch: pyte
     with pytest.raises(WriteRefusedError, match="ignores"):
         object_publish.check_conditional_create(f"s3://{bucket}/x/new.jsonl")
     assert s3.etags(bucket) == {}, "the probe object is removed again"
+
+
+def test_fleet_migrate_on_local_paths_uses_the_hardlink_publisher(cluster: Any, tmp_path: Path) -> None:
+    files = write_corpus(("dsh/v0-tiny", "dsh/v2-tiny", "mini/basic", "dsh/corrupt-middle"))
+    fleet_root, single_root = tmp_path / "fleet", tmp_path / "single"
+    _mirror(files, fleet_root)
+    single = _mirror(files, single_root)
+    codes = {key: run_sesstool("migrate", str(path)).exit_code for key, path in single.items()}
+    settings = FleetSettings("migrate")
+    request = FleetRequest((str(fleet_root),), settings, scheduler=cluster.scheduler.address)
+    report = run_fleet(request, FleetOutput(tmp_path / "l1.jsonl", None, None))
+    assert _tree(fleet_root) == _tree(single_root)
+    rows = {
+        Path(r["path"]).relative_to(fleet_root).as_posix(): Row.from_dict(r)
+        for r in read_jsonl(tmp_path / "l1.jsonl")
+    }
+    assert {k: r.exit for k, r in rows.items()} == codes
+    assert report.failed == sum(1 for c in codes.values() if c)
+    migrated = {k for k, r in rows.items() if r.status == "migrated"}
+    assert migrated and all(os.stat(rows[k].output or "").st_nlink == 1 for k in migrated)
+
+    tree = {p: p.stat().st_ino for p in fleet_root.rglob("*") if p.is_file()}
+    run_fleet(request, FleetOutput(tmp_path / "l2.jsonl", None, None))
+    assert {p: p.stat().st_ino for p in fleet_root.rglob("*") if p.is_file()} == tree, "nothing written"
+    again = {Path(r["path"]).relative_to(fleet_root).as_posix(): r for r in read_jsonl(tmp_path / "l2.jsonl")}
+    assert {k for k, r in again.items() if r["status"] == "exists"} == migrated

@@ -622,7 +622,11 @@ def test_publish_is_the_only_module_that_opens_files_for_writing() -> None:
     offenders: list[str] = []
     for path in sorted((REPO / "sesstool").rglob("*.py")):
         rel = path.relative_to(REPO).as_posix()
-        if rel in ("sesstool/store/publish.py", "sesstool/store/liveness.py", "sesstool/store/object_publish.py"):
+        if rel in (
+            "sesstool/store/publish.py",
+            "sesstool/store/liveness.py",
+            "sesstool/store/object_publish.py",
+        ):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         offenders += [f"{rel}:{line}" for line in _writes_in(tree)]
