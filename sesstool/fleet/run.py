@@ -17,8 +17,8 @@ from typing import Any
 from sesstool.core.errors import UsageError
 from sesstool.fleet.rows import Row, error_row
 from sesstool.fleet.work import FleetSettings, Item, process_batch
-from sesstool.store.object_publish import check_conditional_create
 from sesstool.store.generations import parse_generation_name
+from sesstool.store.object_publish import check_conditional_create
 from sesstool.store.remote import basename, is_url, list_logs, parent, using_storage_options
 
 # Files per task when --batch is not given: enough tasks to balance the workers, few enough
