@@ -317,3 +317,15 @@ def test_fleet_migrate_on_local_paths_uses_the_hardlink_publisher(cluster: Any, 
     assert {p: p.stat().st_ino for p in fleet_root.rglob("*") if p.is_file()} == tree, "nothing written"
     again = {Path(r["path"]).relative_to(fleet_root).as_posix(): r for r in read_jsonl(tmp_path / "l2.jsonl")}
     assert {k for k, r in again.items() if r["status"] == "exists"} == migrated
+
+
+def test_without_the_extra_fleet_commands_exit_2_with_the_install_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sesstool.cli import fleet_cmd
+
+    monkeypatch.setattr(fleet_cmd, "missing_extra", lambda: ["dask", "pyarrow"])
+    run = run_sesstool("fleet", "validate", "fixtures", "--summary", "-")
+    assert run.exit_code == 2
+    assert "pip install 'sesstool[fleet]'" in run.stderr and "dask, pyarrow" in run.stderr
+    assert run_sesstool("fleet", "--help").exit_code == 0
