@@ -1,7 +1,8 @@
 """`make bench-fleet`: the fleet's throughput, one process vs a LocalCluster (docs/fleet.md).
 
-Two workloads on local files: files per second over many small logs (default 10,000) and
-bytes per second over a few large ones (default 20 × 64 MiB). Each is validated by
+Two workloads on local files: files per second over many small logs (default 10,000 copies of
+the clean dsh fixtures) and bytes per second over a few large generated ones (default 20 × 64 MiB).
+Each is validated by
 
 * one process: the same per-file function the workers run (`sesstool.fleet.work.process`),
   in a loop — the baseline, no Dask at all;
@@ -32,27 +33,25 @@ from sesstool.fleet.entry import FleetOutput, run_fleet  # noqa: E402
 from sesstool.fleet.run import FleetRequest, plan  # noqa: E402
 from sesstool.fleet.work import FleetSettings, process  # noqa: E402
 
-SMALL_VARIANTS = 50
+# Small real logs: the clean dsh fixtures of every version (0.5–20 KiB each), copied round-robin.
+SMALL_SOURCES = (
+    "dsh/v0-tiny/session.jsonl", "dsh/v1-tiny/session.v1.jsonl", "dsh/v2-tiny/session.v2.jsonl",
+    "dsh/v3-tiny/session.v3.jsonl", "dsh/v4-tiny/session.v4.jsonl", "dsh/clean-multiturn/session.jsonl",
+    "dsh/chunks-packed/session.jsonl", "dsh/compaction/session.jsonl",
+)  # fmt: skip
 
 
 def small_logs(root: Path, count: int) -> list[Path]:
-    """``count`` small valid v0 logs (50 generated variants of ~2–6 KiB, copied round-robin)."""
-    root.mkdir(parents=True, exist_ok=True)
-    variants = root / "_variants"
-    variants.mkdir(exist_ok=True)
-    sources = []
-    for i in range(SMALL_VARIANTS):
-        src = variants / f"v{i}.jsonl"
-        if not src.exists():
-            genlog.generate(src, 2048 + 80 * i, seed=i + 1)
-        sources.append(src)
+    """``count`` small valid logs in their own session directories."""
+    fixtures = HERE.parent / "fixtures"
+    sources = [fixtures / s for s in SMALL_SOURCES]
     out = []
     for n in range(count):
-        d = root / f"s{n:06d}"
-        path = d / "session.jsonl"
+        src = sources[n % len(sources)]
+        path = root / f"s{n:06d}" / src.name
         if not path.exists():
-            d.mkdir(exist_ok=True)
-            shutil.copyfile(sources[n % SMALL_VARIANTS], path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, path)
         out.append(path)
     return out
 
@@ -137,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'workload':<22}{'1 process':>12}{'LocalCluster':>14}{'ratio':>8}")
     for label, a, b, r in rows:
         print(f"{label:<22}{a:>12.1f}{b:>14.1f}{r:>8.2f}")
+    small = results["small_single"]
+    print(f"small logs: {small['files']} files, {small['bytes'] / small['files'] / 1024:.1f} KiB on average")
     print(f"cluster start-up: {results['cluster_start_seconds']:.1f} s ({args.workers} workers)")
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     if not args.keep:
