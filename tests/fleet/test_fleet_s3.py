@@ -212,7 +212,7 @@ def test_killing_a_worker_loses_no_row_and_duplicates_no_object(s3: S3, cluster:
             assert s3.sha256(r.output.removeprefix("s3://")) == r.output_sha256
 
 
-def test_fleet_cli_embedded_cluster_parquet_and_resume(s3: S3, tmp_path: Path) -> None:
+def test_fleet_cli_embedded_cluster_parquet_and_resume(s3: S3, cluster: Any, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     bucket = s3.new_bucket()
@@ -239,7 +239,7 @@ def test_fleet_cli_embedded_cluster_parquet_and_resume(s3: S3, tmp_path: Path) -
     partial.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in [*kept, crashed]))
     resumed = tmp_path / "r.jsonl"
     run = run_sesstool(
-        "fleet", "validate", f"s3://{bucket}/dsh/", "--workers", "1", "--summary", str(resumed),
+        "fleet", "validate", f"s3://{bucket}/dsh/", "--scheduler", cluster.scheduler.address, "--summary", str(resumed),
         "--resume", str(partial), "--json", *opts,
     )  # fmt: skip
     assert run.exit_code == 0, run.stderr
