@@ -239,7 +239,8 @@ def test_fleet_cli_embedded_cluster_parquet_and_resume(s3: S3, cluster: Any, tmp
     partial.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in [*kept, crashed]))
     resumed = tmp_path / "r.jsonl"
     run = run_sesstool(
-        "fleet", "validate", f"s3://{bucket}/dsh/", "--scheduler", cluster.scheduler.address, "--summary", str(resumed),
+        "fleet", "validate", f"s3://{bucket}/dsh/", "--scheduler", cluster.scheduler.address,
+        "--summary", str(resumed),
         "--resume", str(partial), "--json", *opts,
     )  # fmt: skip
     assert run.exit_code == 0, run.stderr
