@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from sesstool.core.errors import InputError
-from sesstool.store.generations import parse_generation_name
-from sesstool.store.source import SourceInfo, sniff
 
 # Read block for remote objects: big enough that one request serves many lines, small enough
 # that a worker holding a few open objects stays well under its memory limit.
@@ -146,18 +144,6 @@ def open_object(url: str, options: StorageOptions | None = None) -> Iterator[tup
         yield f, entry
     finally:
         f.close()
-
-
-@contextmanager
-def open_url(url: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
-    """``open_source`` for a URL: the stream and what is known about the object. Objects do not
-    grow in place, so the whole object is the stable prefix. Storage options come from
-    ``using_storage_options`` (the fleet sets them per task)."""
-    with open_object(url) as (stream, entry):
-        head = stream.read(4)
-        stream.seek(0)
-        parsed = parse_generation_name(basename(url))
-        yield stream, SourceInfo(url, None, sniff(head), entry.size, parsed[0] if parsed else None, False)
 
 
 _OPTIONS: ContextVar[StorageOptions | None] = ContextVar("sesstool_storage_options", default=None)
