@@ -78,7 +78,8 @@ def run_fleet(
     carried = resumed_rows(output.resume) if output.resume else []
     request = replace(request, done=frozenset(r.path for r in carried))
     todo = plan(request)
-    check_targets(request, todo.items)
+    if check_targets(request, todo.items):
+        request = replace(request, settings=replace(request.settings, create_checked=True))
     progress = on_plan(todo) if on_plan else None
     seen: list[Row] = []
     interrupted = [False]

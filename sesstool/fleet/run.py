@@ -109,14 +109,17 @@ def _session_dir(item: Item) -> str | None:
     return parent(item.path)
 
 
-def check_targets(request: FleetRequest, items: tuple[Item, ...]) -> None:
+def check_targets(request: FleetRequest, items: tuple[Item, ...]) -> bool:
     """Write commands on object storage: refuse before any work unless every target prefix's
-    store refuses overwrites (the probe in store.object_publish)."""
+    store refuses overwrites (the probe in store.object_publish, run here on the client only).
+    True when prefixes were proven (the workers then publish without probing again)."""
     if request.settings.command not in ("migrate", "repair"):
-        return
+        return False
+    prefixes = sorted({parent(i.path) for i in items if is_url(i.path)})
     with using_storage_options(request.settings.options):
-        for prefix in sorted({parent(i.path) for i in items if is_url(i.path)}):
+        for prefix in prefixes:
             check_conditional_create(f"{prefix}/probe", request.settings.options)
+    return bool(prefixes)
 
 
 @contextmanager

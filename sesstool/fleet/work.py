@@ -55,6 +55,7 @@ class FleetSettings:
     encoding: Encoding | None = None  # write commands: output encoding
     storage_options: tuple[tuple[str, object], ...] = ()
     scratch: str | None = None  # base directory for remote sources' local copies
+    create_checked: bool = False  # the client proved conditional create on every target prefix
 
     @property
     def options(self) -> StorageOptions:
@@ -216,7 +217,10 @@ def _write_remote(settings: FleetSettings, item: Item, started: float, runner: R
         if now is None or now.tag != entry.tag or now.size != entry.size:
             raise WriteRefusedError(f"source changed while it was read: {item.path}; nothing was published")
         try:
-            published = publish_object(target, out, verify=_same_scan(out), options=settings.options)
+            published = publish_object(
+                target, out, verify=_same_scan(out), options=settings.options,
+                probe=not settings.create_checked,
+            )  # fmt: skip
         except TargetExistsError:
             _, theirs = object_digest(target)
             if theirs != ours:

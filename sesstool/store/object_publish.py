@@ -93,13 +93,19 @@ def publish_object(
     *,
     verify: Callable[[str], None],
     options: StorageOptions | None = None,
+    probe: bool = True,
 ) -> PublishedObject:
     """Create the new object ``target`` from the local file ``local``; never overwrite.
 
     Raises TargetExistsError when the key is taken and WriteRefusedError for every other
     refusal (store without conditional create, upload failure, read-back or ``verify`` failure).
+    ``probe=False`` when the caller has already run ``check_conditional_create`` on this prefix
+    (the fleet does, once, on its client: a worker killed mid-probe would leave the probe).
     """
-    check_conditional_create(target, options)
+    if protocol(target) not in CONDITIONAL_CREATE:
+        raise _refuse_protocol(target)
+    if probe:
+        check_conditional_create(target, options)
     fs = filesystem(target, options)
     sent = hashlib.sha256()
     size = 0
