@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.documents import SCHEMA_VERSION
 from sesstool.fleet.entry import FleetReport
 from sesstool.render.console import Consoles
 from sesstool.render.escape import safe_line
@@ -16,7 +17,7 @@ from sesstool.render.escape import safe_line
 
 def fleet_doc(rep: FleetReport) -> dict[str, Any]:
     return {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "command": f"fleet {rep.command}",
         "ok": rep.ok,
         "interrupted": rep.interrupted,
