@@ -66,6 +66,7 @@ class Module:
 class Config:
     threshold: float
     modules: tuple[Module, ...]
+    skip_tests: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def load_config() -> Config:
             f"{MODULES_TOML.relative_to(ROOT)} lists modules that do not exist: {', '.join(missing)} "
             "— point each entry at the module's current home"
         )
-    return Config(float(raw["threshold"]), modules)
+    return Config(float(raw["threshold"]), modules, tuple(raw.get("skip_tests", ())))
 
 
 def load_equivalents() -> list[Equivalent]:
@@ -146,9 +147,14 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:20]
 
 
-def _test_files() -> list[Path]:
+def _test_files(config: Config) -> list[Path]:
     files = sorted((ROOT / "tests").rglob("test_*.py"))
-    return [f for f in files if "interop" not in f.relative_to(ROOT).parts]
+    return [
+        f
+        for f in files
+        if "interop" not in f.relative_to(ROOT).parts
+        and f.relative_to(ROOT).as_posix() not in config.skip_tests
+    ]
 
 
 def refresh_scratch() -> None:
@@ -190,7 +196,7 @@ def build_map(config: Config) -> dict[str, Any]:
     lines: dict[str, dict[str, set[str]]] = {}
     durations: dict[str, float] = {}
     include = ",".join(str(SCRATCH / m.path) for m in config.modules)
-    for test_file in _test_files():
+    for test_file in _test_files(config):
         rel = test_file.relative_to(ROOT).as_posix()
         test_hash = _sha(test_file.read_bytes() + conftest)
         cache = MAPS / (rel.replace("/", "_") + ".json")
