@@ -59,7 +59,9 @@ def _copy_ignore(directory: str, names: list[str]) -> set[str]:
 @dataclass(frozen=True)
 class Module:
     path: str
-    import_tests: tuple[str, ...]  # tests for lines that run only at import (module constants)
+    # the module's own test files: run first for every mutant (a kill there is cheap: one file
+    # to collect), and the judges of lines that run only at import (module constants)
+    own_tests: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Config:
     threshold: float
     modules: tuple[Module, ...]
     skip_tests: tuple[str, ...] = ()
+    max_tests: int = 200  # per mutant, after its own tests: the fastest covering ones
 
 
 @dataclass(frozen=True)
@@ -112,14 +115,16 @@ class Score:
 
 def load_config() -> Config:
     raw = tomllib.loads(MODULES_TOML.read_text())
-    modules = tuple(Module(m["path"], tuple(m.get("import_tests", ()))) for m in raw["module"])
+    modules = tuple(Module(m["path"], tuple(m.get("own_tests", ()))) for m in raw["module"])
     missing = [m.path for m in modules if not (ROOT / m.path).is_file()]
     if missing:
         raise SystemExit(
             f"{MODULES_TOML.relative_to(ROOT)} lists modules that do not exist: {', '.join(missing)} "
             "— point each entry at the module's current home"
         )
-    return Config(float(raw["threshold"]), modules, tuple(raw.get("skip_tests", ())))
+    return Config(
+        float(raw["threshold"]), modules, tuple(raw.get("skip_tests", ())), int(raw.get("max_tests", 200))
+    )
 
 
 def load_equivalents() -> list[Equivalent]:
@@ -148,12 +153,13 @@ def _sha(data: bytes) -> str:
 
 
 def _test_files(config: Config) -> list[Path]:
-    files = sorted((ROOT / "tests").rglob("test_*.py"))
+    """The test files of the scratch copy (what actually runs), less the skipped ones."""
+    files = sorted((SCRATCH / "tests").rglob("test_*.py"))
     return [
         f
         for f in files
-        if "interop" not in f.relative_to(ROOT).parts
-        and f.relative_to(ROOT).as_posix() not in config.skip_tests
+        if "interop" not in f.relative_to(SCRATCH).parts
+        and f.relative_to(SCRATCH).as_posix() not in config.skip_tests
     ]
 
 
@@ -191,13 +197,13 @@ def build_map(config: Config) -> dict[str, Any]:
     the test files. Each file's part is cached (.mutation/map/) and re-measured only when it or
     a mutated module it executes has changed."""
     MAPS.mkdir(parents=True, exist_ok=True)
-    conftest = (ROOT / "tests" / "conftest.py").read_bytes()
-    modules = {m.path: _sha((ROOT / m.path).read_bytes()) for m in config.modules}
+    conftest = (SCRATCH / "tests" / "conftest.py").read_bytes()
+    modules = {m.path: _sha((SCRATCH / m.path).read_bytes()) for m in config.modules}
     lines: dict[str, dict[str, set[str]]] = {}
     durations: dict[str, float] = {}
     include = ",".join(str(SCRATCH / m.path) for m in config.modules)
     for test_file in _test_files(config):
-        rel = test_file.relative_to(ROOT).as_posix()
+        rel = test_file.relative_to(SCRATCH).as_posix()
         test_hash = _sha(test_file.read_bytes() + conftest)
         cache = MAPS / (rel.replace("/", "_") + ".json")
         part: dict[str, Any] = json.loads(cache.read_text()) if cache.exists() else {}
@@ -239,7 +245,14 @@ def build_map(config: Config) -> dict[str, Any]:
 # Running mutants
 
 
-def _selected(m: Mutant, module: Module, cov: dict[str, Any]) -> list[str]:
+@dataclass(frozen=True)
+class Selection:
+    own: list[str]  # covering tests from the module's own test files
+    others: list[str]  # the fastest other covering tests, at most max_tests
+    covering: int  # how many tests execute the mutated lines in all
+
+
+def _selected(m: Mutant, module: Module, cov: dict[str, Any], max_tests: int) -> Selection:
     by_line: dict[str, set[str]] = cov["lines"].get(module.path, {})
     tests: set[str] = set()
     for line in range(m.lineno, m.end_lineno + 1):
@@ -247,9 +260,13 @@ def _selected(m: Mutant, module: Module, cov: dict[str, Any]) -> list[str]:
     import_time = "" in tests
     tests.discard("")
     if import_time and not tests:
-        return list(module.import_tests)  # a line run only at import: the module's own tests
+        # a line run only at import (a module constant): the module's own tests judge it
+        return Selection(list(module.own_tests), [], len(module.own_tests))
     durations: dict[str, float] = cov["durations"]
-    return sorted(tests, key=lambda t: (durations.get(t, 60.0), t))
+    ordered = sorted(tests, key=lambda t: (durations.get(t, 60.0), t))
+    own = [t for t in ordered if t.split("::")[0] in module.own_tests]
+    others = [t for t in ordered if t.split("::")[0] not in module.own_tests]
+    return Selection(own, others[:max_tests], len(ordered))
 
 
 def _run_tests(tests: list[str], timeout: float) -> tuple[str, str]:
@@ -279,15 +296,17 @@ def _write(module: Module, text: str) -> None:
         pyc.unlink()
 
 
-def run_module(module: Module, equivalents: list[Equivalent], cov: dict[str, Any], budget: float) -> Score:
-    source = (ROOT / module.path).read_text()
+def run_module(
+    module: Module, equivalents: list[Equivalent], cov: dict[str, Any], budget: float, max_tests: int
+) -> Score:
+    source = (SCRATCH / module.path).read_text()  # the copy: edits made during a run do not count
     found = mutants(module.path, source)
     judged = {e.key: e for e in equivalents if e.module == module.path}
     score = Score(module.path)
     durations: dict[str, float] = cov["durations"]
     # the unparsed original must pass the module's own tests: ast.unparse is behaviour-preserving
     _write(module, original(source))
-    status, detail = _run_tests(list(module.import_tests), 900)
+    status, detail = _run_tests(list(module.own_tests), 900)
     if status != "survived":
         raise SystemExit(f"{module.path}: the unmutated (unparsed) module fails its tests: {detail}")
     deadline = time.monotonic() + budget
@@ -299,17 +318,26 @@ def run_module(module: Module, equivalents: list[Equivalent], cov: dict[str, Any
             if time.monotonic() > deadline:
                 score.outcomes.append(Outcome(m, "not-run", detail="time budget spent"))
                 continue
-            tests = _selected(m, module, cov)
-            if not tests:
+            selection = _selected(m, module, cov, max_tests)
+            if not selection.own and not selection.others:
                 score.outcomes.append(Outcome(m, "uncovered", detail="no test executes this line"))
                 continue
             text = mutate(source, m.index)
             compile(text, module.path, "exec")  # a mutant that cannot compile would count as killed
             _write(module, text)
-            timeout = 60 + 3 * sum(durations.get(t, 10.0) for t in tests)
             started = time.monotonic()
-            status, detail = _run_tests(tests, timeout)
-            outcome = Outcome(m, status, len(tests), time.monotonic() - started, detail)
+            status, detail, ran = "survived", "", 0
+            for batch in (selection.own, selection.others):
+                if not batch:
+                    continue
+                timeout = 60 + 3 * sum(durations.get(t, 10.0) for t in batch)
+                status, detail = _run_tests(batch, timeout)
+                ran += len(batch)
+                if status != "survived":
+                    break
+            if status == "survived" and ran < selection.covering:
+                detail = f"ran the {ran} fastest of {selection.covering} covering tests"
+            outcome = Outcome(m, status, ran, time.monotonic() - started, detail)
             score.outcomes.append(outcome)
             mark = {"killed": ".", "timeout": "T", "survived": "S"}[status]
             print(mark, end="", flush=True)
@@ -330,7 +358,9 @@ def report(score: Score, threshold: float) -> str:
     lines = [f"{head} — {verdict} (target {threshold:.0f} %)"]
     for o in score.outcomes:
         if o.status in ("survived", "uncovered", "not-run"):
-            lines.append(f"  {o.status.upper():9} {o.mutant.describe()}  [{o.tests} tests]")
+            lines.append(
+                f"  {o.status.upper():9} {o.mutant.describe()}  [{o.tests} tests] {o.detail}".rstrip()
+            )
     return "\n".join(lines)
 
 
@@ -370,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     scores = []
     for mod in modules:
         print(f"{mod.path}:", flush=True)
-        score = run_module(mod, equivalents, cov, args.budget_minutes * 60)
+        score = run_module(mod, equivalents, cov, args.budget_minutes * 60, config.max_tests)
         text = report(score, config.threshold)
         (REPORTS / (mod.path.replace("/", "_") + ".txt")).write_text(text + "\n")
         print(text, flush=True)
