@@ -69,7 +69,7 @@ class Config:
     threshold: float
     modules: tuple[Module, ...]
     skip_tests: tuple[str, ...] = ()
-    max_tests: int = 200  # per mutant, after its own tests: the fastest covering ones
+    max_tests: int = 60  # per mutant, after its own tests: the fastest covering ones
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def load_config() -> Config:
             "— point each entry at the module's current home"
         )
     return Config(
-        float(raw["threshold"]), modules, tuple(raw.get("skip_tests", ())), int(raw.get("max_tests", 200))
+        float(raw["threshold"]), modules, tuple(raw.get("skip_tests", ())), int(raw.get("max_tests", 60))
     )
 
 
@@ -270,9 +270,16 @@ def _selected(m: Mutant, module: Module, cov: dict[str, Any], max_tests: int) ->
 
 
 def _run_tests(tests: list[str], timeout: float) -> tuple[str, str]:
-    cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    """Run ``tests`` (node ids, in order) until the first failure: survived, killed or timeout."""
+    listing = WORK / "selected.txt"
+    listing.write_text("\n".join(tests) + "\n")
+    files = sorted({t.split("::")[0] for t in tests})
+    cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    cmd += ["-p", "mutation.select", *files]
+    env = _env()
+    env["SESSTOOL_MUTATION_TESTS"] = str(listing)
     proc = subprocess.Popen(
-        cmd, cwd=SCRATCH, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        cmd, cwd=SCRATCH, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
     )
     try:
         out, _ = proc.communicate(timeout=timeout)
