@@ -257,15 +257,15 @@ def _selected(m: Mutant, module: Module, cov: dict[str, Any], max_tests: int) ->
     tests: set[str] = set()
     for line in range(m.lineno, m.end_lineno + 1):
         tests |= by_line.get(str(line), set())
-    import_time = "" in tests
     tests.discard("")
-    if import_time and not tests:
-        # a line run only at import (a module constant): the module's own tests judge it
-        return Selection(list(module.own_tests), [], len(module.own_tests))
     durations: dict[str, float] = cov["durations"]
     ordered = sorted(tests, key=lambda t: (durations.get(t, 60.0), t))
-    own = [t for t in ordered if t.split("::")[0] in module.own_tests]
     others = [t for t in ordered if t.split("::")[0] not in module.own_tests]
+    if m.qualname == "<module>":
+        # a top-level statement runs at import, which no test context holds (or only the test
+        # that happened to import the module first): the module's own test files judge it whole
+        return Selection(list(module.own_tests), others[:max_tests], len(ordered) + len(module.own_tests))
+    own = [t for t in ordered if t.split("::")[0] in module.own_tests]
     return Selection(own, others[:max_tests], len(ordered))
 
 
