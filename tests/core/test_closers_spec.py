@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 
-from sesstool.core.closers import (
+from sesstool.core.model import OpenState, PendingCall
+from sesstool.dialects.dsh import DIALECT as DSH
+from sesstool.dialects.dsh.closers import (
     TEXT_FORKED_NOT_STARTED,
     TEXT_FORKED_UNKNOWN,
     TEXT_NOT_STARTED,
     TEXT_OUTCOME_UNKNOWN,
     Cause,
-    closers_for,
     plan_closers,
 )
-from sesstool.core.model import OpenState, PendingCall
-from sesstool.core.scanner import Scanner
 from tests.conftest import Sesstool
+from tests.core.test_repair_plan import scan_of
 
 E2_CLOSERS = [
     '{"type":"tool/result","seq":5,"time":1760000000301,"data":{"turn":1,"step":1,"message":{"id":'
@@ -135,5 +135,4 @@ def test_each_pending_call_gets_its_result_in_order(version: int, cause: Cause) 
 
 
 def test_closers_for_a_scan_without_a_header_are_none() -> None:
-    scanner = Scanner("empty")
-    assert closers_for(scanner.finish(None)) == []
+    assert DSH.closers(scan_of(b"")) == []  # an empty file: no header, no version

@@ -1,5 +1,5 @@
-"""The chain's wiring (spec §1.3): which step serves which edge per dialect, a missing edge's
-exact refusal, and that steps thread the header and records in order."""
+"""The dsh chain's wiring (spec §1.3): which step serves which edge, a missing edge's exact
+refusal, and that steps thread the header and records in order."""
 
 from __future__ import annotations
 
@@ -19,18 +19,7 @@ def test_each_dsh_edge_has_its_step(source: int) -> None:
     step = step_for(source)
     assert (step.source, step.target) == (source, source + 1)
     assert step.name == f"session-format-v{source}-to-v{source + 1}"
-    assert step_for(source, "dsh") is step
-
-
-def test_the_mini_dialect_has_its_own_edge() -> None:
-    step = step_for(0, "mini")
-    assert (step.source, step.target) == (0, 1)
-    assert step is not step_for(0)
-    with pytest.raises(UpgradeRefused) as info:
-        step_for(1, "mini")  # the dsh v1->v2 step is not a mini-agent step
-    assert str(info.value) == (
-        "session-format refuses this format v1 Session: Session migration v1->v2 is missing"
-    )
+    assert step_for(source) is step
 
 
 @pytest.mark.parametrize("source", [4, 5, -1])
@@ -54,7 +43,6 @@ def test_chains_are_the_edges_in_order() -> None:
     assert [(s.source, s.target) for s in chain(0, 4)] == [(0, 1), (1, 2), (2, 3), (3, 4)]
     assert [(s.source, s.target) for s in chain(1, 3)] == [(1, 2), (2, 3)]
     assert chain(2, 2) == []
-    assert [(s.source, s.target) for s in chain(0, 1, "mini")] == [(0, 1)]
     with pytest.raises(UpgradeRefused, match="v4->v5 is missing"):
         chain(3, 5)
 
