@@ -152,8 +152,11 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:20]
 
 
-def _test_files(config: Config) -> list[Path]:
-    """The test files of the scratch copy (what actually runs), less the skipped ones."""
+def _test_files(config: Config, own_only: bool = False) -> list[Path]:
+    """The test files of the scratch copy (what actually runs), less the skipped ones; with
+    ``own_only`` just the modules' own test files."""
+    if own_only:
+        return sorted({SCRATCH / t for m in config.modules for t in m.own_tests})
     files = sorted((SCRATCH / "tests").rglob("test_*.py"))
     return [
         f
@@ -192,7 +195,7 @@ def _map_is_current(part: dict[str, Any], test_hash: str, modules: dict[str, str
     return True
 
 
-def build_map(config: Config) -> dict[str, Any]:
+def build_map(config: Config, own_only: bool = False) -> dict[str, Any]:
     """{"lines": {module: {line: {nodeid, ...}}}, "durations": {nodeid: seconds}}, merged over
     the test files. Each file's part is cached (.mutation/map/) and re-measured only when it or
     a mutated module it executes has changed."""
@@ -202,7 +205,7 @@ def build_map(config: Config) -> dict[str, Any]:
     lines: dict[str, dict[str, set[str]]] = {}
     durations: dict[str, float] = {}
     include = ",".join(str(SCRATCH / m.path) for m in config.modules)
-    for test_file in _test_files(config):
+    for test_file in _test_files(config, own_only):
         rel = test_file.relative_to(SCRATCH).as_posix()
         test_hash = _sha(test_file.read_bytes() + conftest)
         cache = MAPS / (rel.replace("/", "_") + ".json")
@@ -379,6 +382,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-minutes", type=float, default=30.0, help="per module (default 30)")
     parser.add_argument("--list", action="store_true", help="print the mutants and exit")
     parser.add_argument("--fresh-map", action="store_true", help="rebuild the whole coverage map")
+    parser.add_argument(
+        "--own-tests-only",
+        action="store_true",
+        help="map and run only the modules' own test files (fast; a lower bound on the score)",
+    )
     args = parser.parse_args(argv)
     config = load_config()
     equivalents = load_equivalents()
@@ -402,13 +410,13 @@ def main(argv: list[str] | None = None) -> int:
     refresh_scratch()
     if args.fresh_map and MAPS.exists():
         shutil.rmtree(MAPS)
-    cov = build_map(config)
+    cov = build_map(config, args.own_tests_only)
     REPORTS.mkdir(parents=True, exist_ok=True)
     scores = []
     for mod in modules:
         print(f"{mod.path}:", flush=True)
         score = run_module(mod, equivalents, cov, args.budget_minutes * 60, config.max_tests)
-        text = report(score, config.threshold)
+        text = report(score, config.threshold) + ("  [own tests only]" if args.own_tests_only else "")
         (REPORTS / (mod.path.replace("/", "_") + ".txt")).write_text(text + "\n")
         print(text, flush=True)
         scores.append(score)
@@ -423,7 +431,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         for s in scores
     }
-    (WORK / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    mode = "own tests only" if args.own_tests_only else "all covering tests"
+    (WORK / "summary.json").write_text(json.dumps({"mode": mode, "modules": summary}, indent=2) + "\n")
+    print(f"\nselection: {mode}")
     print("\nmodule                                    killed/judged   score  equivalent")
     for name, row in summary.items():
         print(
