@@ -260,13 +260,14 @@ def _selected(m: Mutant, module: Module, cov: dict[str, Any], max_tests: int) ->
     tests: set[str] = set()
     for line in range(m.lineno, m.end_lineno + 1):
         tests |= by_line.get(str(line), set())
+    import_time = "" in tests
     tests.discard("")
     durations: dict[str, float] = cov["durations"]
     ordered = sorted(tests, key=lambda t: (durations.get(t, 60.0), t))
     others = [t for t in ordered if t.split("::")[0] not in module.own_tests]
-    if m.qualname == "<module>":
-        # a top-level statement runs at import, which no test context holds (or only the test
-        # that happened to import the module first): the module's own test files judge it whole
+    if m.qualname == "<module>" or import_time:
+        # a top-level or class-body statement runs at import, which no test context holds (or
+        # only the test that happened to import the module first): the own test files judge it
         return Selection(list(module.own_tests), others[:max_tests], len(ordered) + len(module.own_tests))
     own = [t for t in ordered if t.split("::")[0] in module.own_tests]
     return Selection(own, others[:max_tests], len(ordered))
