@@ -31,6 +31,7 @@ HEADER_ORDER = (
     "agentPreset",
 )
 EVENT_ORDER = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp", "ignorable")
+_SURFACE_FIRST = ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable")
 
 
 def decode_records(lines: Iterable[bytes]) -> Iterator[Rec]:
@@ -75,11 +76,22 @@ def encode_header(header: dict[str, Any]) -> bytes:
     return dumps(ordered(header, HEADER_ORDER)) + b"\n"
 
 
+def _event_order(event: dict[str, Any]) -> tuple[str, ...]:
+    """The writer's envelope order (§3), except that ``surfaceOp`` and ``sourceEventSeqs`` keep
+    the order the event has: the real chain's encoders keep object key order, and its synthetic
+    replacing ``system/message`` puts ``surfaceOp`` first (§13.A item 2)."""
+    keys = list(event)
+    if "surfaceOp" in event and "sourceEventSeqs" in event:
+        if keys.index("surfaceOp") < keys.index("sourceEventSeqs"):
+            return _SURFACE_FIRST
+    return EVENT_ORDER
+
+
 def encode_event(event: dict[str, Any], version: int) -> bytes:
     if version >= 2 and isinstance(event.get("sourceEventSeqs"), list):
         event = dict(event)
         event["sourceEventSeqs"] = range_encode(event["sourceEventSeqs"])
-    return dumps(ordered(event, EVENT_ORDER)) + b"\n"
+    return dumps(ordered(event, _event_order(event))) + b"\n"
 
 
 def encode_records(recs: Iterable[Rec], version: int) -> Iterator[bytes]:

@@ -5,7 +5,8 @@ extensions.
 * ``tool/result``: the message is lifted — role ``user`` → ``tool``; the single ``tool-result``
   block's ``toolCallId``, ``content`` and optional ``isError`` become message-level; the wrapper
   is removed; its other fields become ``plugin:result:<field>`` and other message fields
-  ``plugin:message:<field>``.
+  ``plugin:message:<field>``. Key order (§13.A item 3): ``role, source, toolCallId, content,
+  isError?, id``, then the ``plugin:message:*`` fields, then the ``plugin:result:*`` ones.
 * Message sources (user/system/assistant/tool messages, ``agent/inbox/spliced.data.inserted[]``,
   ``session/title-llm-request.data.messages[]``): ``{kind:'plugin', plugin:P}`` becomes a direct
   kind (``PLUGIN_KINDS``, the system-prompt rule, ``FIRST_PARTY_PRODUCERS``, else
@@ -202,17 +203,23 @@ def _lift(message: Any, refuse: _Refuse) -> dict[str, Any]:
         raise refuse("malformed tool result: the tool-result block's content is not an array")
     if "isError" in block and type(block["isError"]) is not bool:
         raise refuse("malformed tool result: the tool-result block's isError is not a boolean")
-    lifted: dict[str, Any] = {"id": mid, "role": "tool", "toolCallId": call_id}
+    # §13.A item 3: the real edge builds the message as role, source, toolCallId, content,
+    # isError?, id, then the message's extra fields, then the wrapper's.
+    lifted: dict[str, Any] = {
+        "role": "tool",
+        "source": source,
+        "toolCallId": call_id,
+        "content": _content(block["content"], f"{where}.content", refuse),
+    }
     if "isError" in block:
         lifted["isError"] = block["isError"]
-    lifted["source"] = source
-    lifted["content"] = _content(block["content"], f"{where}.content", refuse)
-    for k, v in block.items():
-        if k not in _WRAPPER_KEYS:
-            lifted[f"plugin:result:{k}"] = v
+    lifted["id"] = mid
     for k, v in message.items():
         if k not in _MESSAGE_KEYS:
             lifted[f"plugin:message:{k}"] = v
+    for k, v in block.items():
+        if k not in _WRAPPER_KEYS:
+            lifted[f"plugin:result:{k}"] = v
     return lifted
 
 
