@@ -20,6 +20,7 @@ from sesstool.core.scanner import ScanOptions
 from sesstool.core.upgrade import UpgradeRefused
 from sesstool.core.upgrade.chain import chain
 from sesstool.core.vocabulary import CURRENT_VERSION
+from sesstool.engine.children import with_child_evidence
 from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
@@ -130,6 +131,9 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
         steps = chain(version, target_version, scan.dialect)
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
+    steps, note = with_child_evidence(steps, source, dict(scan.header.raw), request.limits)
+    if note is not None:
+        notes.append(note)
     closers = closers_for(scan) if request.repair else []
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")

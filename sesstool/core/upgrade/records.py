@@ -81,9 +81,9 @@ def _event_order(event: dict[str, Any]) -> tuple[str, ...]:
     the order the event has: the real chain's encoders keep object key order, and its synthetic
     replacing ``system/message`` puts ``surfaceOp`` first (§13.A item 2)."""
     keys = list(event)
-    if "surfaceOp" in event and "sourceEventSeqs" in event:
-        if keys.index("surfaceOp") < keys.index("sourceEventSeqs"):
-            return _SURFACE_FIRST
+    both = "surfaceOp" in event and "sourceEventSeqs" in event
+    if both and keys.index("surfaceOp") < keys.index("sourceEventSeqs"):
+        return _SURFACE_FIRST
     return EVENT_ORDER
 
 

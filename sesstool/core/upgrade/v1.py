@@ -16,8 +16,8 @@ legacy forms a v0 reader already normalised in memory:
 The edge uses the closed first-party v0 inventory: every other type refuses, even an ignorable
 one, as do ``request/header-delta``, ``mode/set``, ``request/header`` reason ``fallback``,
 payload members the spec does not list for the core and compaction events, and a ``plugin``
-message source whose ``form`` is not one of the six the released codec admits (§13.A item 4). Decisions where the
-spec is imprecise: fixtures/migrate/v0-to-v1/README.md.
+message source whose ``form`` is not one of the six the released codec admits (§13.A item 4).
+Decisions where the spec is imprecise: fixtures/migrate/v0-to-v1/README.md.
 
 Streaming: the state is the open compaction group and the retry chains of the current turn; a
 record nobody edits keeps its original bytes (packed chunk rows included).
