@@ -31,6 +31,7 @@ from typing import Any
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.jsonline import dumps
 from sesstool.core.upgrade import Rec, UpgradeRefused, check_header_keys
+from sesstool.core.upgrade.records import released_envelope
 from sesstool.core.vocabulary import KNOWN, LEGACY_V0, RETIRED_V0
 
 NAME = "session-format-v0-to-v1"
@@ -483,7 +484,7 @@ class V0ToV1:
             events = rec.events
             if len(events) == 1:
                 ev = events[0]
-                new = event(ev)
+                new = released_envelope(event(ev))
                 yield rec if new is ev else Rec([new], None)
                 continue
             # A packed chunk row: its members are assistant/chunk events, which never change.
