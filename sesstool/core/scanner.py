@@ -19,7 +19,7 @@ from sesstool.core import mini
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE, Header, decode_header, is_safe_nonneg
-from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
+from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, js_string, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import (
     Boundaries,
@@ -140,8 +140,10 @@ class Scanner:
         "node_type",
         "nodes",
         "open_step",
+        "open_step_unnumbered",
         "open_turn",
         "open_turn_seq",
+        "open_turn_unnumbered",
         "opt",
         "path",
         "projected",
@@ -214,6 +216,8 @@ class Scanner:
         # relational state (§6.2) and repair registry (§7.1)
         self.open_turn: int | None = None
         self.open_turn_seq: int | None = None
+        self.open_turn_unnumbered = False  # v0: its turn/start has no positive data.turn
+        self.open_step_unnumbered = False  # v0: the open step's step/start has no data.step
         self.open_step: int | None = None
         self.last_turn = 0
         self.next_step = 1
@@ -607,19 +611,24 @@ class Scanner:
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
             self._bad_record("envelope-seq", f"seq {seq!r} is not a non-negative safe integer", None)
+            self._proves_itself(obj)
             return None
         if seq != self.next_seq:
             self.seq = seq
             self._bad_record(
                 "seq-gap", f"session event seq {seq} is not contiguous; expected {self.next_seq}", None
             )
-            if obj.get("type") == "turn/end" and self.issue is not None and not self.issue.proven:
-                # the out-of-place record is itself a turn/end: the region was committed
-                self.issue.proven = True
-                self.issue.proof = "the record is itself a committed turn/end"
+            self._proves_itself(obj)
             return None
         self._stop()  # seq > --at
         return None
+
+    def _proves_itself(self, obj: dict[str, Any]) -> None:
+        """An out-of-place record that is itself a turn/end: the region was committed (the v0
+        reader: "seq gap in committed region", whatever the bad seq is)."""
+        if obj.get("type") == "turn/end" and self.issue is not None and not self.issue.proven:
+            self.issue.proven = True
+            self.issue.proof = "the record is itself a committed turn/end"
 
     def _resumes(self, seq: int) -> None:
         """The first event that starts new work after the last completed turn (§8.3)."""
@@ -685,8 +694,15 @@ class Scanner:
         """Types without a handler: known log-only types, ignorable unknowns, refusals (§1.4)."""
         if type(t) is not str:
             self._envelope_extras(obj, obj.keys(), t)
-            self.report("envelope-type", f"event type {t!r} is not a string")
-            return
+            if self.version != 0:
+                self.report("envelope-type", f"event type {t!r} is not a string")
+                return
+            # The v0 reader takes String(type) as the type's name: an unknown type (unsupported,
+            # or kept opaque when ignorable), never damage (read-path mutations, docs/format.md).
+            t = js_string(t)
+            if t in ALL_KNOWN:  # String(["turn/start"]) names a known type: still no valid event
+                self.report("envelope-type", f"event type {obj.get('type')!r} is not a string")
+                return
         self.counts[t] = self.counts.get(t, 0) + 1
         ignorable = obj.get("ignorable")
         version = self.version
@@ -754,13 +770,22 @@ class Scanner:
     def _ts(self, data: Any) -> tuple[Any, Any]:
         if type(data) is dict:
             return data.get("turn"), data.get("step")
-        self.report("event-data", "event data is not an object")
+        self._shape("event data is not an object")
         return None, None
 
+    def _shape(self, message: str) -> None:
+        """A payload shape §4.1 forbids: an error, except in v0, where the published reader
+        loads the log anyway (read-path mutations, docs/format.md): a ``tolerated-shape``
+        warning that leaves the verdict the reader's."""
+        self.report("tolerated-shape" if self.version == 0 else "event-data", message)
+
     def _turn_start(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        if data is None and self.version == 0:
+            # the v0 reader reads data.turn of every turn/start and fails on null (TypeError)
+            self.report("event-data", "turn/start data is null")
         turn, _ = self._ts(data)
         if not is_safe_nonneg(turn) or turn < 1:
-            self.report("event-data", f"turn/start turn {turn!r} is not a positive integer")
+            self._shape(f"turn/start turn {turn!r} is not a positive integer")
         if self.open_turn is not None:
             self.report("turn-open", f"turn/start {turn} while turn {self.open_turn} is open")
             self._close_step_calls()
@@ -773,6 +798,8 @@ class Scanner:
         self._resumes(seq)
         self.open_turn = turn if type(turn) is int else self.last_turn + 1
         self.open_turn_seq = seq
+        self.open_turn_unnumbered = not is_safe_nonneg(turn) or turn < 1
+        self.open_step_unnumbered = False
         self.last_turn = self.open_turn
         self.open_step = None
         self.next_step = 1
@@ -789,6 +816,9 @@ class Scanner:
             kind: Any = "legacy"
         else:
             turn, _ = self._ts(data)
+            if self.version == 0 and type(data) is dict and (not is_safe_nonneg(turn) or turn < 1):
+                # the v0 reader refuses it: "malformed pre-react-loop turn/end" (rc.8)
+                self.report("event-data", f"malformed turn/end: turn {turn!r} is not a positive integer")
             reason = data.get("reason") if type(data) is dict else None
             kind = reason.get("kind") if type(reason) is dict else None
             if not isinstance(kind, str) or not kind:
@@ -814,6 +844,9 @@ class Scanner:
             self.timeline.append(TimelineEntry(seq, turn, None, t, kind))
 
     def _step_start(self, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+        if data is None and self.version == 0:
+            # the v0 reader reads data.step of every step/start and fails on null (TypeError)
+            self.report("event-data", "step/start data is null")
         turn, step = self._ts(data)
         if self.open_turn is None or turn != self.open_turn:
             self.report(
@@ -826,6 +859,7 @@ class Scanner:
             self.report("step-number", f"step/start {step} (expected {self.next_step})")
         self.steps += 1
         self.open_step = step if type(step) is int else self.next_step
+        self.open_step_unnumbered = type(data) is not dict or "step" not in data
         self.advertised = {}
         self.started = {}
 
@@ -885,10 +919,10 @@ class Scanner:
         self._in_step(obj, seq, t, data)
         cid = data.get("callId") if type(data) is dict else None
         if not isinstance(cid, str) or not cid or not isinstance(data.get("name"), str):
-            self.report("event-data", "tool/call needs a non-empty callId and a name")
+            self._shape("tool/call needs a non-empty callId and a name")
             return
         if not isinstance(data.get("arguments"), str):
-            self.report("event-data", "tool/call arguments must be the raw JSON string")
+            self._shape("tool/call arguments must be the raw JSON string")
         self.started_total += 1
         if cid in self.started:
             self.report("tool-call-duplicate", f"tool call {cid} started twice in one step")
@@ -963,6 +997,8 @@ class Scanner:
                 )
             except SeqRangeError as err:
                 self.report("source-seqs-shape", str(err))
+        elif "sourceEventSeqs" in obj:  # null is not "absent": the reader refuses it
+            self.report("source-seqs-shape", "sourceEventSeqs must be an array when present")
         op = obj.get("surfaceOp")
         in_step = True
         if op == "append":
@@ -1039,7 +1075,10 @@ class Scanner:
             if type(block) is dict and block.get("type") == "tool-call":
                 cid = block.get("id")
                 if not isinstance(cid, str) or not cid:
-                    self.report("message-shape", "tool-call block without an id")
+                    self.report(
+                        "tolerated-shape" if self.version == 0 else "message-shape",
+                        "tool-call block without an id",
+                    )
                     continue
                 self.advertised_total += 1
                 if cid in self.advertised:
@@ -1232,6 +1271,21 @@ class Scanner:
                     )
         interpreted_to_end = not self.fatal and not (self.issue is not None and self.issue.proven)
         if self.open_turn is not None and self.opt.at_seq is None and interpreted_to_end:
+            unnumbered_step = self.open_step is not None and self.open_step_unnumbered
+            if version == 0 and (self.open_turn_unnumbered or unnumbered_step):
+                # the v0 reader balances the open turn with closers naming its turn (and step):
+                # a missing or malformed number makes a malformed or non-JSON closer, so it
+                # refuses the log (read-path mutations, docs/format.md)
+                what = (
+                    "turn/start has no positive data.turn"
+                    if self.open_turn_unnumbered
+                    else ("step/start has no data.step")
+                )
+                self.report(
+                    "event-data",
+                    f"the open turn's {what}: the v0 reader cannot close it",
+                    Address(self.path, None, None, None, None, self.open_turn_seq),
+                )
             self.report(
                 "open-turn",
                 f"turn {self.open_turn} is open at the end of the log: the session was interrupted",
@@ -1414,8 +1468,14 @@ class Scanner:
         # Damage outranks an unknown newer vocabulary: the harness scans and validates shapes
         # before it judges the vocabulary (docs/format.md "Verdicts").
         first_unsupported: Finding | None = None
+        # The v0 reader refuses an unknown type while it loads, before it folds the surface: a
+        # replacement that fails only because its target is that unknown event is never judged
+        # (read-path mutations, docs/format.md).
+        unknown = self.version == 0 and any(
+            f.rule == "unknown-event-type" and f.severity is Severity.ERROR for f in self.findings
+        )
         for f in self.findings:
-            if f.severity is not Severity.ERROR:
+            if f.severity is not Severity.ERROR or (unknown and f.rule in _FOLD_RULES):
                 continue
             if RULES[f.rule].verdict == "unsupported":
                 first_unsupported = first_unsupported or f
@@ -1443,6 +1503,9 @@ class Scanner:
                 f"{len(pending)} tool call(s) have no result",
             )
         return "clean", None, "balanced: every turn is closed"
+
+
+_FOLD_RULES = frozenset({"replace-endpoint", "replace-order", "replace-uncited", "replace-not-earlier"})
 
 
 def _is_error(message: Any, version: int) -> bool:

@@ -46,6 +46,15 @@ def turn_step(data: dict[str, Any]) -> Problem:
     return None
 
 
+def _message_turn_step(data: dict[str, Any], version: int) -> Problem:
+    """A message event's own turn/step: the v0 reader loads a message whose numbers are of
+    another type (read-path mutations), so there it is a ``tolerated-shape`` warning."""
+    p = turn_step(data)
+    if p and version == 0:
+        return ("tolerated-shape", p[1])
+    return p
+
+
 def user_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return ("event-data", "user/message data is not a message object")
@@ -56,7 +65,7 @@ def assistant_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return ("event-data", "assistant/message data is not an object")
     msg = data.get("message")
-    p = turn_step(data) or message_base(msg, "assistant", version)
+    p = message_base(msg, "assistant", version)
     if p:
         return p
     assert isinstance(msg, dict)
@@ -74,14 +83,14 @@ def assistant_message(data: object, version: int) -> Problem:
         return ("event-data", f"a v{version} assistant/message requires data.stream")
     if version <= 1 and "stream" in data:
         return ("event-data", f"data.stream does not exist in v{version} (chunks are events)")
-    return None
+    return _message_turn_step(data, version)
 
 
 def tool_result_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return ("event-data", "tool/result data is not an object")
     msg = data.get("message")
-    p = turn_step(data) or message_base(msg, "tool" if version >= 4 else "user", version)
+    p = message_base(msg, "tool" if version >= 4 else "user", version)
     if p:
         return p
     assert isinstance(msg, dict)
@@ -106,10 +115,12 @@ def tool_result_message(data: object, version: int) -> Problem:
         is_error = block.get("isError")
     if error is not None:
         if not isinstance(error, dict) or not _ne_str(error.get("code")):
-            return ("tool-result-shape", "tool/result error must be an object with a code")
+            # the v0 reader loads it (read-path mutations): tolerated there, an error later
+            rule = "tolerated-shape" if version == 0 else "tool-result-shape"
+            return (rule, "tool/result error must be an object with a code")
         if version >= 3 and is_error is not True:
             return ("tool-result-error-flag", "tool/result carries error but isError is not true")
-    return None
+    return _message_turn_step(data, version)
 
 
 def system_message(data: object, version: int) -> Problem:
@@ -166,15 +177,21 @@ def request_header(data: object, version: int) -> Problem:
             return ("request-header", "header.system is forbidden in v3+ (system/message)")
         if header.get("tools") == []:
             return ("request-header", "empty header.tools is forbidden in v3+")
+    # The v0 reader loads these (read-path mutations): a tolerated shape there, an error later.
+    rule = "tolerated-shape" if version == 0 else "request-header"
     if "system" in header and not isinstance(header["system"], str):
-        return ("request-header", "header.system is not a string")
+        return (rule, "header.system is not a string")
     if "tools" in header and not isinstance(header["tools"], list):
-        return ("request-header", "header.tools is not an array")
+        return (rule, "header.tools is not an array")
     reason = data.get("reason")
     if version == 0 and reason == "fallback":
         return ("retired-event-type", "request/header reason 'fallback' is retired")
     if not isinstance(reason, str):
-        return ("request-header", "request/header reason is not a string")
+        # the v0 reader loads it (read-path mutations): tolerated there, an error later
+        return (
+            "tolerated-shape" if version == 0 else "request-header",
+            "request/header reason is not a string",
+        )
     return None
 
 
@@ -215,7 +232,14 @@ def turn_end_members(data: dict[str, Any], kind: str, version: int) -> Problem:
 
 
 def request_context(data: object, version: int) -> Problem:
-    if not isinstance(data, dict) or not _ne_str(data.get("provider")) or not _ne_str(data.get("model")):
+    if not isinstance(data, dict):
+        rule = "tolerated-shape" if version == 0 else "request-context"
+        return (rule, "request/context data is not an object")
+    provider, model = data.get("provider"), data.get("model")
+    if version == 0 and not (isinstance(provider, str) and isinstance(model, str)):
+        # the v0 reader loads it (read-path mutations): tolerated there, an error later
+        return ("tolerated-shape", "request/context provider and model are not strings")
+    if not _ne_str(provider) or not _ne_str(model):
         return ("request-context", "request/context needs non-empty provider and model")
     return None
 
