@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.interop._support import HERE, REPO, Log, _frame_length, cli_json, run_node, zstd_frames
+from tests.interop._support import HERE, REPO, Log, cli_json, frame_length, run_node, zstd_frames
 
 UPGRADE = HERE / "upgrade.mjs"
 FIXTURE_LOGS = sorted(
@@ -113,7 +113,7 @@ def checksummed(data: bytes) -> Iterator[bool]:
     offset = 0
     while offset < len(data):
         yield bool(data[offset + 4] & 0x04)
-        offset += _frame_length(data, offset)
+        offset += frame_length(data, offset)
 
 
 def test_every_source_was_compared(upgrade_cases: dict[str, Case]) -> None:
