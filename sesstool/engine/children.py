@@ -15,8 +15,8 @@ from typing import Any
 
 from sesstool.core.errors import InputError, UnsupportedError
 from sesstool.core.jsonline import LineError, loads
-from sesstool.core.physical import PhysicalIssue
-from sesstool.core.scanner import ScanOptions
+from sesstool.core.options import ScanOptions
+from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.upgrade import Step
 from sesstool.core.upgrade.v4 import ChildFact, V3ToV4
 from sesstool.engine.records import committed_records
@@ -28,8 +28,8 @@ from sesstool.store.layout import (
     is_encoded_session_id,
     is_project_dir_name,
 )
-from sesstool.store.readers import make_reader
-from sesstool.store.source import ReadLimits, open_source
+from sesstool.store.plaintext import log_batches
+from sesstool.store.source import ReadLimits
 
 DESCRIPTOR = "subagent/descriptor"
 
@@ -67,17 +67,17 @@ def subagent_children(
 
 def _header(generation: Generation, limits: ReadLimits) -> dict[str, Any] | None:
     """The first record of a generation (the header), or None when it does not decode."""
-    with open_source(str(generation.path)) as (stream, info):
-        for item in make_reader(stream, info.encoding, limits).batches():
-            if isinstance(item, PhysicalIssue):
+    encoding: Encoding = "zstd" if generation.zstd else "raw"
+    for item in log_batches(generation.path, encoding, limits):
+        if isinstance(item, PhysicalIssue):
+            return None
+        lines = item[0]
+        if lines:
+            try:
+                head = loads(lines[0])
+            except LineError:
                 return None
-            lines = item[0]
-            if lines:
-                try:
-                    head = loads(lines[0])
-                except LineError:
-                    return None
-                return head if isinstance(head, dict) else None
+            return head if isinstance(head, dict) else None
     return None
 
 
@@ -94,18 +94,17 @@ def _evidence(generation: Generation, header: dict[str, Any], limits: ReadLimits
         )
     cut = header.get("seedLength", 0) if scan.version in (0, 1) else 0
     descriptors: list[Any] = []
-    with open(path, "rb") as f:  # read-only
-        recs = committed_records(
-            f, report.source.encoding, scan.body_offset or 0, scan.tail.committed_bytes, limits
-        )
-        for rec in recs:
-            for event in rec.events:
-                t, seq, data = event.get("type"), event.get("seq"), event.get("data")
-                if t == "session/end-seed" and type(data) is dict and data.get("inherited") is True:
-                    cut = seq if type(seq) is int else cut
-                    descriptors.clear()
-                elif t == DESCRIPTOR and type(seq) is int and seq >= cut:
-                    descriptors.append(data)
+    recs = committed_records(
+        path, report.source.encoding, scan.body_offset or 0, scan.tail.committed_bytes, limits
+    )
+    for rec in recs:
+        for event in rec.events:
+            t, seq, data = event.get("type"), event.get("seq"), event.get("data")
+            if t == "session/end-seed" and type(data) is dict and data.get("inherited") is True:
+                cut = seq if type(seq) is int else cut
+                descriptors.clear()
+            elif t == DESCRIPTOR and type(seq) is int and seq >= cut:
+                descriptors.append(data)
     return ChildFact(child_id, created_at, tuple(descriptors))
 
 
