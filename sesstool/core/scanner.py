@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from sesstool.core import node_reader
 from sesstool.core import rule_ids as R
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.classify import (
@@ -31,7 +32,7 @@ from sesstool.core.classify import (
 from sesstool.core.envelope import envelope_problems, refusal
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE
-from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, js_string, negative_zero_keys
+from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import Boundaries, PendingCall, ScanResult, TimelineEntry
 from sesstool.core.options import ScanOptions
@@ -42,7 +43,6 @@ from sesstool.core.scan_state import EventState
 from sesstool.core.scan_summary import open_state, statistics
 
 _NO_TIME = MAX_SAFE + 1
-_FOLD_RULES = frozenset({R.REPLACE_ENDPOINT, R.REPLACE_ORDER, R.REPLACE_UNCITED, R.REPLACE_NOT_EARLIER})
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
 
@@ -253,11 +253,14 @@ class Scanner:
         self._pos = (i, offset)
         return offset, self._base_line + i
 
-    def _bad_record(self, rule: str, message: str, address: Address | None) -> None:
-        """§6.3: a record that fails to decode starts the suspect region (unless one exists)."""
+    def _bad_record(self, rule: str, message: str, address: Address | None, obj: Any = None) -> None:
+        """§6.3: a record that fails to decode starts the suspect region (unless one exists); an
+        out-of-place record that is itself a turn/end proves it committed, whatever its bad seq."""
         if self.issue is None:
             self.issue = SuspectRecord(rule, message, address or self.address(None), self._position()[0])
             self.halt = True
+        if type(obj) is dict and obj.get("type") == "turn/end" and not self.issue.proven:
+            self.issue.proven, self.issue.proof = True, "the record is itself a committed turn/end"
         self.dropped_lines += 1
 
     def _header(self, obj: Any, raw: bytes) -> None:
@@ -429,25 +432,16 @@ class Scanner:
             return None
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
-            self._bad_record(R.ENVELOPE_SEQ, f"seq {seq!r} is not a non-negative safe integer", None)
-            self._proves_itself(obj)
+            self._bad_record(R.ENVELOPE_SEQ, f"seq {seq!r} is not a non-negative safe integer", None, obj)
             return None
         if seq != self.next_seq:
             self.seq = seq
             self._bad_record(
-                R.SEQ_GAP, f"session event seq {seq} is not contiguous; expected {self.next_seq}", None
+                R.SEQ_GAP, f"session event seq {seq} is not contiguous; expected {self.next_seq}", None, obj
             )
-            self._proves_itself(obj)
             return None
         self._stop()  # seq > --at
         return None
-
-    def _proves_itself(self, obj: dict[str, Any]) -> None:
-        """An out-of-place record that is itself a turn/end: the region was committed (the v0
-        reader: "seq gap in committed region", whatever the bad seq is)."""
-        if obj.get("type") == "turn/end" and self.issue is not None and not self.issue.proven:
-            self.issue.proven = True
-            self.issue.proof = "the record is itself a committed turn/end"
 
     def _stop(self) -> None:
         """--at reached: the record being processed (seq at+1) is not consumed."""
@@ -484,10 +478,7 @@ class Scanner:
         assert profile is not None
         if type(t) is not str:
             self._envelope_extras(obj, obj.keys(), t)
-            # The v0 reader takes String(type) as the type's name: an unknown type (unsupported,
-            # or kept opaque when ignorable), never damage (read-path mutations, docs/format.md).
-            t = js_string(t) if "type" in obj else "undefined"
-            if not profile.node_v0_reader or t in profile.all_known:
+            if (t := node_reader.type_name(obj, profile)) is None:
                 self.report(R.ENVELOPE_TYPE, f"event type {obj.get('type')!r} is not a string")
                 return
         self.state.stats.count(t)
@@ -555,25 +546,8 @@ class Scanner:
             profile.end_checks(EndState(header, self.next_seq, tuple(state.stats.markers), self.report))
         interpreted_to_end = not self.fatal and not (self.issue is not None and self.issue.proven)
         if rel.open_turn is not None and self.opt.at_seq is None and interpreted_to_end:
-            unnumbered_step = rel.open_step is not None and rel.open_step_unnumbered
-            if (
-                profile is not None
-                and profile.node_v0_reader
-                and (rel.open_turn_unnumbered or unnumbered_step)
-            ):
-                # the v0 reader balances the open turn with closers naming its turn (and step): a
-                # missing or malformed number makes a malformed or non-JSON closer, so it refuses
-                # the log (read-path mutations, docs/format.md)
-                what = (
-                    "turn/start has no positive data.turn"
-                    if rel.open_turn_unnumbered
-                    else ("step/start has no data.step")
-                )
-                self.report(
-                    R.EVENT_DATA,
-                    f"the open turn's {what}: the v0 reader cannot close it",
-                    Address(self.path, None, None, None, None, rel.open_turn_seq),
-                )
+            if (why := node_reader.unclosable_open_turn(profile, rel)) is not None:
+                self.report(R.EVENT_DATA, why, Address(self.path, None, None, None, None, rel.open_turn_seq))
             self.report(
                 R.OPEN_TURN,
                 f"turn {rel.open_turn} is open at the end of the log: the session was interrupted",
@@ -588,16 +562,7 @@ class Scanner:
                 Address(self.path, None, None, None, None, pending[0].call_seq),
             )
         interrupted = interruption(self.path, rel.open_turn, rel.open_turn_seq, pending, by_log)
-        judged = self.findings
-        if (
-            profile is not None
-            and profile.node_v0_reader
-            and any(f.rule == R.UNKNOWN_EVENT_TYPE and f.severity is Severity.ERROR for f in judged)
-        ):
-            # The v0 reader refuses an unknown type while it loads, before it folds the surface: a
-            # replacement failing only because its target is that event is never judged.
-            judged = [f for f in judged if f.rule not in _FOLD_RULES]
-        verdict, vaddr, reason = verdict_of(judged, tail, interrupted)
+        verdict, vaddr, reason = verdict_of(node_reader.judged(profile, self.findings), tail, interrupted)
         return self._result(summary, tail, pending, (verdict, vaddr, reason))
 
     def _result(
