@@ -10,7 +10,6 @@ open turns, counters), never the history.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +68,22 @@ def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
+_EVENTS = frozenset({"task_started", "task_complete", "turn_aborted", "token_count", "thread_rolled_back"})
+_USAGE_KEYS = (
+    "input_tokens",
+    "cached_input_tokens",
+    "output_tokens",
+    "reasoning_output_tokens",
+    "total_tokens",
+)
+
+
+def _usage(total: dict[str, Any] | None) -> TokenUsage | None:
+    if total is None:
+        return None
+    return TokenUsage(*(_int(total.get(k)) or 0 for k in _USAGE_KEYS))
+
+
 def is_rollout_line(obj: Any) -> bool:
     return (
         isinstance(obj, dict)
@@ -92,15 +107,15 @@ class CodexScanner:
         self._first_seen = False  # a non-blank line was seen
         self._meta: dict[str, Any] | None = None
         self._meta_problem: tuple[str, str, Address] | None = None
-        self._by_type: Counter[str] = Counter()
-        self._by_item: Counter[str] = Counter()
+        self._by_type: dict[str, int] = {}
+        self._by_item: dict[str, int] = {}
         self._pending: dict[str, CodexCall] = {}
         self._turns: dict[str | None, OpenTurn] = {}
         self._turn_id: str | None = None
         self._started = self._completed = self._aborted = 0
         self._calls = self._answered = self._orphans = 0
         self._compactions = self._rollbacks = 0
-        self._usage: TokenUsage | None = None
+        self._usage_total: dict[str, Any] | None = None
         self._model: str | None = None
         self._first_time: str | None = None
         self._last_time: str | None = None
@@ -108,6 +123,14 @@ class CodexScanner:
         self._fatal: PhysicalIssue | None = None
         self._unknown_reported: set[str] = set()
         self._defect = False
+        self._nonblank = False
+        self._handlers = {
+            "session_meta": self._session_meta,
+            "response_item": self._response_item,
+            "event_msg": self._event,
+            "compacted": self._compacted,
+            "turn_context": self._turn_context,
+        }
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -118,11 +141,40 @@ class CodexScanner:
             self.feed_lines(*item)
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
+        # The hot loop: one decode, three lookups and one dispatch per well-formed line.
+        loads = orjson.loads
+        by_type = self._by_type
+        handlers = self._handlers
+        seen = self._first_seen
+        last: Any = None
         for line in lines:
-            self._line(line, offset, lineno, frame)
+            try:
+                obj = loads(line)
+                kind = obj["type"]
+                payload = obj["payload"]
+                if type(kind) is not str or type(obj["timestamp"]) is not str:
+                    raise TypeError
+            except (orjson.JSONDecodeError, TypeError, KeyError, IndexError):
+                self._odd(line, offset, lineno, frame)
+            else:
+                if not seen:
+                    seen = self._first_seen = True
+                    self._first_line(obj, offset, lineno, frame)
+                by_type[kind] = by_type.get(kind, 0) + 1
+                last = obj
+                handler = handlers.get(kind)
+                if handler is not None:
+                    handler(payload, offset, lineno, frame)
+                elif kind not in ROLLOUT_ITEM_TYPES:
+                    self._unknown(f"line type {kind!r}", offset, lineno, frame)
             offset += len(line) + 1
             lineno += 1
-            self.committed = offset
+        self._lines += len(lines)
+        self.committed = offset
+        if last is not None:
+            self._last_time = last["timestamp"]
+            ordinal = last.get("ordinal")
+            self._last_ordinal = ordinal if type(ordinal) is int else None
 
     def clean_so_far(self) -> bool:
         return not self._defect
@@ -147,8 +199,13 @@ class CodexScanner:
 
     # -- one line ------------------------------------------------------------------------------
 
-    def _line(self, line: bytes, offset: int, lineno: int, frame: int | None) -> None:
-        self._lines += 1
+    def _first_line(self, obj: dict[str, Any], offset: int, lineno: int, frame: int | None) -> None:
+        self._first_time = obj["timestamp"]
+        if obj["type"] != "session_meta":
+            self._no_meta_first(obj["type"], offset, lineno, frame)
+
+    def _odd(self, line: bytes, offset: int, lineno: int, frame: int | None) -> None:
+        """A line that is blank (skipped silently, as Codex does) or not a rollout line."""
         if not line.strip():
             self._blank += 1
             return
@@ -156,39 +213,16 @@ class CodexScanner:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             obj = None
-        if not is_rollout_line(obj):
-            self._undecodable(line, obj, offset, lineno, frame)
-            return
-        first = not self._first_seen
-        self._first_seen = True
-        kind: str = obj["type"]
-        payload = obj["payload"]
-        self._by_type[kind] += 1
-        stamp = obj["timestamp"]
-        if self._first_time is None:
-            self._first_time = stamp
-        self._last_time = stamp
-        self._last_ordinal = _int(obj.get("ordinal"))
-        if kind == "session_meta":
-            self._session_meta(payload, first, offset, lineno, frame)
-        elif first:
-            self._no_meta_first(kind, offset, lineno, frame)
-        if kind == "response_item":
-            self._response_item(payload, offset, lineno, frame)
-        elif kind == "event_msg":
-            self._event(payload, offset, lineno)
-        elif kind == "compacted":
-            self._compacted(payload, offset, lineno)
-        elif kind == "turn_context":
-            if isinstance(payload, dict) and isinstance(payload.get("model"), str):
-                self._model = payload["model"]
-        elif kind not in ROLLOUT_ITEM_TYPES:
-            self._unknown(f"line type {kind!r}", offset, lineno, frame)
+        self._undecodable(line, obj, offset, lineno, frame)
+
+    def _turn_context(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
+        if isinstance(payload, dict) and isinstance(payload.get("model"), str):
+            self._model = payload["model"]
 
     def _undecodable(self, line: bytes, obj: Any, offset: int, lineno: int, frame: int | None) -> None:
         self._skipped += 1
         self._defect = True
-        self._first_seen = True
+        self._nonblank = True
         address = self._address(offset, lineno, frame)
         if _NUL_RUN in line:
             count = line.count(0)
@@ -229,9 +263,9 @@ class CodexScanner:
                 self._address(offset, lineno, frame),
             )
 
-    def _session_meta(self, payload: Any, first: bool, offset: int, lineno: int, frame: int | None) -> None:
+    def _session_meta(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         address = self._address(offset, lineno, frame)
-        if self._meta is not None or not first:
+        if self._meta is not None or self._meta_problem is not None:
             if self._meta is not None:
                 self._add(
                     "codex-session-meta-repeated",
@@ -284,8 +318,11 @@ class CodexScanner:
     def _response_item(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         if not isinstance(payload, dict):
             return
-        kind = _text(payload.get("type")) or "?"
-        self._by_item[kind] += 1
+        kind = payload.get("type")
+        if type(kind) is not str:
+            kind = "?"
+        by_item = self._by_item
+        by_item[kind] = by_item.get(kind, 0) + 1
         if kind in CALL_TYPES:
             self._call(payload, kind, offset, lineno)
         elif kind in OUTPUT_TYPES:
@@ -326,10 +363,12 @@ class CodexScanner:
             turn_id=self._turn_id,
         )
 
-    def _event(self, payload: Any, offset: int, lineno: int) -> None:
-        if not isinstance(payload, dict):
+    def _event(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
+        if type(payload) is not dict:
             return
         kind = payload.get("type")
+        if kind not in _EVENTS:
+            return
         if kind == "task_started":
             self._started += 1
             turn_id = _text(payload.get("turn_id"))
@@ -351,22 +390,11 @@ class CodexScanner:
             info = payload.get("info")
             total = info.get("total_token_usage") if isinstance(info, dict) else None
             if isinstance(total, dict):
-                self._usage = TokenUsage(
-                    *(
-                        _int(total.get(k)) or 0
-                        for k in (
-                            "input_tokens",
-                            "cached_input_tokens",
-                            "output_tokens",
-                            "reasoning_output_tokens",
-                            "total_tokens",
-                        )
-                    )
-                )
+                self._usage_total = total  # turned into TokenUsage once, in finish()
         elif kind == "thread_rolled_back":
             self._rollbacks += 1
 
-    def _compacted(self, payload: Any, offset: int, lineno: int) -> None:
+    def _compacted(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         self._compactions += 1
         history = payload.get("replacement_history") if isinstance(payload, dict) else None
         if not isinstance(history, list):
@@ -397,7 +425,7 @@ class CodexScanner:
 
     def finish(self, summary: ReadSummary | None) -> CodexScan:
         tail = self._tail(summary)
-        if not self._first_seen and self._fatal is None:
+        if not self._first_seen and not self._nonblank and self._fatal is None:
             self._add(
                 "codex-empty-file",
                 'no non-empty line: Codex refuses the file ("empty session file")',
@@ -452,7 +480,7 @@ class CodexScanner:
             answered=self._answered,
             dangling=tuple(self._pending.values()),
             orphan_outputs=self._orphans,
-            usage=self._usage,
+            usage=_usage(self._usage_total),
             compactions=self._compactions,
             rollbacks=self._rollbacks,
             first_time=self._first_time,
