@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sesstool.core.closers import closers_for
 from sesstool.core.model import ScanResult, Verdict
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Finding
@@ -42,7 +41,7 @@ class RepairPlan:
     closers: tuple[dict[str, Any], ...]
     salvage: Salvage | None
     committed_events: int  # events in the kept prefix (the closers follow them)
-    dialect: str = "dsh"
+    header_frame: bool = True  # zstd output: the header line alone in the first frame (§9.2)
 
 
 def plan_repair(
@@ -53,6 +52,8 @@ def plan_repair(
     plaintext_bytes: int,
     frame_copy_point: tuple[int, int] | None,
     salvage: Salvage | None = None,
+    closers: tuple[dict[str, Any], ...] = (),
+    header_frame: bool = True,
 ) -> RepairPlan:
     """Plan from a scan of the committed region (for salvage: a scan of the kept prefix).
 
@@ -79,8 +80,8 @@ def plan_repair(
         dropped_plain=max(0, plaintext_bytes - committed),
         dropped_lines=scan.tail.dropped_lines,
         recovered_lines=scan.tail.recovered_lines,
-        closers=tuple(closers_for(scan)),
+        closers=closers,
         salvage=salvage,
         committed_events=scan.open.events,
-        dialect=scan.dialect,
+        header_frame=header_frame,
     )

@@ -8,7 +8,6 @@ from typing import Any
 import orjson
 import pytest
 
-from sesstool.core.closers import TEXT_FORKED_NOT_STARTED, TEXT_FORKED_UNKNOWN
 from sesstool.core.encode import encode_record
 from sesstool.core.errors import UnsupportedError, UsageError
 from sesstool.core.fork_plan import (
@@ -18,12 +17,14 @@ from sesstool.core.fork_plan import (
     check_at,
     check_split_row,
     default_boundary,
-    plan_fork,
 )
 from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import ReadSummary
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import Scanner, ScanOptions
+from sesstool.dialects.dsh.closers import TEXT_FORKED_NOT_STARTED, TEXT_FORKED_UNKNOWN
+from sesstool.dialects.dsh.fork import plan_fork
+from sesstool.dialects.registry import open_scanner
 from tests.conftest import FIXTURES
 
 DSH = FIXTURES / "dsh"
@@ -31,7 +32,7 @@ T = 1760000000000
 
 
 def scan(lines: list[bytes], at: int | None = None) -> tuple[ScanResult, BoundaryFacts]:
-    scanner = Scanner("mem", ScanOptions(at_seq=at))
+    scanner = open_scanner("mem", ScanOptions(at_seq=at))
     scanner.feed_lines(lines, 0, 1, None)
     size = sum(map(len, lines)) + len(lines)
     summary = ReadSummary("raw", size, size, len(lines), 0, None, None, at is not None, None)
@@ -59,7 +60,7 @@ def child_lines(parent: list[bytes], plan: ForkPlan) -> list[bytes]:
 
 
 def assert_valid_clean(lines: list[bytes]) -> ScanResult:
-    scanner = Scanner("child")
+    scanner = open_scanner("child", ScanOptions())
     scanner.feed_lines(lines, 0, 1, None)
     size = sum(map(len, lines)) + len(lines)
     result = scanner.finish(ReadSummary("raw", size, size, len(lines), 0, None, None, False, None))

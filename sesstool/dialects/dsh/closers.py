@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from sesstool.core import mini
-from sesstool.core.model import OpenState, ScanResult
+from sesstool.core.model import OpenState
 
 Cause = Literal["interrupted", "forked"]
 
@@ -124,12 +123,3 @@ def plan_closers(
         }
     )
     return out
-
-
-def closers_for(scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
-    """The closers of a scanned log in its own dialect (dsh §7.1 or the mini-agent layout)."""
-    if scan.dialect == mini.DIALECT:
-        return mini.plan_closers(scan.open, cause)
-    if scan.version is None:
-        return []
-    return plan_closers(scan.open, scan.version, cause)
