@@ -23,16 +23,31 @@ def inspect_cmd(
     """Summarise one session log: verdict, open turn, tool calls, and what a repair would add.
 
     PATH is a .jsonl or .jsonl.zstd file (encoding sniffed), a session directory (its highest
-    generation) or - for standard input. Exit 0 whatever the verdict; 3 if unreadable.
+    generation), a root directory such as a Codex home (every log in it, one line each) or -
+    for standard input. Exit 0 whatever the verdict; 3 if unreadable.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
     from sesstool.core.jsonline import dumps_pretty
     from sesstool.engine.inspect import InspectRequest, run_inspect
+    from sesstool.engine.roots import find_root, run_root
     from sesstool.render.jsonout import inspect_doc
     from sesstool.render.progress import scan_progress
 
     request = InspectRequest(path, limits_from(kwargs), timeline, fixture)
     cons = consoles(ctx)
+    root = find_root(path)
+    if root is not None:
+        with scan_progress(cons, "inspecting") as progress:
+            listing = run_root(path, root, request.limits, progress)
+        if as_json:
+            from sesstool.render.jsonout import root_doc
+
+            sys.stdout.buffer.write(dumps_pretty(root_doc(listing)) + b"\n")
+        else:
+            from sesstool.render.inspect_view import render_root
+
+            render_root(listing, cons.out)
+        return
     with scan_progress(cons, "inspecting") as progress:
         report = run_inspect(request, progress)
     if as_json:

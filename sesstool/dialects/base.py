@@ -18,6 +18,7 @@ Two kinds of dialect exist:
 
 from __future__ import annotations
 
+import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,9 +159,13 @@ class Dialect(ABC):
         component, spec §2.2 encoding)."""
         return log_name(encode_session_id(child_id), zstd)
 
+    def new_child_id(self, created_at: int) -> str:
+        """A fresh, unique child id when ``fork`` is not given ``--id`` (``created_at`` in ms)."""
+        return f"session-{uuid.uuid4().hex}"
+
     def root_child(
         self, source: Path, parent_id: str, child_id: str, version: int, zstd: bool
-    ) -> tuple[Path, Path] | None:
+    ) -> tuple[Path, Path | None] | None:
         """(child file, session directory to create) when ``source`` sits in this dialect's
         root layout as the session ``parent_id``; None otherwise (the child goes beside it)."""
         return None
@@ -193,6 +198,11 @@ class Dialect(ABC):
         """The dialect's members of the ``inspect --json`` document (after ``verdict``, before
         ``tail``)."""
         return {}
+
+    def derive_excludes(self) -> tuple[str, ...]:
+        """What ``derive`` leaves out of what the agent would send because the agent builds it
+        from configuration rather than from the log (shown with the derived messages)."""
+        return ()
 
     def fork_marker_note(self, plan: ForkPlan) -> str:
         """What ``fork`` shows when the plan appends no seed marker."""

@@ -20,12 +20,13 @@ from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import register_rules
-from sesstool.dialects import dsh, mini
+from sesstool.dialects import codex, dsh, mini
 from sesstool.dialects.base import Dialect, DialectScanner
 
 DIALECTS: tuple[Dialect, ...] = (
     dsh.DIALECT,
     mini.DIALECT,
+    codex.DIALECT,
 )
 
 AUTO = "auto"
@@ -130,3 +131,8 @@ def open_scanner(path: str, options: ScanOptions, dialect: Dialect | None = None
 
 for _dialect in DIALECTS:
     register_rules(_dialect.rules)
+
+
+def log_suffixes() -> tuple[str, ...]:
+    """Every file-name ending that makes a file a log of some dialect (``validate DIR``)."""
+    return tuple(dict.fromkeys(suffix for d in DIALECTS for suffix in d.layout.suffixes))

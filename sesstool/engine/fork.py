@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -86,11 +85,6 @@ class ForkReport:
     @property
     def source_unchanged(self) -> bool:
         return self.source_sha256_after is None or self.source_sha256_after == self.source_sha256
-
-
-def new_session_id() -> str:
-    """A fresh, unique child id (the v0 store mints ``session-<n>``; a uuid cannot collide)."""
-    return f"session-{uuid.uuid4().hex}"
 
 
 def now_ms() -> int:
@@ -240,7 +234,9 @@ def _plan(
             source=result,
             at=at_scan.scan,
             boundary=boundary,
-            child_id=request.child_id if request.child_id is not None else new_session_id(),
+            child_id=request.child_id
+            if request.child_id is not None
+            else full.dialect.new_child_id(now_ms()),
             created_at=request.created_at if request.created_at is not None else now_ms(),
             seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
         )

@@ -10,11 +10,10 @@ from pathlib import Path
 from sesstool.core.errors import InputError
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
+from sesstool.dialects.registry import log_suffixes
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.source import ReadLimits
-
-LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +63,7 @@ def expand_paths(args: tuple[str, ...]) -> list[str]:
             out.extend(matches)
         elif arg != "-" and os.path.isdir(arg):
             found = sorted(
-                str(p) for p in Path(arg).rglob("*") if p.is_file() and p.name.endswith(LOG_SUFFIXES)
+                str(p) for p in Path(arg).rglob("*") if p.is_file() and p.name.endswith(log_suffixes())
             )
             out.extend(found)
         else:

@@ -81,13 +81,17 @@ def render_fork(rep: ForkReport, console: Console) -> None:
             style="bold yellow" if rep.dry_run else "bold green",
         )
     )
-    where = {"option": "-o", "dsh-root": "own session directory", "beside-source": "beside the source"}
+    known = {"option": "-o", "dsh-root": "own session directory", "beside-source": "beside the source"}
+    where = (
+        known.get(rep.layout)
+        or f"beside the source, named as its {rep.layout.removesuffix('-root')} root names logs"
+    )
     if pub is not None:
-        row("output", f"{safe_line(str(rep.target))} ({where[rep.layout]}, {rep.encoding})")
+        row("output", f"{safe_line(str(rep.target))} ({where}, {rep.encoding})")
         row("", f"{pub.size} bytes · sha256 {pub.sha256}")
     else:
         exists = " — exists already: a real run would be refused" if rep.target_exists else ""
-        row("output", f"{safe_line(str(rep.target))} ({where[rep.layout]}, {rep.encoding}){exists}")
+        row("output", f"{safe_line(str(rep.target))} ({where}, {rep.encoding}){exists}")
     row("source", f"{safe_line(src.source.display)} ({src.source.encoding}, {src.scan.verdict})")
     if rep.source_sha256_after is None:
         row("", f"sha256 {rep.source_sha256}")

@@ -6,8 +6,10 @@ from typing import Any
 
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
 from sesstool.core.request import envelope_document
+from sesstool.core.rules import Severity
 from sesstool.engine.derive import DeriveReport
 from sesstool.engine.inspect import InspectReport
+from sesstool.engine.roots import RootReport
 from sesstool.engine.scan import ScanReport
 from sesstool.engine.validate import ValidateReport
 
@@ -87,6 +89,33 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     return doc
 
 
+def root_doc(rep: RootReport) -> dict[str, Any]:
+    """inspect ROOT: one entry per log of the root."""
+    logs = []
+    for sr in rep.logs:
+        s = sr.scan
+        logs.append(
+            {
+                "path": sr.source.display,
+                "verdict": s.verdict,
+                "session": s.session_id,
+                "version": s.version,
+                "version_label": s.version_label,
+                "events": s.stats.events,
+                "encoding": sr.source.encoding,
+                "findings": {sev.label: sum(1 for f in s.findings if f.severity is sev) for sev in Severity},
+                "pending_calls": [p.call_id for p in s.open.pending],
+            }
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "inspect",
+        "root": rep.root,
+        "dialect": rep.dialect.name,
+        "logs": logs,
+    }
+
+
 def validate_doc(rep: ValidateReport) -> dict[str, Any]:
     files: list[dict[str, Any]] = []
     counts = {"error": 0, "warning": 0, "info": 0}
@@ -149,4 +178,4 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
         "request": envelope_document(
             req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
         ),
-    }
+    } | ({"not_included": list(notes)} if (notes := rep.scan.dialect.derive_excludes()) else {})

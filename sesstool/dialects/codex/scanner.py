@@ -10,16 +10,21 @@ open turns, counters), never the history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
+from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
-from sesstool.core.model import Tail, Verdict
+from sesstool.core.header import Header
+from sesstool.core.model import NO_STATS, Boundaries, OpenState, PendingCall, ScanResult, Tail, Verdict
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Rule, Severity
+from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn, TokenUsage
 from sesstool.dialects.codex.vocabulary import (
     CALL_TYPES,
@@ -39,25 +44,24 @@ _NUL_RUN = b"\0" * 8
 # Reader findings that are dsh layout rules (spec §9.2), not Codex's: Codex reads a .jsonl.zst as
 # one plaintext stream across frames (a line may span frames, the first frame is not a header
 # frame), and its compression worker writes frames without a content checksum (observed).
-_NOT_CODEX_RULES = frozenset({"zstd-header-frame", "zstd-frame-boundary", "zstd-no-checksum"})
+_NOT_CODEX_RULES = frozenset({R.ZSTD_HEADER_FRAME, R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM})
+DIALECT_NAME = "codex"
+# Rollouts carry no format version: the {timestamp, type, payload} envelope is reported as v1
+# (the pre-envelope legacy layout, which sesstool does not read, would be v0).
+FORMAT_VERSION = 1
 
 
 def rule(rule_id: str) -> Rule:
     return CODEX_RULES.get(rule_id) or CORE_RULES[rule_id]
 
 
-@dataclass(frozen=True, slots=True)
-class CodexScan:
-    """Everything one pass found: findings, verdict, tail and the facts."""
-
-    path: str
-    findings: tuple[Finding, ...]
-    verdict: Verdict
-    verdict_reason: str
-    verdict_address: Address | None
-    tail: Tail
-    facts: CodexFacts
-    summary: ReadSummary | None
+def _epoch_ms(stamp: Any) -> int | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return int(dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
 
 
 def _text(value: Any) -> str | None:
@@ -96,8 +100,15 @@ def is_rollout_line(obj: Any) -> bool:
 class CodexScanner:
     """One streaming pass over one rollout (``feed`` batches and issues, then ``finish``)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, options: ScanOptions | None = None) -> None:
         self.path = path
+        self.options = options or ScanOptions()
+        self._history = HistoryBuilder() if self.options.collect_messages else None
+        self._meta_line: dict[str, Any] | None = None
+        self._body_offset: int | None = None
+        self._stop_offset: int | None = None
+        self._last_seq: int | None = None
+        self._last_turn_end: int | None = None
         self.findings: list[Finding] = []
         self.stopped = False
         self.committed = 0
@@ -142,9 +153,18 @@ class CodexScanner:
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
         # The hot loop: one decode, three lookups and one dispatch per well-formed line.
+        if self.stopped:
+            return
+        at = self.options.at_seq
+        if at is not None and lineno - 1 + len(lines) > at + 1:
+            keep = max(0, at + 1 - (lineno - 1))
+            lines = lines[:keep]
+            self.stopped = True
+            self._stop_offset = offset + sum(len(line) + 1 for line in lines)
         loads = orjson.loads
         by_type = self._by_type
         handlers = self._handlers
+        history = self._history
         seen = self._first_seen
         last: Any = None
         for line in lines:
@@ -159,9 +179,11 @@ class CodexScanner:
             else:
                 if not seen:
                     seen = self._first_seen = True
-                    self._first_line(obj, offset, lineno, frame)
+                    self._first_line(obj, offset, lineno, frame, offset + len(line) + 1)
                 by_type[kind] = by_type.get(kind, 0) + 1
                 last = obj
+                if history is not None:
+                    history.feed(obj)
                 handler = handlers.get(kind)
                 if handler is not None:
                     handler(payload, offset, lineno, frame)
@@ -170,6 +192,8 @@ class CodexScanner:
             offset += len(line) + 1
             lineno += 1
         self._lines += len(lines)
+        if lines:
+            self._last_seq = lineno - 2
         self.committed = offset
         if last is not None:
             self._last_time = last["timestamp"]
@@ -180,7 +204,7 @@ class CodexScanner:
         return not self._defect
 
     def _physical(self, issue: PhysicalIssue) -> None:
-        if issue.rule == "zstd-torn-frame":
+        if issue.rule == R.ZSTD_TORN_FRAME:
             return  # the summary's torn frame becomes the tail finding in finish()
         if issue.rule in _NOT_CODEX_RULES:
             return
@@ -199,8 +223,11 @@ class CodexScanner:
 
     # -- one line ------------------------------------------------------------------------------
 
-    def _first_line(self, obj: dict[str, Any], offset: int, lineno: int, frame: int | None) -> None:
+    def _first_line(self, obj: dict[str, Any], offset: int, lineno: int, frame: int | None, end: int) -> None:
         self._first_time = obj["timestamp"]
+        if obj["type"] == "session_meta" and lineno == 1:
+            self._meta_line = obj  # the header a fork rewrites
+            self._body_offset = end
         if obj["type"] != "session_meta":
             self._no_meta_first(obj["type"], offset, lineno, frame)
 
@@ -377,6 +404,7 @@ class CodexScanner:
                 turn_id, _text(payload.get("root_turn_id")), _int(payload.get("started_at")), lineno, offset
             )
         elif kind in TURN_END_EVENTS:
+            self._last_turn_end = lineno - 1
             if kind == "task_complete":
                 self._completed += 1
             else:
@@ -423,7 +451,7 @@ class CodexScanner:
 
     # -- the end ----------------------------------------------------------------------------------
 
-    def finish(self, summary: ReadSummary | None) -> CodexScan:
+    def finish(self, summary: ReadSummary | None) -> ScanResult:
         tail = self._tail(summary)
         if not self._first_seen and not self._nonblank and self._fatal is None:
             self._add(
@@ -487,7 +515,100 @@ class CodexScanner:
             last_time=self._last_time,
             last_ordinal=self._last_ordinal,
         )
-        return CodexScan(self.path, tuple(self.findings), verdict, reason, where, tail, facts, summary)
+        return self._result(facts, tail, (verdict, reason, where))
+
+    def _result(
+        self, facts: CodexFacts, tail: Tail, verdict: tuple[Verdict, str, Address | None]
+    ) -> ScanResult:
+        """The generic ScanResult: header = the first session_meta line, seq = 0-based line index,
+        the default fork boundary = the last committed line (the closers balance the rest)."""
+        header = None
+        if self._meta_line is not None and facts.thread_id is not None:
+            header = Header(
+                FORMAT_VERSION,
+                facts.thread_id,
+                _epoch_ms(self._meta_line["timestamp"]),
+                facts.cwd,
+                facts.forked_from_id,
+                None,
+                None,
+                None,
+                None,
+                None,
+                self._meta_line,
+            )
+        pending = tuple(PendingCall(c.call_id, 0, c.line - 1, c.name) for c in facts.dangling)
+        open_turn = facts.open_turns[-1] if facts.open_turns else None
+        state = OpenState(
+            len(facts.open_turns) if facts.open_turns else None,
+            open_turn.line - 1 if open_turn is not None else None,
+            None,
+            pending,
+            self._last_seq,
+            _epoch_ms(facts.last_time),
+            facts.lines,
+            facts.last_time,
+        )
+        messages = tuple(self._history.derive().items) if self._history is not None else None
+        return ScanResult(
+            path=self.path,
+            findings=tuple(self.findings),
+            findings_dropped=0,
+            tail=tail,
+            verdict=verdict[0],
+            verdict_address=verdict[2],
+            verdict_reason=verdict[1],
+            dialect=DIALECT_NAME,
+            version=FORMAT_VERSION if header is not None else None,
+            header=header,
+            stats=replace(NO_STATS, events=facts.lines),
+            open=state,
+            messages=messages,
+            stopped_at=self.options.at_seq if self.stopped else None,
+            stop_offset=self._stop_offset,
+            body_offset=self._body_offset,
+            boundaries=Boundaries(self._last_seq, None, None, None),
+            session_id=facts.thread_id,
+            version_label=facts.cli_version,
+            facts=facts,
+        )
+
+    def continuation(self) -> CodexScanner:
+        """A copy in the state the committed prefix left, without findings or tail: a repair's
+        closers are fed to it and must leave nothing open."""
+        twin = CodexScanner(self.path)
+        for name in (
+            "_lines",
+            "_blank",
+            "_first_seen",
+            "_nonblank",
+            "_meta",
+            "_meta_line",
+            "_body_offset",
+            "_turn_id",
+            "_started",
+            "_completed",
+            "_aborted",
+            "_calls",
+            "_answered",
+            "_orphans",
+            "_compactions",
+            "_rollbacks",
+            "_usage_total",
+            "_model",
+            "_first_time",
+            "_last_time",
+            "_last_ordinal",
+            "_last_seq",
+            "_last_turn_end",
+            "committed",
+        ):
+            setattr(twin, name, getattr(self, name))
+        twin._by_type = dict(self._by_type)
+        twin._by_item = dict(self._by_item)
+        twin._pending = dict(self._pending)
+        twin._turns = dict(self._turns)
+        return twin
 
     def _tail(self, summary: ReadSummary | None) -> Tail:
         if summary is None:
