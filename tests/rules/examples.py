@@ -25,7 +25,7 @@ E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
 Event = dict[str, Any]
 Encoding = Literal["raw", "zstd"]
 # Option names that belong to ReadLimits; every other option goes to ScanOptions.
-LIMIT_OPTIONS = frozenset({"max_line", "max_decompressed", "max_window"})
+LIMIT_OPTIONS = frozenset({"max_line", "max_decompressed", "max_window", "dialect"})
 
 # Where the scanner deliberately departs from ``severity_for``: v0 readers drop unknown header
 # keys (spec §2.2), so the scanner notes them instead of refusing.
@@ -58,7 +58,7 @@ class Example:
     data: bytes  # the whole file
     expect_severity: Severity
     expect_address: dict[str, int | None]  # Address fields that must match
-    options: dict[str, int] = field(default_factory=dict)  # ScanOptions / ReadLimits
+    options: dict[str, Any] = field(default_factory=dict)  # ScanOptions / ReadLimits
     encoding: Encoding = "raw"
     filename: str | None = None  # None: the canonical generation name
 
@@ -1770,7 +1770,14 @@ def build_examples() -> list[Example]:
         *_projection(),
         *_relational(),
         *_zstd_variants(),
+        *_codex(),
     ]
+
+
+def _codex() -> list[Example]:
+    from tests.rules.codex_examples import codex_examples  # imports Example from here
+
+    return codex_examples()
 
 
 EXAMPLES: tuple[Example, ...] = tuple(build_examples())
@@ -1901,6 +1908,7 @@ CLI_OPTIONS = {
     "max_line": "--max-line-bytes",
     "max_decompressed": "--max-decompressed",
     "max_window": "--max-window",
+    "dialect": "--dialect",
 }
 
 

@@ -456,7 +456,7 @@ class CodexScanner:
         if not self._first_seen and not self._nonblank and self._fatal is None:
             self._add(
                 "codex-empty-file",
-                'no non-empty line: Codex refuses the file ("empty session file")',
+                'no non-empty line: Codex 0.171 refuses the file ("… is empty")',
                 Address(self.path, 0, 1),
             )
         elif self._meta is None and self._meta_problem is None and self._fatal is None:

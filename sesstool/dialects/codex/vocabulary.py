@@ -86,7 +86,7 @@ RULES: tuple[Rule, ...] = (
         "codex-empty-file",
         E,
         "agent-formats §3.4",
-        'rollout has no non-empty line: Codex refuses it ("empty session file")',
+        'rollout has no non-empty line: Codex refuses it (0.171: "… is empty")',
     ),
     Rule(
         "codex-missing-session-meta",

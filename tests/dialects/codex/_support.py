@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from sesstool.dialects.codex.history import DerivedHistory, HistoryBuilder
 from sesstool.core.model import ScanResult
+from sesstool.dialects.codex.history import DerivedHistory, HistoryBuilder
 from sesstool.dialects.codex.scanner import CodexScanner, is_rollout_line
 from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits, sniff
