@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures
+.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures codex-lane
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -48,6 +48,10 @@ goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
 interop: $(STAMP)  ## differential tests against the published dsh packages (Node 22 from npm)
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10
 	SESSTOOL_INTEROP=1 $(BIN)/pytest -q tests/interop
+
+codex-lane: $(STAMP)  ## judge sesstool by the real Codex CLI 0.171.0 (npm; unshare -n, loopback only)
+	bash tests/codex_cli/setup.sh >/dev/null || test $$? -eq 10
+	SESSTOOL_CODEX=1 unshare -n $(BIN)/pytest -q -p no:cacheprovider tests/codex_cli
 
 codex-fixtures: $(STAMP)  ## re-record fixtures/codex with the real Codex CLI (npm; unshare -n)
 	$(BIN)/python -m tests.codex_cli.generate

@@ -107,7 +107,7 @@ def test_verdict_and_dangling_calls_match_the_file(recorded: dict[str, Recorded]
     doc = _inspect(rec.rollout)
     assert [c["call_id"] for c in doc["codex"]["dangling"]] == dangling
     assert len(doc["codex"]["open_turns"]) == len(open_turns)
-    assert doc["verdict"] == ("interrupted" if dangling or open_turns else "clean")
+    assert doc["verdict"]["verdict"] == ("interrupted" if dangling or open_turns else "clean")
     assert (name in INTERRUPTED) == bool(dangling or open_turns)
 
 
