@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures codex-lane
+.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures codex-lane bench-codex
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -41,6 +41,9 @@ typecheck: $(STAMP)  ## mypy --strict
 
 bench: $(STAMP)  ## generate large logs and measure throughput and memory
 	$(BIN)/python bench/run.py
+
+bench-codex: $(STAMP)  ## a generated 100 MiB and 1 GiB Codex rollout: validate vs bare orjson, peak RSS
+	$(BIN)/python bench/codex.py
 
 goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
 	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py tests/cli/test_fork.py tests/mini tests/migrate

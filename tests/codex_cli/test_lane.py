@@ -55,9 +55,13 @@ def _held(path: Path) -> tuple[list[str], list[str]]:
     for line in _lines(path):
         payload = line["payload"]
         kind = payload.get("type") if isinstance(payload, dict) else None
-        if line["type"] == "response_item" and kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        if line["type"] == "response_item" and kind in (
+            "function_call",
+            "custom_tool_call",
+            "local_shell_call",
+        ):
             calls.append(payload["call_id"])
-        elif line["type"] == "response_item" and kind in ("function_call_output", "custom_tool_call_output"):
+        elif item and kind in ("function_call_output", "custom_tool_call_output"):
             outputs.add(payload["call_id"])
         elif line["type"] == "event_msg" and kind == "task_started":
             started.append(payload["turn_id"])
@@ -80,7 +84,9 @@ def _derive(path: Path) -> list[dict[str, Any]]:
     return items
 
 
-def _resume(lane: Lane, rec: Recorded, scratch: Path, thread_id: str, rollout: Path | None = None) -> list[dict[str, Any]]:
+def _resume(
+    lane: Lane, rec: Recorded, scratch: Path, thread_id: str, rollout: Path | None = None
+) -> list[dict[str, Any]]:
     """Resume ``thread_id`` in a fresh home holding ``rec``'s rollouts (or ``rollout`` in place
     of the recorded one); returns the first request's input."""
     home = copy_home(rec.home, scratch)
@@ -134,7 +140,9 @@ def test_repair_output_resumes_with_the_same_history(
     after = _history(_resume(lane, rec, work / "after", rec.thread_id, out))
     closers = _inspect(rec.rollout)["repair"]["closers"]
     moved = {c["payload"]["id"] for c in closers if c["type"] == "response_item"}
-    assert after == [i for i in before if i.get("id") not in moved] + [i for i in before if i.get("id") in moved]
+    assert after == [i for i in before if i.get("id") not in moved] + [
+        i for i in before if i.get("id") in moved
+    ]
     if name != "kill-parallel-half":
         assert after == before
     assert _derive(out) == after

@@ -97,7 +97,9 @@ def test_repair(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
     plan = sesstool("inspect", "--json", *_args(log))
     doc = json.loads(plan.stdout)
     if not out.exists():
-        actual = json.dumps({"exit_code": result.exit_code, "verdict": doc["verdict"]["verdict"]}, indent=2) + "\n"
+        actual = (
+            json.dumps({"exit_code": result.exit_code, "verdict": doc["verdict"]["verdict"]}, indent=2) + "\n"
+        )
         assert result.exit_code in (0, 3, 4), result.stderr
         assert (result.exit_code == 0) == (doc["verdict"]["verdict"] == "clean")
         _check(_golden(log, "repair", "json"), actual)
