@@ -55,11 +55,8 @@ def _held(path: Path) -> tuple[list[str], list[str]]:
     for line in _lines(path):
         payload = line["payload"]
         kind = payload.get("type") if isinstance(payload, dict) else None
-        if line["type"] == "response_item" and kind in (
-            "function_call",
-            "custom_tool_call",
-            "local_shell_call",
-        ):
+        item = line["type"] == "response_item"
+        if item and kind in ("function_call", "custom_tool_call", "local_shell_call"):
             calls.append(payload["call_id"])
         elif item and kind in ("function_call_output", "custom_tool_call_output"):
             outputs.add(payload["call_id"])
