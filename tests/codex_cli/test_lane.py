@@ -165,3 +165,41 @@ def test_fork_resumes_as_its_own_thread(
     assert run.thread_id == child_id
     assert _history(sent) == _derive(child)
     assert _inspect(child)["codex"]["forked_from_id"] == rec.thread_id
+
+
+# The committed fixtures the lane cannot record afresh (byte-level damage, other call kinds):
+# their repairs are judged by the real CLI too, in a fresh home.
+FIXTURE_REPAIRS = ["torn-tail", "custom-tool-dangling", "local-shell-dangling", "kill-parallel-half"]
+
+
+def _resume_file(lane: Lane, scratch: Path, rollout: Path, thread_id: str) -> list[dict[str, Any]]:
+    home = lane.new_home(scratch.name, extra="")
+    target = home.sessions / "2026" / "12" / "01" / rollout.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(rollout, target)
+    run, sent = resume_input(lane, home, thread_id)
+    assert run.requests, f"codex exec resume refused {rollout.name}: {run.stderr[-800:]}"
+    return sent
+
+
+@pytest.mark.parametrize("name", FIXTURE_REPAIRS)
+def test_repaired_fixtures_resume_with_the_same_history(lane: Lane, lane_root: Path, name: str) -> None:
+    from tests.dialects.codex._support import rollout as fixture_rollout
+
+    source = fixture_rollout(name)
+    thread_id = json.loads(source.read_bytes().split(b"\n", 1)[0])["payload"]["id"]
+    work = lane_root / "fixture-repair" / name
+    work.mkdir(parents=True)
+    out = work / "repaired" / source.name
+    out.parent.mkdir()
+    result = run_sesstool("repair", str(source), "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    derived_before, derived_after = _derive(source), _derive(out)
+    before = _resume_file(lane, work / f"{name}-before", source, thread_id)[1 : 1 + len(derived_before)]
+    after = _resume_file(lane, work / f"{name}-after", out, thread_id)[1 : 1 + len(derived_after)]
+    assert before == derived_before and after == derived_after
+    moved = {
+        c["payload"]["id"] for c in _inspect(source)["repair"]["closers"] if c["type"] == "response_item"
+    }
+    kept = [i for i in before if i.get("id") not in moved]
+    assert after == kept + [i for i in before if i.get("id") in moved]

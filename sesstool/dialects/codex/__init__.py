@@ -18,6 +18,7 @@ from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Rule
 from sesstool.dialects.base import Cause, Dialect, ForkInput, RootLayout, Row
+from sesstool.dialects.codex.ending import FORMAT_VERSION
 from sesstool.dialects.codex.history import EXCLUDED
 from sesstool.dialects.codex.model import CodexFacts
 from sesstool.dialects.codex.naming import (
@@ -30,7 +31,7 @@ from sesstool.dialects.codex.naming import (
 )
 from sesstool.dialects.codex.plans import describe_closer, encode_line, fork_session_meta, plan_closers
 from sesstool.dialects.codex.report import inspect_document, inspect_lines
-from sesstool.dialects.codex.scanner import FORMAT_VERSION, CodexScanner, is_rollout_line
+from sesstool.dialects.codex.scanner import CodexScanner, is_rollout_line
 from sesstool.dialects.codex.vocabulary import RULES
 
 

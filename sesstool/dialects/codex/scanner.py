@@ -10,20 +10,18 @@ open turns, counters), never the history.
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
-from sesstool.core.header import Header
-from sesstool.core.model import NO_STATS, Boundaries, OpenState, PendingCall, ScanResult, Tail, Verdict
+from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
-from sesstool.core.rules import Finding, Rule, Severity
+from sesstool.core.rules import Finding, Rule
+from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verdict_of
 from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn, TokenUsage
 from sesstool.dialects.codex.vocabulary import (
@@ -45,23 +43,10 @@ _NUL_RUN = b"\0" * 8
 # one plaintext stream across frames (a line may span frames, the first frame is not a header
 # frame), and its compression worker writes frames without a content checksum (observed).
 _NOT_CODEX_RULES = frozenset({R.ZSTD_HEADER_FRAME, R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM})
-DIALECT_NAME = "codex"
-# Rollouts carry no format version: the {timestamp, type, payload} envelope is reported as v1
-# (the pre-envelope legacy layout, which sesstool does not read, would be v0).
-FORMAT_VERSION = 1
 
 
 def rule(rule_id: str) -> Rule:
     return CODEX_RULES.get(rule_id) or CORE_RULES[rule_id]
-
-
-def _epoch_ms(stamp: Any) -> int | None:
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return int(dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
 
 
 def _text(value: Any) -> str | None:
@@ -452,7 +437,9 @@ class CodexScanner:
     # -- the end ----------------------------------------------------------------------------------
 
     def finish(self, summary: ReadSummary | None) -> ScanResult:
-        tail = self._tail(summary)
+        tail, torn = tail_of(self.path, self.committed, summary)
+        if torn is not None:
+            self.findings.append(torn)
         if not self._first_seen and not self._nonblank and self._fatal is None:
             self._add(
                 "codex-empty-file",
@@ -483,7 +470,7 @@ class CodexScanner:
                 "aborted: the CLI was killed (Codex writes no turn_aborted after SIGKILL)",
                 Address(self.path, turn.offset, turn.line),
             )
-        verdict, reason, where = self._verdict(tail)
+        verdict, reason, where = verdict_of(self.findings)
         meta = self._meta or {}
         facts = CodexFacts(
             thread_id=_text(meta.get("id")),
@@ -515,141 +502,16 @@ class CodexScanner:
             last_time=self._last_time,
             last_ordinal=self._last_ordinal,
         )
-        return self._result(facts, tail, (verdict, reason, where))
-
-    def _result(
-        self, facts: CodexFacts, tail: Tail, verdict: tuple[Verdict, str, Address | None]
-    ) -> ScanResult:
-        """The generic ScanResult: header = the first session_meta line, seq = 0-based line index,
-        the default fork boundary = the last committed line (the closers balance the rest)."""
-        header = None
-        if self._meta_line is not None and facts.thread_id is not None:
-            header = Header(
-                FORMAT_VERSION,
-                facts.thread_id,
-                _epoch_ms(self._meta_line["timestamp"]),
-                facts.cwd,
-                facts.forked_from_id,
-                None,
-                None,
-                None,
-                None,
-                None,
-                self._meta_line,
-            )
-        pending = tuple(PendingCall(c.call_id, 0, c.line - 1, c.name) for c in facts.dangling)
-        open_turn = facts.open_turns[-1] if facts.open_turns else None
-        state = OpenState(
-            len(facts.open_turns) if facts.open_turns else None,
-            open_turn.line - 1 if open_turn is not None else None,
-            None,
-            pending,
-            self._last_seq,
-            _epoch_ms(facts.last_time),
-            facts.lines,
-            facts.last_time,
-        )
-        messages = tuple(self._history.derive().items) if self._history is not None else None
-        return ScanResult(
-            path=self.path,
-            findings=tuple(self.findings),
-            findings_dropped=0,
-            tail=tail,
-            verdict=verdict[0],
-            verdict_address=verdict[2],
-            verdict_reason=verdict[1],
-            dialect=DIALECT_NAME,
-            version=FORMAT_VERSION if header is not None else None,
-            header=header,
-            stats=replace(NO_STATS, events=facts.lines),
-            open=state,
-            messages=messages,
-            stopped_at=self.options.at_seq if self.stopped else None,
-            stop_offset=self._stop_offset,
-            body_offset=self._body_offset,
-            boundaries=Boundaries(self._last_seq, None, None, None),
-            session_id=facts.thread_id,
-            version_label=facts.cli_version,
-            facts=facts,
-        )
+        return scan_result(self, facts, tail, (verdict, reason, where))
 
     def continuation(self) -> CodexScanner:
         """A copy in the state the committed prefix left, without findings or tail: a repair's
         closers are fed to it and must leave nothing open."""
         twin = CodexScanner(self.path)
-        for name in (
-            "_lines",
-            "_blank",
-            "_first_seen",
-            "_nonblank",
-            "_meta",
-            "_meta_line",
-            "_body_offset",
-            "_turn_id",
-            "_started",
-            "_completed",
-            "_aborted",
-            "_calls",
-            "_answered",
-            "_orphans",
-            "_compactions",
-            "_rollbacks",
-            "_usage_total",
-            "_model",
-            "_first_time",
-            "_last_time",
-            "_last_ordinal",
-            "_last_seq",
-            "_last_turn_end",
-            "committed",
-        ):
+        for name in CONTINUED:
             setattr(twin, name, getattr(self, name))
         twin._by_type = dict(self._by_type)
         twin._by_item = dict(self._by_item)
         twin._pending = dict(self._pending)
         twin._turns = dict(self._turns)
         return twin
-
-    def _tail(self, summary: ReadSummary | None) -> Tail:
-        if summary is None:
-            return Tail("none", self.committed, 0, 0, 0, None)
-        if summary.torn_frame is not None:
-            torn = summary.torn_frame
-            address = Address(self.path, torn.plaintext_offset, None, torn.index, torn.file_offset)
-            dropped = summary.plaintext_bytes - self.committed
-            self._add(
-                "zstd-torn-frame",
-                f"last zstd frame {torn.index} is cut by EOF after "
-                f"{torn.file_length} bytes; {torn.lines} complete line(s) recovered from it; "
-                f"{dropped} byte(s) of a torn line after them",
-                address,
-            )
-            return Tail("torn-frame", self.committed, dropped, 1 if dropped else 0, torn.lines, address)
-        partial = summary.partial_line
-        if partial is not None:
-            address = Address(self.path, partial.offset, partial.line)
-            self._add(
-                "codex-torn-tail",
-                f"the last {partial.length} byte(s) have no newline: a torn "
-                "write; Codex skips them, a repair drops them",
-                address,
-            )
-            return Tail("torn-line", self.committed, partial.length, 1, 0, address)
-        return Tail("none", self.committed, 0, 0, 0, None)
-
-    def _verdict(self, tail: Tail) -> tuple[Verdict, str, Address | None]:
-        worst: dict[str, Finding] = {}
-        for finding in self.findings:
-            kind = rule(finding.rule).verdict
-            if finding.severity is Severity.ERROR and kind == "unsupported":
-                worst.setdefault("unsupported", finding)
-            elif finding.severity is Severity.ERROR:
-                worst.setdefault("corrupt", finding)
-            elif kind in ("torn", "interrupted"):
-                worst.setdefault(kind, finding)
-        order: tuple[Verdict, ...] = ("unsupported", "corrupt", "torn", "interrupted")
-        for verdict in order:
-            if verdict in worst:
-                finding = worst[verdict]
-                return verdict, finding.message, finding.address
-        return "clean", "every call has its output and every turn ended", None
