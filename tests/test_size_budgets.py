@@ -12,10 +12,13 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 
 # (module path relative to sesstool/, qualified function name): why it may be longer
+_ISSUE_17 = "issue 17's transcript reader, landed before this budget: split when the dialect is wired"
 FUNCTION_EXCEPTIONS = {
     ("core/scanner.py", "Scanner._run"): "the documented hot loop (docs/architecture.md)",
+    ("dialects/claude/transcript.py", "TranscriptScanner._entry"): _ISSUE_17,
+    ("dialects/claude/transcript.py", "TranscriptScanner.finish"): _ISSUE_17,
 }
-MODULE_EXCEPTIONS: dict[str, str] = {}
+MODULE_EXCEPTIONS: dict[str, str] = {"dialects/claude/transcript.py": _ISSUE_17}
 
 
 def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
@@ -45,6 +48,8 @@ def test_no_module_is_too_long() -> None:
         if text.count("\n") > MAX_MODULE_LINES and name not in MODULE_EXCEPTIONS
     }
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+    names = {name for name, _ in _sources()}
+    assert set(MODULE_EXCEPTIONS) <= names, "an exception names a module that no longer exists"
 
 
 def test_no_function_is_too_long() -> None:

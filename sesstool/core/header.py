@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from sesstool.core import rule_ids as R
@@ -23,16 +23,17 @@ class Header:
     """The header as decoded; ``raw`` is the whole record (unknown keys included)."""
 
     version: int
-    id: str | None
-    created_at: int | None
-    cwd: str | None
-    parent_session: str | None
-    seed_length: int | None
-    is_seeded: bool | None
-    origin: str | None
-    delegation_depth: int | None
-    agent_preset: str | None
     raw: dict[str, Any]
+    _: KW_ONLY  # what a dialect's header says, where it says it
+    id: str | None = None
+    created_at: int | None = None
+    cwd: str | None = None
+    parent_session: str | None = None
+    seed_length: int | None = None
+    is_seeded: bool | None = None
+    origin: str | None = None
+    delegation_depth: int | None = None
+    agent_preset: str | None = None
 
     @property
     def seeded(self) -> bool:

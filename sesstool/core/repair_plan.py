@@ -27,7 +27,7 @@ class Salvage:
 
 @dataclass(frozen=True, slots=True)
 class RepairPlan:
-    version: int
+    version: int | None  # the log's format version (None: the dialect does not number them)
     source_encoding: Encoding
     output_encoding: Encoding
     source_verdict: Verdict
@@ -60,7 +60,6 @@ def plan_repair(
     ``frame_copy_point`` is (file offset, plaintext offset) after the last complete zstd frame
     lying wholly inside the committed region; None for raw input.
     """
-    assert scan.version is not None
     committed = salvage.cut if salvage is not None else scan.tail.committed_bytes
     if source_encoding == output_encoding == "raw":
         copy_file = copy_plain = committed

@@ -24,8 +24,8 @@ def decode_seqs(value: object, own_seq: int, allow_empty: bool, allow_ranges: bo
     if set(map(type, value)) == _INT_ONLY:
         out = value  # fast path: the common unencoded form (bools are not ints here)
     else:
+        # the slow path: an element that is not a plain int, so a range (or a refusal below)
         out = []
-        ranged = False
         for v in value:
             if type(v) is int:
                 out.append(v)
@@ -41,10 +41,9 @@ def decode_seqs(value: object, own_seq: int, allow_empty: bool, allow_ranges: bo
                 if end - start > own_seq:
                     raise SeqRangeError(f"range [{start}, {end}] reaches past the event")
                 out.extend(range(start, end + 1))
-                ranged = True
             else:
                 raise SeqRangeError(f"element {v!r} is neither a seq nor a [start, end] pair")
-        if ranged and any(b <= a for a, b in pairwise(out)):
+        if any(b <= a for a, b in pairwise(out)):
             raise SeqRangeError("range-encoded sourceEventSeqs must be strictly increasing")
     if min(out) < 0:
         raise SeqRangeError("sourceEventSeqs holds a negative seq")

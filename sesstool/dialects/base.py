@@ -49,11 +49,13 @@ class Row(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class RootLayout:
-    """Where a dialect's logs live under a root directory; the store ring walks it.
+    """Where a dialect's logs live; the store ring does the walking.
 
-    ``patterns`` are glob patterns relative to the root (``"--*--/*/session.v*.jsonl*"``,
-    ``"sessions/*/*/*/rollout-*.jsonl*"``); ``suffixes`` are the file-name endings that make a
-    file a log of this dialect when a directory is walked (``validate DIR``).
+    ``suffixes`` are the file-name endings that make a file a log of this dialect when a
+    directory is walked (``validate DIR`` keeps the files ending in any registered dialect's
+    suffix). ``patterns`` are glob patterns relative to a root (``"--*--/*/session.v*.jsonl*"``,
+    ``"sessions/*/*/*/rollout-*.jsonl*"``): declared for a command that lists a root; none does
+    yet.
     """
 
     patterns: tuple[str, ...]

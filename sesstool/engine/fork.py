@@ -177,8 +177,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
     full, facts = _scan(scan_arg, ScanOptions(), request.limits, progress, digest)
     result = full.scan
     gate(result, "fork")
-    header = result.header
-    if header is None or result.version is None or result.body_offset is None:
+    if result.body_offset is None:  # no usable first record: nothing to fork from
         raise InputError(f"cannot fork: {result.verdict_reason}", result.verdict_address)
     if full.live or not _same_file(full.source, identity):
         raise _changed(source)
@@ -188,9 +187,10 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
     plan, end = _plan(request, full, scan_arg, identity, boundary)
     body = result.body_offset
     encoding: Encoding = request.encoding or full.source.encoding
-    assert header.id is not None  # plan_fork refused a header without an id
+    parent_id = result.session_id
+    assert parent_id is not None  # the dialect's planner refused a log without a session id
     target, layout, directory = _target(
-        request, source, full.dialect, (header.id, plan.child_id or ""), plan.version, encoding == "zstd",
+        request, source, full.dialect, (parent_id, plan.child_id or ""), plan.version, encoding == "zstd",
         full.source.encoding,
     )  # fmt: skip
     report = ForkReport(

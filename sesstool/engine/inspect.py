@@ -33,8 +33,6 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
         progress,
     )
     result = report.scan
-    repairable = result.verdict in ("interrupted", "torn") and result.version is not None
-    closers: tuple[dict[str, Any], ...] = ()
-    if repairable and result.version is not None:
-        closers = tuple(report.dialect.closers(result))
+    repairable = result.verdict in ("interrupted", "torn")
+    closers = tuple(report.dialect.closers(result)) if repairable else ()
     return InspectReport(report, closers, repairable)

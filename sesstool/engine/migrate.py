@@ -85,8 +85,7 @@ def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> Mi
 
 def _target_version(request: MigrateRequest, dialect: Dialect, version: int) -> int:
     current = dialect.current_version
-    if current is None:
-        raise UnsupportedError(f"cannot migrate: sesstool has no upgrade chain for {dialect.title} logs")
+    assert current is not None
     target = current if request.to is None else request.to
     if target > current:
         raise UsageError(f"--to {target}: the newest {dialect.name} format sesstool writes is v{current}")
@@ -100,7 +99,9 @@ def _target_version(request: MigrateRequest, dialect: Dialect, version: int) -> 
 def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     """The report of what migrate would do (status "up-to-date" or "planned")."""
     scan, dialect, notes = source.scan, source.dialect, source.notes
-    assert scan.version is not None and scan.header is not None
+    if dialect.current_version is None or scan.version is None:
+        raise UnsupportedError(f"cannot migrate: sesstool has no upgrade chain for {dialect.title} logs")
+    assert scan.header is not None
     version = scan.version
     target_version = _target_version(request, dialect, version)
     base = MigrateReport(

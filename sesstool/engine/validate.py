@@ -10,7 +10,7 @@ from pathlib import Path
 from sesstool.core.errors import InputError
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
-from sesstool.dialects.registry import log_suffixes
+from sesstool.dialects import registry
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.source import ReadLimits
@@ -47,6 +47,11 @@ class ValidateReport:
     @property
     def failed(self) -> bool:
         return any(f.failing(self.fail_on) for f in self.files)
+
+
+def log_suffixes() -> tuple[str, ...]:
+    """The file-name endings of a log of any registered dialect (``Dialect.layout``)."""
+    return tuple(sorted({s for d in registry.DIALECTS for s in d.layout.suffixes}))
 
 
 def expand_paths(args: tuple[str, ...]) -> list[str]:

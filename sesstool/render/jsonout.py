@@ -44,7 +44,7 @@ def scan_summary(r: ScanReport) -> dict[str, Any]:
     tail = s.tail
     doc: dict[str, Any] = {
         "header": s.header.raw if s.header is not None else None,
-        "version": s.version,
+        "version": s.version if s.version is not None else s.version_label,
         "verdict": {
             "verdict": s.verdict,
             "reason": s.verdict_reason,
@@ -142,7 +142,7 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
                 "path": fr.path,
                 "error": None,
                 "verdict": s.verdict,
-                "version": s.version,
+                "version": s.version if s.version is not None else s.version_label,
                 "encoding": fr.report.source.encoding,
                 "events": s.stats.events,
                 "live": fr.report.live,

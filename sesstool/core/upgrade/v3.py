@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.jsonline import dumps
-from sesstool.core.upgrade import Rec, UpgradeRefused
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, each_event
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
 from sesstool.core.vocabulary import KNOWN, PTC_DISPATCH, SURFACE
 
@@ -366,24 +366,17 @@ def _q(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-class V2ToV3:
-    name = NAME
-    source = 2
-    target = 3
-
-    def header(self, header: dict[str, Any]) -> dict[str, Any]:
-        out = dict(header)
-        out["version"] = 3
+class V2ToV3(StepShell, name=NAME, source=2):
+    def edit_header(self, header: dict[str, Any]) -> dict[str, Any]:
+        out = super().edit_header(header)
         if out.get("agentPreset") == "code":
             out["agentPreset"] = "ptc"
         return out
 
-    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
+    def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         state = _Run(header)
-        for rec in recs:
-            raw = rec.raw if len(rec.events) == 1 else None
-            for event in rec.events:
-                yield from state.event(event, raw)
+        for event, raw, _ in each_event(recs):
+            yield from state.event(event, raw)
         state.finish()
 
 

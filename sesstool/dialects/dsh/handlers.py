@@ -187,20 +187,17 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
         st.timeline.append(TimelineEntry(seq, rel.open_turn, rel.open_step, t, f"{data.get('name')} {cid}"))
 
 
-def request_header(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+def request_record(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
+    """request/header and request/context: checked, and the latest of each kept (§5 item 8)."""
     in_turn(st, obj, seq, t, data)
     p = CHECKERS[t](data, st.version or 0)
     if p:
         st.report(*p)
-    st.fold.request_header, st.fold.request_header_seq = data, seq
-
-
-def request_context(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
-    in_turn(st, obj, seq, t, data)
-    p = CHECKERS[t](data, st.version or 0)
-    if p:
-        st.report(*p)
-    st.fold.request_context, st.fold.request_context_seq = data, seq
+    fold = st.fold
+    if t == "request/header":
+        fold.request_header, fold.request_header_seq = data, seq
+    else:
+        fold.request_context, fold.request_context_seq = data, seq
 
 
 def end_seed(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:

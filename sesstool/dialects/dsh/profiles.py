@@ -85,8 +85,8 @@ def _handlers(version: int) -> dict[str, Handler]:
         "step/start": h.step_start,
         "step/end": h.step_end,
         "tool/call": h.tool_call,
-        "request/header": h.request_header,
-        "request/context": h.request_context,
+        "request/header": h.request_record,
+        "request/context": h.request_record,
         "session/end-seed": h.end_seed,
     }
     if version >= 2:

@@ -84,11 +84,7 @@ class MiniDialect(EnvelopeDialect):
         return f"seq {seq:<5} turn/end     turn {data['turn']} reason {data['reason']}"
 
     def plan_fork(self, request: ForkInput) -> ForkPlan:
-        header = request.source.header
-        assert header is not None
-        return closers.plan_fork(
-            header, request.boundary, request.at.open, request.child_id, request.created_at
-        )
+        return closers.plan_fork(request)
 
     def fork_marker_note(self, plan: ForkPlan) -> str:
         return "none: the mini-agent layout has no seed marker (the header records the parent)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import replace
 from typing import Any
 
 from sesstool.core import rule_ids as R
@@ -83,19 +84,9 @@ def decode_header(obj: Any) -> tuple[Header | None, list[tuple[str, str]]]:
     sid = data.get("id") if isinstance(data.get("id"), str) else None
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
     parent = data.get("parentSession") if isinstance(data.get("parentSession"), str) else None
-    header = Header(
-        version=version,
-        id=sid,
-        created_at=created,
-        cwd=cwd,
-        parent_session=parent,
-        seed_length=None,
-        is_seeded=None,
-        origin=None,
-        delegation_depth=depth if is_safe_nonneg(depth) else None,
-        agent_preset=None,
-        raw=obj,
-    )
+    header = Header(version, obj, id=sid, created_at=created, cwd=cwd, parent_session=parent)
+    if is_safe_nonneg(depth):
+        header = replace(header, delegation_depth=depth)
     return header, problems
 
 
