@@ -132,7 +132,3 @@ def open_scanner(path: str, options: ScanOptions, dialect: Dialect | None = None
 for _dialect in DIALECTS:
     register_rules(_dialect.rules)
 
-
-def log_suffixes() -> tuple[str, ...]:
-    """Every file-name ending that makes a file a log of some dialect (``validate DIR``)."""
-    return tuple(dict.fromkeys(suffix for d in DIALECTS for suffix in d.layout.suffixes))

@@ -115,8 +115,14 @@ def scan_result(
     header = None
     meta_line = sc._meta_line
     if meta_line is not None and facts.thread_id is not None:
-        header = Header(FORMAT_VERSION, facts.thread_id, epoch_ms(meta_line["timestamp"]), facts.cwd,
-                        facts.forked_from_id, None, None, None, None, None, meta_line)  # fmt: skip
+        header = Header(
+            FORMAT_VERSION,
+            meta_line,
+            id=facts.thread_id,
+            created_at=epoch_ms(meta_line["timestamp"]),
+            cwd=facts.cwd,
+            parent_session=facts.forked_from_id,
+        )
     pending = tuple(PendingCall(c.call_id, 0, c.line - 1, c.name) for c in facts.dangling)
     open_turn = facts.open_turns[-1] if facts.open_turns else None
     state = OpenState(
