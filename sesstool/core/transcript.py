@@ -35,9 +35,9 @@ def _content_parts(content: Any) -> list[Part]:
             parts.append(Part("other", _text(block)))
             continue
         kind = block.get("type")
-        if kind == "text":
+        if kind in ("text", "input_text", "output_text"):  # dsh / Responses API (Codex)
             parts.append(Part("text", _text(block.get("text", ""))))
-        elif kind == "reasoning":
+        elif kind == "summary_text" or kind == "reasoning":
             parts.append(Part("reasoning", _text(block.get("text", ""))))
         elif kind == "tool-call":
             parts.append(
@@ -67,6 +67,8 @@ def parts_of(message: Any) -> tuple[str, tuple[Part, ...]]:
     """The role and parts of one derived message (any dialect)."""
     if not isinstance(message, dict):
         return "?", (Part("other", _text(message)),)
+    if "role" not in message and isinstance(message.get("type"), str):
+        return _item_parts(message)
     role = _text(message.get("role", "?"))
     parts = _content_parts(message.get("content"))
     call_id = message.get("toolCallId", message.get("tool_call_id"))
@@ -82,6 +84,22 @@ def parts_of(message: Any) -> tuple[str, tuple[Part, ...]]:
                 Part("tool-call", _text(fn.get("arguments", "")), _opt(fn.get("name")), _opt(call.get("id")))
             )
     return role, tuple(parts)
+
+
+def _item_parts(item: dict[str, Any]) -> tuple[str, tuple[Part, ...]]:
+    """A Responses API input item without a role (Codex): a call, an output, reasoning."""
+    kind = item["type"]
+    call_id = _opt(item.get("call_id"))
+    if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        detail = item.get("arguments", item.get("input", item.get("action", "")))
+        return "assistant", (Part("tool-call", _text(detail), _opt(item.get("name")) or kind, call_id),)
+    if kind.endswith("_output"):
+        output = item.get("output")
+        text = output if isinstance(output, str) else "\n".join(p.text for p in _content_parts(output))
+        return "tool", (Part("tool-result", text, None, call_id),)
+    if kind == "reasoning":
+        return "assistant", tuple(_content_parts(item.get("summary")))
+    return kind, (Part("other", _text(item)),)
 
 
 def bounded(message: Any, limit: int | None) -> Message:

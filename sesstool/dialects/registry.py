@@ -131,4 +131,3 @@ def open_scanner(path: str, options: ScanOptions, dialect: Dialect | None = None
 
 for _dialect in DIALECTS:
     register_rules(_dialect.rules)
-

@@ -147,3 +147,13 @@ def test_codex_home_listing(sesstool: Sesstool) -> None:
     assert checked.exit_code == 0, checked.stderr
     assert json.loads(checked.stdout)["summary"]["files"] == 3
     _check(CODEX / "home" / "expected" / "validate.json", checked.stdout)
+
+
+@pytest.mark.parametrize("log", [p for p in LOGS if p.name.endswith(".jsonl")], ids=lambda p: p.parent.name)
+def test_derive_markdown(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("derive", "--format", "markdown", *_args(log))
+    if result.exit_code != 0:
+        assert result.exit_code in (3, 4) and result.stdout == ""
+        return
+    assert "## 1 · " in result.stdout and "· ?" not in result.stdout
+    _check(_golden(log, "derive", "md"), result.stdout)
