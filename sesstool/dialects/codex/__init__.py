@@ -32,6 +32,7 @@ from sesstool.dialects.codex.naming import (
 from sesstool.dialects.codex.plans import describe_closer, encode_line, fork_session_meta, plan_closers
 from sesstool.dialects.codex.report import inspect_document, inspect_lines
 from sesstool.dialects.codex.scanner import CodexScanner, is_rollout_line
+from sesstool.dialects.codex.timeline import CodexTimeline
 from sesstool.dialects.codex.vocabulary import RULES
 
 
@@ -49,6 +50,9 @@ class CodexDialect(Dialect):
 
     def scanner(self, path: str, options: ScanOptions) -> CodexScanner:
         return CodexScanner(path, options)
+
+    def timeline(self, head: int, tail: int) -> CodexTimeline:
+        return CodexTimeline(head, tail)
 
     # -- repair ---------------------------------------------------------------------------------
 
