@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 import types
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from sesstool.core.header import Header, is_safe_nonneg
 from sesstool.core.model import OpenState, TimelineEntry
-from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
 
 if TYPE_CHECKING:
     from sesstool.core.scanner import Scanner
@@ -246,11 +247,11 @@ def _surface(sc: Scanner, obj: dict[str, Any], seq: int, t: str, data: Any) -> N
     problem = _message_problem(t, message)
     if problem:
         sc.report(*problem)
-    cited: list[int] | None = None
+    cited: SeqSet | None = None
     src = obj.get("sourceEventSeqs")
     if src is not None:
         try:
-            cited = decode_seqs(src, seq, False)
+            cited = decode_seq_set(src, seq, False)
         except SeqRangeError as err:
             sc.report("source-seqs-shape", str(err))
     op = obj.get("surfaceOp")
@@ -277,7 +278,7 @@ def _surface(sc: Scanner, obj: dict[str, Any], seq: int, t: str, data: Any) -> N
 
 
 def _tool_result(
-    sc: Scanner, seq: int, data: dict[str, Any], message: dict[str, Any], cited: list[int] | None
+    sc: Scanner, seq: int, data: dict[str, Any], message: dict[str, Any], cited: SeqSet | None
 ) -> None:
     cid = message.get("tool_call_id")
     if not isinstance(cid, str):
@@ -286,8 +287,9 @@ def _tool_result(
         sc.failed += 1
     call_seq = sc.started.get(cid)
     if call_seq is not None:
-        if cited is not None and cited != [call_seq]:
-            sc.report("tool-result-shape", f"tool/result cites {cited} but the call {cid} is seq {call_seq}")
+        if cited is not None and not cited.is_single(call_seq):
+            shown = list(islice(cited, 10)) + (["…"] if len(cited) > 10 else [])
+            sc.report("tool-result-shape", f"tool/result cites {shown} but the call {cid} is seq {call_seq}")
         del sc.started[cid]
         sc.answered += 1
     elif cid in sc.advertised:

@@ -30,6 +30,7 @@ class PhysicalIssue:
     frame: int | None = None
     frame_offset: int | None = None
     fatal: bool = False
+    lines: int = 1  # lines the issue stands for (a bulk run of filler lines: many)
 
 
 @dataclass(frozen=True, slots=True)

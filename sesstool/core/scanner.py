@@ -40,7 +40,7 @@ from sesstool.core.model import (
 )
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES, Finding, Severity, severity_for
-from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
 from sesstool.core.shapes import CHECKERS, stream_records, turn_end_members
 from sesstool.core.upgrade.v1 import v0_reader_view
 from sesstool.core.vocabulary import (
@@ -292,10 +292,12 @@ class Scanner:
             if issue.fatal:
                 self.fatal = True  # the reader stopped: nothing after this was read
             return
-        # line-too-long: a record that cannot be decoded -> §6.3 suspect region
+        # line-too-long or a run of filler lines: records that cannot be decoded -> §6.3
+        # suspect region
         self._fixed = (issue.offset or 0, issue.line or 0)
         self.frame = issue.frame
         self._bad_record(issue.rule, issue.message, address)
+        self.dropped_lines += issue.lines - 1  # a bulk run of filler lines (store.lines)
         self._fixed = None
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
@@ -503,7 +505,7 @@ class Scanner:
             self._run(events)
         finally:
             self._fixed, self._i = fixed, i
-        first, last = events[0]["seq"], events[-1]["seq"]
+        first, last = events.seq0, events.last_seq
         if self.stopped and first < self.next_seq <= last:
             self.split_row = (first, last)  # --at fell inside the row
 
@@ -946,7 +948,7 @@ class Scanner:
         if p:
             self.report(*p)
         src = obj.get("sourceEventSeqs")
-        cited: list[int] | None = None
+        cited: SeqSet | None = None
         if src is not None:
             if t == "assistant/message" and version >= 2:
                 if version >= 3:
@@ -958,7 +960,7 @@ class Scanner:
                         "source-seqs-assistant-v2", "v2 assistant/message no longer carries sourceEventSeqs"
                     )
             try:
-                cited = decode_seqs(
+                cited = decode_seq_set(
                     src, seq, t == "assistant/message" and version <= 1, allow_ranges=version != 0
                 )
             except SeqRangeError as err:
@@ -1070,7 +1072,7 @@ class Scanner:
                 )
             self.advertised.pop(cid, None)
 
-    def _replace(self, op: dict[str, Any], seq: int, t: str, data: Any, cited: list[int] | None) -> None:
+    def _replace(self, op: dict[str, Any], seq: int, t: str, data: Any, cited: SeqSet | None) -> None:
         version = self.version or 0
         dsh = self.dialect != mini.DIALECT
         old_keys = dsh and version <= 2
@@ -1107,8 +1109,8 @@ class Scanner:
             self.report("replace-order", f"replace start {start} comes after end {end} in surface order")
             return
         removed = nodes[i : j + 1]
-        if dsh and (cited is None or not set(removed) <= set(cited)):
-            missing_seqs = sorted(set(removed) - set(cited or ()))
+        if dsh and (cited is None or not all(s in cited for s in removed)):
+            missing_seqs = sorted(s for s in removed if cited is None or s not in cited)
             self.report(
                 "replace-uncited",
                 f"sourceEventSeqs must cite every replaced node; missing {missing_seqs[:10]}",

@@ -1,16 +1,24 @@
 """Split a stream of plaintext chunks into complete lines with byte offsets and line numbers.
 
 Shared by the raw and zstd readers. Memory is bounded by ``max_line``: a line that grows past
-it is reported once and skipped up to its newline, never buffered.
+it is reported once and skipped up to its newline, never buffered. Long runs of filler lines
+(empty, or NUL bytes only: a crash's preallocated tail, a zstd frame of newlines) are found by a
+bytes-level search and delivered as one issue with their exact address and line count, never
+as one Python object per line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from sesstool.core.physical import Batch, PartialLine, PhysicalIssue
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
+# A run of at least this many filler lines is skipped in bulk (shorter runs go line by line and
+# get the per-record findings they always had).
+BULK_FILLER_LINES = 64
+_FILLER = re.compile(rb"[\x00\n]{%d,}" % BULK_FILLER_LINES)
 
 
 class LineSplitter:
@@ -33,6 +41,55 @@ class LineSplitter:
     ) -> Iterator[Batch | PhysicalIssue]:
         if not chunk:
             return
+        if len(chunk) < BULK_FILLER_LINES or _FILLER.search(chunk) is None:
+            yield from self._feed(chunk, frame, frame_offset)
+            return
+        pos = 0
+        for m in _FILLER.finditer(chunk):
+            start, end = m.start(), m.end()
+            if start < pos:
+                continue
+            mid_line = chunk[start - 1] != 10 if start else bool(self._pending_len or self._discarding)
+            if mid_line:  # the run begins inside a line: it counts from the next line
+                start = chunk.find(b"\n", start, end) + 1
+                if start == 0:
+                    continue
+            end = chunk.rfind(b"\n", start, end) + 1  # whole lines only
+            if end <= start:
+                continue
+            count = chunk.count(b"\n", start, end)
+            if count < BULK_FILLER_LINES:
+                continue
+            if start > pos:
+                yield from self._feed(chunk[pos:start], frame, frame_offset)
+            yield self._filler(chunk, start, end, count, frame, frame_offset)
+            pos = end
+        if pos < len(chunk):
+            yield from self._feed(chunk[pos:] if pos else chunk, frame, frame_offset)
+
+    def _filler(
+        self, chunk: bytes, start: int, end: int, count: int, frame: int | None, frame_offset: int | None
+    ) -> PhysicalIssue:
+        """``count`` filler lines at a line start: one issue, addressed at the first of them."""
+        first_is_nul = chunk[start] == 0
+        issue = PhysicalIssue(
+            "nul-bytes" if first_is_nul else "invalid-json",
+            f"{count} filler lines (empty or NUL bytes only) where records should be",
+            offset=self.offset,
+            line=self.line,
+            frame=frame,
+            frame_offset=frame_offset,
+            lines=count,
+        )
+        self.offset += end - start
+        self._line_start = self.offset
+        self.line += count
+        self.lines += count
+        return issue
+
+    def _feed(
+        self, chunk: bytes, frame: int | None, frame_offset: int | None
+    ) -> Iterator[Batch | PhysicalIssue]:
         base = self.offset
         self.offset += len(chunk)
         parts = chunk.split(b"\n")
