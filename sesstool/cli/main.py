@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("sesstool: interrupted", err=True)
         status = ExitStatus.INTERRUPTED
     except click.ClickException as exc:
-        exc.message = safe_line(exc.message)  # it may quote an argument: a hostile path
+        exc.message = safe_line(exc.message)  # type: ignore[misc]  # may quote a hostile path
         exc.show()
         status = ExitStatus.USAGE if exc.exit_code == 2 else exc.exit_code
     except KeyboardInterrupt:

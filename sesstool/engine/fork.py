@@ -104,7 +104,11 @@ def now_ms() -> int:
 
 
 def _scan(
-    arg: str, options: ScanOptions, limits: ReadLimits, progress: Progress | None = None, digest: Any = None
+    arg: str | Path,
+    options: ScanOptions,
+    limits: ReadLimits,
+    progress: Progress | None = None,
+    digest: Any = None,
 ) -> tuple[ScanReport, BoundaryFacts]:
     report = run_scan(arg, options, limits, progress, digest=digest)[0]
     return report, boundary_facts(report.scan)
@@ -159,7 +163,7 @@ def _plaintext(
 ) -> Iterator[bytes]:
     """Plaintext bytes [start, end) of a raw or zstd log, in bounded pieces. With ``identity``
     the file must still be the one that was scanned."""
-    with open_source(str(path)) as (stream, info):
+    with open_source(path) as (stream, info):
         if identity is not None and not _same_file(info, identity):
             raise _changed(path)
         forward: Any = _Forward(stream)
@@ -219,7 +223,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         raise InputError(f"{request.path}: no such file or directory") from None
     except OSError as err:
         raise InputError(f"{request.path}: cannot read: {err.strerror or err}") from None
-    scan_arg = str(source) if from_dir else request.path
+    scan_arg: str | Path = source if from_dir else request.path
     limits = request.limits
 
     digest = hashlib.sha256()  # fed by the scan itself: the source is read once
@@ -383,7 +387,7 @@ class _ChildWriter:
 
     def verify(self, temp: Path) -> None:
         plan = self.plan
-        report = scan_source(str(temp), ScanOptions(), self.limits)
+        report = scan_source(temp, ScanOptions(), self.limits)
         child = report.scan
         errors = [f for f in child.findings if f.severity is Severity.ERROR]
         if errors:

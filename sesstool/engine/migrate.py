@@ -83,7 +83,7 @@ def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> Mi
 def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | None) -> MigrateReport:
     source, identity, lock, notes = cold.path, cold.identity, cold.lock, cold.notes
     digest = hashlib.sha256()
-    report, _ = run_scan(str(source), ScanOptions(), request.limits, progress, digest=digest)
+    report, _ = run_scan(source, ScanOptions(), request.limits, progress, digest=digest)
     if report.live:
         cold.recheck()
     scan = report.scan
@@ -173,7 +173,7 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     checked: list[ScanReport] = []
 
     def verify(tmp: Path) -> None:
-        result = scan_source(str(tmp), ScanOptions(filename_version=None), request.limits)
+        result = scan_source(tmp, ScanOptions(filename_version=None), request.limits)
         problems = [f for f in result.scan.findings if f.severity is Severity.ERROR]
         if result.scan.version != target_version:
             raise WriteRefusedError(

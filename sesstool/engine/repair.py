@@ -90,7 +90,7 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
             boundaries.append((file_end, plain_end))
 
     report, scanner = run_scan(
-        str(source),
+        source,
         ScanOptions(),
         request.limits,
         progress,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sesstool.core.errors import InputError
+from sesstool.core.errors import InputError, UsageError
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.physical import Encoding
 from sesstool.store.generations import highest_generation, parse_generation_name
@@ -72,7 +72,19 @@ class _Prefix(io.RawIOBase):
         return n or 0
 
 
-def resolve(arg: str) -> tuple[Path, bool]:
+def is_stdin(arg: str | Path) -> bool:
+    """Only the bare argument ``-`` means standard input; a ``Path`` never does (``Path("./-")``
+    prints as ``-`` but names a file)."""
+    return isinstance(arg, str) and arg == "-"
+
+
+def shown(path: Path) -> str:
+    """A path as text that cannot be mistaken for an option or for standard input."""
+    text = str(path)
+    return "./" + text if text.startswith("-") else text
+
+
+def resolve(arg: str | Path) -> tuple[Path, bool]:
     """(file path, came from a directory)."""
     path = Path(arg)
     if path.is_dir():
@@ -81,9 +93,12 @@ def resolve(arg: str) -> tuple[Path, bool]:
 
 
 @contextmanager
-def open_source(arg: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
-    """Yield a binary stream positioned at 0 and what is known about it."""
-    if arg == "-":
+def open_source(arg: str | Path) -> Iterator[tuple[BinaryIO, SourceInfo]]:
+    """Yield a binary stream positioned at 0 and what is known about it. Only the bare string
+    ``-`` is standard input (refused when it is a terminal: nothing would ever arrive)."""
+    if is_stdin(arg):
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError("'-' reads a log from standard input, but standard input is a terminal")
         stdin: Any = sys.stdin.buffer
         buffered: Any = stdin if isinstance(stdin, io.BufferedReader) else io.BufferedReader(stdin)
         encoding = sniff(buffered.peek(4)[:4])
@@ -107,7 +122,7 @@ def open_source(arg: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
         head = f.read(4)
         f.seek(0)
         parsed = parse_generation_name(path.name)
-        display = str(path) if from_dir else arg
+        display = shown(path) if from_dir or isinstance(arg, Path) else arg
         info = SourceInfo(
             display,
             path,
