@@ -52,7 +52,7 @@ from sesstool.store.publish import (
     publish,
     remove_created_directory,
 )
-from sesstool.store.source import ReadLimits, SourceInfo, open_source, resolve
+from sesstool.store.source import ReadLimits, SourceInfo, open_source, regular_source, resolve
 
 Layout = Literal["option", "dsh-root", "beside-source"]
 _CHUNK = 1 << 20
@@ -215,6 +215,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
     if request.child_id is not None and request.child_id == "":
         raise UsageError("--id must not be empty")
     try:
+        regular_source(request.path)  # FIFOs and devices refused, OSErrors named (exit 3)
         source, from_dir = resolve(request.path)
         identity = FileIdentity.of_path(source)
     except InputError:

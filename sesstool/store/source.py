@@ -6,8 +6,10 @@ it is read (a live writer) is read only up to the size it had when opened: a sta
 
 from __future__ import annotations
 
+import errno
 import io
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,7 +80,7 @@ def is_stdin(arg: str | Path) -> bool:
     return isinstance(arg, str) and arg == "-"
 
 
-def shown(path: Path) -> str:
+def shown(path: str | Path) -> str:
     """A path as text that cannot be mistaken for an option or for standard input."""
     text = str(path)
     return "./" + text if text.startswith("-") else text
@@ -106,23 +108,34 @@ def open_source(arg: str | Path) -> Iterator[tuple[BinaryIO, SourceInfo]]:
         return
     try:
         path, from_dir = resolve(arg)
-        f = open(path, "rb")  # noqa: SIM115 - closed below; read-only
+        # O_NONBLOCK: opening a FIFO that has no writer must not wait for one (it then reads as
+        # an empty stream); cleared again below for the reads themselves
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except InputError:
         raise
-    except IsADirectoryError:
-        raise InputError(f"{arg}: is a directory without a session generation") from None
-    except FileNotFoundError:
-        raise InputError(f"{arg}: no such file or directory") from None
-    except PermissionError:
-        raise InputError(f"{arg}: permission denied") from None
     except OSError as err:
-        raise InputError(f"{arg}: cannot open: {err.strerror}") from None
+        raise open_error(arg, err) from None
     try:
-        st = os.fstat(f.fileno())
-        head = f.read(4)
-        f.seek(0)
+        st = os.fstat(fd)
+        kind = special_kind(st.st_mode)
+        if kind is not None and kind != "FIFO":
+            raise InputError(f"{arg}: is a {kind}, not a session log")
+        os.set_blocking(fd, True)
+        f = open(fd, "rb", buffering=0)  # noqa: SIM115 - closed below; read-only
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
         parsed = parse_generation_name(path.name)
         display = shown(path) if from_dir or isinstance(arg, Path) else arg
+        if kind == "FIFO":
+            # a stream, like standard input: no size, no identity to compare, read once
+            fifo: Any = io.BufferedReader(f, 1 << 20)
+            info = SourceInfo(display, None, sniff(fifo.peek(4)[:4]), None, None, False)
+            yield fifo, info
+            return
+        head = f.read(4)
+        f.seek(0)
         info = SourceInfo(
             display,
             path,
@@ -138,6 +151,59 @@ def open_source(arg: str | Path) -> Iterator[tuple[BinaryIO, SourceInfo]]:
         yield stream, info
     finally:
         f.close()
+
+
+def special_kind(mode: int) -> str | None:
+    """What a non-regular, non-directory file is (None for a regular file)."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def open_error(arg: str | Path, err: OSError) -> InputError:
+    """An OSError met while finding or opening an input, as the exit-3 error a user reads."""
+    shown_arg = shown(arg) if isinstance(arg, Path) else arg
+    reasons = {
+        errno.ENOENT: "no such file or directory",
+        errno.ENOTDIR: "a component of the path is not a directory",
+        errno.EACCES: "permission denied (the file, or a directory above it that cannot be searched)",
+        errno.EPERM: "operation not permitted",
+        errno.ELOOP: "symbolic link loop (too many levels of symbolic links)",
+        errno.EISDIR: "is a directory without a session generation",
+        errno.EMFILE: "too many open files (raise `ulimit -n`)",
+        errno.ENFILE: "too many open files in the system",
+        errno.ENAMETOOLONG: "file name too long",
+    }
+    reason = reasons.get(err.errno or 0) or f"cannot open: {err.strerror or err}"
+    return InputError(f"{shown_arg}: {reason}")
+
+
+def regular_source(arg: str | Path) -> Path:
+    """The regular file a write command reads (a file, or a session directory's highest
+    generation). FIFOs, devices and sockets are refused: a write command needs a file it can
+    read twice and whose identity it can re-check (exit 3)."""
+    try:
+        path, _ = resolve(arg)
+        st = os.stat(path)
+    except InputError:
+        raise
+    except OSError as err:
+        raise open_error(arg, err) from None
+    kind = special_kind(st.st_mode)
+    if kind is not None:
+        raise InputError(
+            f"{shown(arg) if isinstance(arg, Path) else arg}: is a {kind}; write commands need a "
+            "regular file (read commands take a stream: inspect/validate/derive)"
+        )
+    return path
 
 
 def changed_since(info: SourceInfo) -> bool:
