@@ -9,7 +9,6 @@ as one Python object per line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from sesstool.core.physical import Batch, PartialLine, PhysicalIssue
@@ -18,7 +17,6 @@ DEFAULT_MAX_LINE = 64 * 1024 * 1024
 # A run of at least this many filler lines is skipped in bulk (shorter runs go line by line and
 # get the per-record findings they always had).
 BULK_FILLER_LINES = 64
-_FILLER = re.compile(rb"[\x00\n]{%d,}" % BULK_FILLER_LINES)
 
 
 class LineSplitter:
@@ -41,31 +39,52 @@ class LineSplitter:
     ) -> Iterator[Batch | PhysicalIssue]:
         if not chunk:
             return
-        if len(chunk) < BULK_FILLER_LINES or _FILLER.search(chunk) is None:
-            yield from self._feed(chunk, frame, frame_offset)
-            return
         pos = 0
-        for m in _FILLER.finditer(chunk):
-            start, end = m.start(), m.end()
-            if start < pos:
-                continue
-            mid_line = chunk[start - 1] != 10 if start else bool(self._pending_len or self._discarding)
-            if mid_line:  # the run begins inside a line: it counts from the next line
-                start = chunk.find(b"\n", start, end) + 1
-                if start == 0:
-                    continue
-            end = chunk.rfind(b"\n", start, end) + 1  # whole lines only
-            if end <= start:
-                continue
-            count = chunk.count(b"\n", start, end)
-            if count < BULK_FILLER_LINES:
-                continue
+        for start, end, count in self._filler_runs(chunk):
             if start > pos:
                 yield from self._feed(chunk[pos:start], frame, frame_offset)
             yield self._filler(chunk, start, end, count, frame, frame_offset)
             pos = end
         if pos < len(chunk):
             yield from self._feed(chunk[pos:] if pos else chunk, frame, frame_offset)
+
+    def _filler_runs(self, chunk: bytes) -> Iterator[tuple[int, int, int]]:
+        """(start, end, lines) of each run of >= BULK_FILLER_LINES filler lines in ``chunk``,
+        each starting at a line start and ending after a newline.
+
+        Only C-level searches: a run starts after a newline that is followed by a newline or a
+        NUL (two ``find`` calls per chunk find none in an ordinary log), and it extends over
+        NULs and newlines by ``lstrip`` on growing windows.
+        """
+        n = len(chunk)
+        at_line_start = not (self._pending_len or self._discarding)
+        candidate = 0 if at_line_start and chunk[0] in (0, 10) else -1
+        pos = 0
+        while True:
+            if candidate < 0:
+                a, b = chunk.find(b"\n\n", pos), chunk.find(b"\n\x00", pos)
+                hit = min(a, b) if a >= 0 and b >= 0 else max(a, b)
+                if hit < 0:
+                    return
+                candidate = hit + 1
+            start = candidate
+            candidate = -1
+            end, window = start, 256
+            while end < n:
+                piece = chunk[end : end + window]
+                rest = len(piece.lstrip(b"\x00\n"))
+                end += len(piece) - rest
+                if rest:
+                    break
+                window *= 4
+            end = chunk.rfind(b"\n", start, end) + 1  # whole lines only
+            if end > start:
+                count = chunk.count(b"\n", start, end)
+                if count >= BULK_FILLER_LINES:
+                    yield start, end, count
+            pos = max(end, start)
+            if pos >= n:
+                return
 
     def _filler(
         self, chunk: bytes, start: int, end: int, count: int, frame: int | None, frame_offset: int | None
