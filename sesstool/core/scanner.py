@@ -8,6 +8,7 @@ step, pending calls, surface node list), never the file. ``finish()`` classifies
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
@@ -60,6 +61,16 @@ _USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteToke
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
+# Unsafe integers (§3): a 16-digit run is the cheap C-level sign (2^53 has 16 digits); only the
+# lines of a batch that has one are looked at token by token, outside strings.
+_DIGIT_MAP = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_SIXTEEN_DIGITS = b"0" * 16
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_INT_TOKEN = re.compile(rb"(?<![\w.+-])-?[0-9]{16,}(?![0-9.eE])")
+
+
+def _maybe_unsafe_integers(lines: list[bytes]) -> bool:
+    return b"\n".join(lines).translate(_DIGIT_MAP).find(_SIXTEEN_DIGITS) >= 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +327,9 @@ class Scanner:
                 i = self._slow(lines, i, n)
         if self.issue is None and not self.stopped:
             self.committed = offset + sum(map(len, lines)) + len(lines)
+        if lines and _maybe_unsafe_integers(lines):
+            # after the batch: the header has told the dialect; a --at stop ends the check too
+            self._unsafe_integers(lines[: self._i + 1] if self.stopped else lines, offset, lineno, frame)
 
     def _fast(self, lines: list[bytes], start: int) -> int:
         """The hot path for well-formed records; returns the index of the first line it did not
@@ -371,6 +385,36 @@ class Scanner:
             if self.header_done and self.issue is None and self.next_seq > 0:
                 return i + 1
         return stop
+
+    def _unsafe_integers(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
+        """Integer literals beyond ±(2^53−1), one warning per line (§3: every number in a log is
+        read by a JavaScript harness as a double; orjson reads past 2^64 as a float too)."""
+        if self.opt.dialect == "mini" or self.dialect == mini.DIALECT:
+            return  # the mini-agent layout is written and read by Python: exact integers
+        for i, raw in enumerate(lines):
+            if raw.translate(_DIGIT_MAP).find(_SIXTEEN_DIGITS) < 0:
+                continue
+            big = [
+                tok for tok in _INT_TOKEN.findall(_JSON_STRING.sub(b'""', raw)) if abs(int(tok)) > MAX_SAFE
+            ]
+            if not big:
+                continue
+            seq: int | None = None
+            try:
+                obj = _loads(raw)
+                seq = obj.get("seq") if type(obj) is dict and type(obj.get("seq")) is int else None
+            except _JSONDecodeError:
+                continue  # an undecodable line has its own finding
+            at = offset + sum(map(len, lines[:i])) + i
+            first = big[0].decode()
+            more = f" and {len(big) - 1} more" if len(big) > 1 else ""
+            self.report(
+                "unsafe-integer",
+                f"integer {first[:40]}{'…' if len(first) > 40 else ''}{more} is beyond ±(2^53−1): a "
+                "JavaScript reader rounds it to the nearest double (a migration rewrites such an "
+                "event with that value)",
+                Address(self.path, at, lineno + i, frame, None, seq),
+            )
 
     def _position(self) -> tuple[int, int]:
         """(plaintext offset, line number) of the record being processed."""

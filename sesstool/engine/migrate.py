@@ -131,6 +131,16 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
     closers = closers_for(scan) if request.repair else []
+    unsafe = [f for f in scan.findings if f.rule == "unsafe-integer"]
+    if unsafe:
+        # issue 11 item 12: what a JavaScript round trip does, stated rather than done silently
+        first = unsafe[0].address
+        notes.append(
+            f"{len(unsafe)} record(s) hold integers beyond ±(2^53−1) (first: line {first.line}, "
+            f"byte {first.offset}): records carried unchanged keep their digits; a record a step "
+            "rewrites carries them as decoded — exact up to 2^64, beyond that the nearest double "
+            "(what a JavaScript round trip does)"
+        )
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
     target = (
