@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test lint typecheck check bench fuzz goldens clean interop
+.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -27,6 +27,11 @@ test: $(STAMP)  ## lint, type-check and run the whole test suite
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
+DEEP_FACTOR ?= 20
+
+test-deep: $(STAMP)  ## the test suite with random seeds and DEEP_FACTOR x the Hypothesis examples (not in CI)
+	SESSTOOL_HYPOTHESIS_PROFILE=deep SESSTOOL_DEEP_FACTOR=$(DEEP_FACTOR) nice $(BIN)/pytest -q
+
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check sesstool tests bench fuzz
 	$(BIN)/ruff format --check sesstool tests bench fuzz
@@ -43,6 +48,9 @@ goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
 interop: $(STAMP)  ## differential tests against the published dsh packages (Node 22 from npm)
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10
 	SESSTOOL_INTEROP=1 $(BIN)/pytest -q tests/interop
+
+codex-fixtures: $(STAMP)  ## re-record fixtures/codex with the real Codex CLI (npm; unshare -n)
+	$(BIN)/python -m tests.codex_cli.generate
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -1,20 +1,54 @@
-"""Shared test fixtures: run the CLI through its real exit boundary, locate fixtures."""
+"""Shared test fixtures: run the CLI through its real exit boundary, locate fixtures; the
+Hypothesis profiles (a fixed-seed ``ci`` run by default, a randomised ``deep`` run on demand)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 
 from sesstool.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 UPDATE_GOLDENS = os.environ.get("SESSTOOL_UPDATE_GOLDENS") == "1"
+
+# ``ci`` (the default, what `make test` and CI run): derandomised, so a run draws the same
+# examples every time and a red run means the code or the tests changed, not luck; no example
+# database, so a developer's run replays nothing CI would not. The deadline only catches a
+# hang: a loaded two-core machine shared by several runs is slow but never 10 s per example.
+# ``deep`` (`make test-deep`, not in CI): random seeds, DEEP_FACTOR times the examples of every
+# property (see ``examples``), failures kept in .hypothesis/ for the next run to replay first.
+PROFILE = os.environ.get("SESSTOOL_HYPOTHESIS_PROFILE", "ci")
+DEEP_FACTOR = int(os.environ.get("SESSTOOL_DEEP_FACTOR", "20"))
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=timedelta(seconds=10),
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "deep",
+    derandomize=False,
+    max_examples=100 * DEEP_FACTOR,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(PROFILE)
+
+
+def examples(n: int) -> int:
+    """A property's example count: ``n`` in CI, DEEP_FACTOR times more under ``deep``."""
+    return n * DEEP_FACTOR if PROFILE == "deep" else n
 
 
 @dataclass(frozen=True)

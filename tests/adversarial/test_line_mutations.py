@@ -35,7 +35,7 @@ from sesstool.core.scanner import Scanner
 from sesstool.store.framing import compress_frame
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.zstd_reader import ZstdReader
-from tests.conftest import FIXTURES, Sesstool
+from tests.conftest import FIXTURES, Sesstool, examples
 
 
 def _scan(data: bytes, zstd: bool = False) -> ScanResult:
@@ -184,7 +184,7 @@ def mutated_logs(draw: st.DrawFn) -> list[bytes]:
     return lines
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=mutated_logs(), cuts=st.lists(st.integers(0, 200), max_size=6))
 def test_stacked_mutations_are_classified_alike_raw_and_zstd(lines: list[bytes], cuts: list[int]) -> None:
     raw = _scan(_join(lines))  # any exception, the project's own included, fails the test
@@ -201,7 +201,7 @@ def test_stacked_mutations_are_classified_alike_raw_and_zstd(lines: list[bytes],
         assert _view(packed) == _view(raw)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(log=st.sampled_from(VALID), cuts=st.lists(st.integers(0, 200), max_size=6))
 def test_reencoding_a_valid_log_changes_nothing(log: Path, cuts: list[int]) -> None:
     lines = _lines(log)
@@ -209,7 +209,7 @@ def test_reencoding_a_valid_log_changes_nothing(log: Path, cuts: list[int]) -> N
 
 
 @settings(
-    max_examples=200,
+    max_examples=examples(200),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from tests.conftest import FIXTURES, run_sesstool
+from tests.conftest import FIXTURES, examples, run_sesstool
 
 DOCUMENTED = {0, 1, 2, 3, 4, 5, 6}
 
@@ -253,7 +253,7 @@ class WritePath(RuleBasedStateMachine):
 
 
 WritePath.TestCase.settings = settings(
-    max_examples=100,
+    max_examples=examples(100),
     stateful_step_count=12,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -23,7 +23,7 @@ from sesstool.core.encode import encode_records
 from sesstool.engine import fork as fork_engine
 from sesstool.store import publish as publish_module
 from sesstool.store.publish import Sink
-from tests.conftest import FIXTURES, ROOT, UPDATE_GOLDENS, Sesstool
+from tests.conftest import FIXTURES, ROOT, UPDATE_GOLDENS, Sesstool, examples
 
 DSH = FIXTURES / "dsh"
 CREATED = "1760000100000"
@@ -409,7 +409,9 @@ CLEAN_LINES = record_lines(fixture_log("clean-multiturn"))
 CLEAN_TURN_ENDS = {31, 48, 61}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(boundary=st.integers(0, len(CLEAN_LINES) - 1), zstd=st.booleans())
 def test_fork_prefix_property(sesstool: Sesstool, tmp_path: Path, boundary: int, zstd: bool) -> None:
     """Any boundary of clean-multiturn: v0 forks exactly at the turn ends (else exit 4), and a
@@ -431,7 +433,9 @@ def test_fork_prefix_property(sesstool: Sesstool, tmp_path: Path, boundary: int,
 V4_LINES = record_lines(fixture_log("v4-tiny"))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(boundary=st.integers(0, len(V4_LINES) - 1))
 def test_v4_forks_anywhere(sesstool: Sesstool, tmp_path: Path, boundary: int) -> None:
     with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli.test_read_commands import fixture_log
-from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, run_sesstool
+from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, examples, run_sesstool
 from tests.core.test_closers_spec import E2_CLOSERS, E3_CLOSERS
 
 CRASHES = ["crash-dangling-call", "crash-not-started", "torn-tail", "bad-nul-run"]
@@ -354,7 +354,9 @@ def test_appending_writer_refuses(sesstool: Sesstool, tmp_path: Path) -> None:
 CLEAN = (FIXTURES / "dsh" / "clean-multiturn" / "session.jsonl").read_bytes()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(cut=st.integers(min_value=CLEAN.index(b"\n") + 1, max_value=len(CLEAN)))
 def test_any_cut_repairs_to_a_balanced_idempotent_log(tmp_path_factory: Any, cut: int) -> None:
     work = tmp_path_factory.mktemp("cut")

@@ -154,14 +154,14 @@ def zstd_frames(data: bytes) -> list[bytes]:
     offset = 0
     dctx = zstandard.ZstdDecompressor()
     while offset < len(data):
-        frame_len = _frame_length(data, offset)
+        frame_len = frame_length(data, offset)
         obj = dctx.decompressobj()
         frames.append(obj.decompress(data[offset : offset + frame_len]))
         offset += frame_len
     return frames
 
 
-def _frame_length(data: bytes, start: int) -> int:
+def frame_length(data: bytes, start: int) -> int:
     """Length of the complete zstd frame at ``start`` (walks the block headers)."""
     pos = start + 4
     descriptor = data[pos]

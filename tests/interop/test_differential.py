@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import FIXTURES
 from tests.interop._support import (
     CRASH_SCENARIOS,
     SCENARIOS,
@@ -22,6 +23,7 @@ from tests.interop._support import (
     Log,
     cli_json,
     craft_cases,
+    frame_length,
     library_read,
     message_shape,
     sesstool_events,
@@ -347,3 +349,25 @@ def test_crafted_repair(
     assert repaired.library is not None and repaired.library["accepted"], repaired.library
     assert repaired.library["verdict"] == "clean", library_says(repaired.library)
     assert repaired.library["stored"] == case.library["repaired"]["events"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A zstd log cut inside its header frame (issue 12: a seeded header recovered from the torn frame
+# was judged against the empty body). The library refuses it whole, before reading the header.
+
+HEADER_FRAME_CUTS = [(name, where) for name in ("forked-child", "v0-tiny") for where in ("last", "half", "5")]
+
+
+@pytest.mark.parametrize("key", HEADER_FRAME_CUTS, ids=lambda key: f"{key[0]}-{key[1]}")
+def test_cut_inside_the_header_frame(node: str, lane_dir: Path, key: tuple[str, str]) -> None:
+    name, where = key
+    data = (FIXTURES / "dsh" / name / "session.jsonl.zstd").read_bytes()
+    frame0 = frame_length(data, 0)
+    cut = {"last": frame0 - 1, "half": frame0 // 2, "5": 5}[where]
+    path = lane_dir / f"header-cut-{name}-{cut}.jsonl.zstd"
+    path.write_bytes(data[:cut])
+    (library,) = library_read(node, [{"file": str(path)}], lane_dir)
+    assert not library["accepted"] and library["error"]["class"] == "corrupt", library_says(library)
+    _, doc = inspect(str(path))
+    assert doc["verdict"]["verdict"] == "corrupt"
+    assert [f["rule"] for f in doc["findings"]] == ["zstd-torn-frame", "missing-header"], sesstool_says(path)

@@ -25,7 +25,7 @@ from sesstool.core.upgrade import Rec, UpgradeRefused
 from sesstool.core.upgrade.chain import chain, step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v1 import STEP, legacy_message_id
-from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool
+from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, examples
 
 CASES = FIXTURES / "migrate" / "v0-to-v1"
 PAIRS = sorted(p.name for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("refuse-"))
@@ -460,7 +460,7 @@ def _without_ids(line: bytes) -> Any:
     return ev
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(legacy_logs())
 def test_property_legacy_forms_normalise(case: tuple[Path, bytes, dict[int, str]]) -> None:
     log, legacy, chosen = case

@@ -28,7 +28,7 @@ from sesstool.core.upgrade import Rec, Step, UpgradeRefused
 from sesstool.core.upgrade.chain import step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v2 import STEP
-from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool
+from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, examples
 
 CASES = FIXTURES / "migrate" / "v1-to-v2"
 PAIRS = sorted(p.name for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("refuse-"))
@@ -654,7 +654,7 @@ def v1_logs(draw: st.DrawFn) -> bytes:
     return b.data()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(v1_logs())
 def test_synthetic_v1_logs(source: bytes) -> None:
     check_v1_to_v2(source)

@@ -23,7 +23,7 @@ from sesstool.core.upgrade.chain import run_chain, step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v2 import STEP as V1_TO_V2
 from sesstool.core.upgrade.v3 import STEP, system_message_id
-from tests.conftest import FIXTURES, Sesstool
+from tests.conftest import FIXTURES, Sesstool, examples
 from tests.migrate.test_step_v2 import (
     Builder,
     align,
@@ -370,13 +370,13 @@ def v2_logs(draw: st.DrawFn) -> bytes:
     return b.data()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(v2_logs())
 def test_synthetic_v2_logs(source: bytes) -> None:
     check_v2_to_v3(source)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(v1_logs())
 def test_synthetic_v1_logs_through_the_chain(source: bytes) -> None:
     """v1 → v2 → v3 composed lazily, as the engine runs them."""

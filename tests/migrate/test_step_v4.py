@@ -24,7 +24,7 @@ from sesstool.core.upgrade import Rec, UpgradeRefused
 from sesstool.core.upgrade.chain import chain, step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v4 import FIRST_PARTY_PRODUCERS, STEP, direct_kind
-from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool
+from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, examples
 
 CASES = FIXTURES / "migrate" / "v3-to-v4"
 PAIRS = sorted(p.name for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("refuse-"))
@@ -399,7 +399,7 @@ def v3_logs(draw: st.DrawFn) -> tuple[bytes, list[tuple[int, dict[str, Any]]]]:
     return log_bytes(events), users
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(v3_logs())
 def test_property_v3_to_v4(case: tuple[bytes, list[tuple[int, dict[str, Any]]]]) -> None:
     data, users = case

@@ -1,0 +1,71 @@
+"""Frozen results of the Codex rollout scanner: the facts ``inspect`` shows and repair plans use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CodexCall:
+    """A tool call item (function_call / custom_tool_call / local_shell_call)."""
+
+    call_id: str
+    kind: str  # the response item type
+    name: str | None
+    arguments: str | None  # function_call arguments (a JSON string), custom input, or the action
+    item_id: str | None  # the item's own ``id`` (synthetic output ids derive from it)
+    line: int
+    offset: int
+    turn_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTurn:
+    """A task_started without task_complete / turn_aborted."""
+
+    turn_id: str | None
+    root_turn_id: str | None
+    started_at: int | None  # epoch seconds, as task_started says
+    line: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    reasoning_output_tokens: int
+    total_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class CodexFacts:
+    thread_id: str | None
+    forked_from_id: str | None
+    cli_version: str | None
+    originator: str | None
+    source: str | None
+    model_provider: str | None
+    model: str | None  # the newest turn_context's model
+    cwd: str | None
+    history_mode: str | None
+    lines: int  # complete lines read
+    blank_lines: int
+    skipped_lines: int  # lines Codex's loader skips (undecodable or not a rollout line)
+    by_type: tuple[tuple[str, int], ...]
+    by_item: tuple[tuple[str, int], ...]  # response_item payload types
+    turns_started: int
+    turns_completed: int
+    turns_aborted: int
+    open_turns: tuple[OpenTurn, ...]
+    calls: int
+    answered: int
+    dangling: tuple[CodexCall, ...]
+    orphan_outputs: int
+    usage: TokenUsage | None  # the last token_count event's total_token_usage
+    compactions: int
+    rollbacks: int
+    first_time: str | None
+    last_time: str | None  # the last decodable line's timestamp (repair closers reuse it)
+    last_ordinal: int | None  # the last line's ordinal (closers continue it), None if unused

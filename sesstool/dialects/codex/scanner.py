@@ -1,0 +1,506 @@
+"""The streaming pass over a Codex rollout, reading it as Codex's loader reads it.
+
+``RolloutRecorder::load_rollout_items`` (agent-formats §3.4): blank lines are skipped; a line
+that is not JSON, or not a ``{timestamp, type, payload}`` rollout line, is skipped and counted
+(each one is a finding with its address saying Codex drops it); the first ``session_meta`` is
+canonical and must come first (0.171 refuses "does not start with session metadata"). Fed the
+store readers' batches and physical issues; memory holds the open state only (pending calls,
+open turns, counters), never the history.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from sesstool.core.errors import Address
+from sesstool.core.model import Tail, Verdict
+from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.rules import RULES as CORE_RULES
+from sesstool.core.rules import Finding, Rule, Severity
+from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn, TokenUsage
+from sesstool.dialects.codex.vocabulary import (
+    CALL_TYPES,
+    HISTORY_MODES,
+    KNOWN_CLI_VERSION,
+    OUTPUT_TYPES,
+    RESPONSE_ITEM_TYPES,
+    ROLLOUT_ITEM_TYPES,
+    RULES,
+    TURN_END_EVENTS,
+    cli_version,
+)
+
+CODEX_RULES: dict[str, Rule] = {r.id: r for r in RULES}
+_LINE_START = b'{"timestamp":'
+_NUL_RUN = b"\0" * 8
+# Reader findings that are dsh layout rules (spec §9.2), not Codex's: Codex reads a .jsonl.zst as
+# one plaintext stream across frames (a line may span frames, the first frame is not a header
+# frame), and its compression worker writes frames without a content checksum (observed).
+_NOT_CODEX_RULES = frozenset({"zstd-header-frame", "zstd-frame-boundary", "zstd-no-checksum"})
+
+
+def rule(rule_id: str) -> Rule:
+    return CODEX_RULES.get(rule_id) or CORE_RULES[rule_id]
+
+
+@dataclass(frozen=True, slots=True)
+class CodexScan:
+    """Everything one pass found: findings, verdict, tail and the facts."""
+
+    path: str
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+    verdict_reason: str
+    verdict_address: Address | None
+    tail: Tail
+    facts: CodexFacts
+    summary: ReadSummary | None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def is_rollout_line(obj: Any) -> bool:
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("type"), str)
+        and isinstance(obj.get("timestamp"), str)
+        and "payload" in obj
+    )
+
+
+class CodexScanner:
+    """One streaming pass over one rollout (``feed`` batches and issues, then ``finish``)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.findings: list[Finding] = []
+        self.stopped = False
+        self.committed = 0
+        self._lines = 0
+        self._blank = 0
+        self._skipped = 0
+        self._first_seen = False  # a non-blank line was seen
+        self._meta: dict[str, Any] | None = None
+        self._meta_problem: tuple[str, str, Address] | None = None
+        self._by_type: Counter[str] = Counter()
+        self._by_item: Counter[str] = Counter()
+        self._pending: dict[str, CodexCall] = {}
+        self._turns: dict[str | None, OpenTurn] = {}
+        self._turn_id: str | None = None
+        self._started = self._completed = self._aborted = 0
+        self._calls = self._answered = self._orphans = 0
+        self._compactions = self._rollbacks = 0
+        self._usage: TokenUsage | None = None
+        self._model: str | None = None
+        self._first_time: str | None = None
+        self._last_time: str | None = None
+        self._last_ordinal: int | None = None
+        self._fatal: PhysicalIssue | None = None
+        self._unknown_reported: set[str] = set()
+        self._defect = False
+
+    # -- feeding ---------------------------------------------------------------------------
+
+    def feed(self, item: Batch | PhysicalIssue) -> None:
+        if isinstance(item, PhysicalIssue):
+            self._physical(item)
+        else:
+            self.feed_lines(*item)
+
+    def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
+        for line in lines:
+            self._line(line, offset, lineno, frame)
+            offset += len(line) + 1
+            lineno += 1
+            self.committed = offset
+
+    def clean_so_far(self) -> bool:
+        return not self._defect
+
+    def _physical(self, issue: PhysicalIssue) -> None:
+        if issue.rule == "zstd-torn-frame":
+            return  # the summary's torn frame becomes the tail finding in finish()
+        if issue.rule in _NOT_CODEX_RULES:
+            return
+        if issue.fatal:
+            self._fatal = issue
+            self.stopped = True
+        self._defect = True
+        address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset)
+        self._add(issue.rule, issue.message, address)
+
+    def _add(self, rule_id: str, message: str, address: Address) -> None:
+        self.findings.append(Finding(rule_id, rule(rule_id).severity, message, address))
+
+    def _address(self, offset: int, lineno: int, frame: int | None) -> Address:
+        return Address(self.path, offset, lineno, frame)
+
+    # -- one line ------------------------------------------------------------------------------
+
+    def _line(self, line: bytes, offset: int, lineno: int, frame: int | None) -> None:
+        self._lines += 1
+        if not line.strip():
+            self._blank += 1
+            return
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            obj = None
+        if not is_rollout_line(obj):
+            self._undecodable(line, obj, offset, lineno, frame)
+            return
+        first = not self._first_seen
+        self._first_seen = True
+        kind: str = obj["type"]
+        payload = obj["payload"]
+        self._by_type[kind] += 1
+        stamp = obj["timestamp"]
+        if self._first_time is None:
+            self._first_time = stamp
+        self._last_time = stamp
+        self._last_ordinal = _int(obj.get("ordinal"))
+        if kind == "session_meta":
+            self._session_meta(payload, first, offset, lineno, frame)
+        elif first:
+            self._no_meta_first(kind, offset, lineno, frame)
+        if kind == "response_item":
+            self._response_item(payload, offset, lineno, frame)
+        elif kind == "event_msg":
+            self._event(payload, offset, lineno)
+        elif kind == "compacted":
+            self._compacted(payload, offset, lineno)
+        elif kind == "turn_context":
+            if isinstance(payload, dict) and isinstance(payload.get("model"), str):
+                self._model = payload["model"]
+        elif kind not in ROLLOUT_ITEM_TYPES:
+            self._unknown(f"line type {kind!r}", offset, lineno, frame)
+
+    def _undecodable(self, line: bytes, obj: Any, offset: int, lineno: int, frame: int | None) -> None:
+        self._skipped += 1
+        self._defect = True
+        self._first_seen = True
+        address = self._address(offset, lineno, frame)
+        if _NUL_RUN in line:
+            count = line.count(0)
+            self._add(
+                "codex-nul-run",
+                f"{count} NUL byte(s) in a {len(line)}-byte line: Codex skips this line on load",
+                address,
+            )
+            return
+        again = line.find(_LINE_START, 1)
+        if again > 0 and obj is None:
+            try:
+                rest = orjson.loads(line[again:])
+            except orjson.JSONDecodeError:
+                rest = None
+            if is_rollout_line(rest):
+                self._add(
+                    "codex-interleaved-line",
+                    f"{again} byte(s) of a partial line, then a complete {rest['type']} line, written "
+                    "into one line: Codex skips both (the complete one is lost to resume)",
+                    address,
+                )
+                return
+        what = "not valid JSON" if obj is None else "JSON but not a rollout line {timestamp, type, payload}"
+        self._add(
+            "codex-undecodable-line",
+            f"line is {what}: Codex skips it on load (counted as a "
+            "parse error) and its content is lost to resume",
+            address,
+        )
+
+    def _no_meta_first(self, kind: str, offset: int, lineno: int, frame: int | None) -> None:
+        if self._meta_problem is None and self._meta is None:
+            self._meta_problem = (
+                "codex-missing-session-meta",
+                f"the first line is {kind!r}, not session_meta: Codex 0.171 refuses the rollout "
+                '("does not start with session metadata")',
+                self._address(offset, lineno, frame),
+            )
+
+    def _session_meta(self, payload: Any, first: bool, offset: int, lineno: int, frame: int | None) -> None:
+        address = self._address(offset, lineno, frame)
+        if self._meta is not None or not first:
+            if self._meta is not None:
+                self._add(
+                    "codex-session-meta-repeated",
+                    "a later session_meta: the first one stays "
+                    "canonical, but Codex 0.171 drops every history item before this line on "
+                    "resume",
+                    address,
+                )
+            return
+        if (
+            not isinstance(payload, dict)
+            or not isinstance(payload.get("id"), str)
+            or not isinstance(payload.get("cwd"), str)
+        ):
+            self._meta_problem = (
+                "codex-session-meta-invalid",
+                'session_meta has no string id or cwd: Codex fails with "failed to parse thread ID '
+                'from rollout file"',
+                address,
+            )
+            self._meta = {}
+            return
+        self._meta = payload
+        mode = payload.get("history_mode")
+        if mode is not None and mode not in HISTORY_MODES:
+            self._add(
+                "codex-unknown-history-mode",
+                f"history_mode {mode!r} is unknown to Codex 0.171: it refuses to load the rollout",
+                address,
+            )
+        version = cli_version(payload.get("cli_version"))
+        if version is not None and version > KNOWN_CLI_VERSION:
+            self._add(
+                "codex-newer-cli-version",
+                f"written by Codex {payload['cli_version']}, newer than "
+                "0.171.0: read as 0.171 reads it (unknown items tolerated)",
+                address,
+            )
+
+    def _unknown(self, what: str, offset: int, lineno: int, frame: int | None) -> None:
+        if what in self._unknown_reported:
+            return
+        self._unknown_reported.add(what)
+        self._add(
+            "codex-unknown-item-type",
+            f"{what} is unknown to Codex 0.171 (first seen here; tolerated, never sent to the model)",
+            self._address(offset, lineno, frame),
+        )
+
+    def _response_item(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
+        if not isinstance(payload, dict):
+            return
+        kind = _text(payload.get("type")) or "?"
+        self._by_item[kind] += 1
+        if kind in CALL_TYPES:
+            self._call(payload, kind, offset, lineno)
+        elif kind in OUTPUT_TYPES:
+            call_id = _text(payload.get("call_id"))
+            if call_id is not None and call_id in self._pending:
+                del self._pending[call_id]
+                self._answered += 1
+            else:
+                self._orphans += 1
+                self._add(
+                    "codex-output-without-call",
+                    f"{kind} for call_id {call_id!r}: no call "
+                    "with that id is waiting for an output; Codex drops it from the prompt",
+                    self._address(offset, lineno, frame),
+                )
+        elif kind not in RESPONSE_ITEM_TYPES:
+            self._unknown(f"response item type {kind!r}", offset, lineno, frame)
+
+    def _call(self, payload: dict[str, Any], kind: str, offset: int, lineno: int) -> None:
+        call_id = _text(payload.get("call_id"))
+        if call_id is None:
+            return  # a local_shell_call without call_id is never paired (models.rs)
+        self._calls += 1
+        if kind == "function_call":
+            args = _text(payload.get("arguments"))
+        elif kind == "custom_tool_call":
+            args = _text(payload.get("input"))
+        else:
+            args = orjson.dumps(payload.get("action")).decode()
+        self._pending[call_id] = CodexCall(
+            call_id=call_id,
+            kind=kind,
+            name=_text(payload.get("name")),
+            arguments=args,
+            item_id=_text(payload.get("id")),
+            line=lineno,
+            offset=offset,
+            turn_id=self._turn_id,
+        )
+
+    def _event(self, payload: Any, offset: int, lineno: int) -> None:
+        if not isinstance(payload, dict):
+            return
+        kind = payload.get("type")
+        if kind == "task_started":
+            self._started += 1
+            turn_id = _text(payload.get("turn_id"))
+            self._turn_id = turn_id
+            self._turns[turn_id] = OpenTurn(
+                turn_id, _text(payload.get("root_turn_id")), _int(payload.get("started_at")), lineno, offset
+            )
+        elif kind in TURN_END_EVENTS:
+            if kind == "task_complete":
+                self._completed += 1
+            else:
+                self._aborted += 1
+            turn_id = _text(payload.get("turn_id"))
+            if turn_id in self._turns:
+                del self._turns[turn_id]
+            elif self._turns:
+                self._turns.popitem()
+        elif kind == "token_count":
+            info = payload.get("info")
+            total = info.get("total_token_usage") if isinstance(info, dict) else None
+            if isinstance(total, dict):
+                self._usage = TokenUsage(
+                    *(
+                        _int(total.get(k)) or 0
+                        for k in (
+                            "input_tokens",
+                            "cached_input_tokens",
+                            "output_tokens",
+                            "reasoning_output_tokens",
+                            "total_tokens",
+                        )
+                    )
+                )
+        elif kind == "thread_rolled_back":
+            self._rollbacks += 1
+
+    def _compacted(self, payload: Any, offset: int, lineno: int) -> None:
+        self._compactions += 1
+        history = payload.get("replacement_history") if isinstance(payload, dict) else None
+        if not isinstance(history, list):
+            return
+        # The replacement history becomes the base: only its own calls can still be dangling.
+        pending: dict[str, CodexCall] = {}
+        for item in history:
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("type")
+            call_id = _text(item.get("call_id"))
+            if kind in CALL_TYPES and call_id is not None:
+                pending[call_id] = CodexCall(
+                    call_id,
+                    str(kind),
+                    _text(item.get("name")),
+                    _text(item.get("arguments")) or _text(item.get("input")),
+                    _text(item.get("id")),
+                    lineno,
+                    offset,
+                    self._turn_id,
+                )
+            elif kind in OUTPUT_TYPES and call_id is not None:
+                pending.pop(call_id, None)
+        self._pending = pending
+
+    # -- the end ----------------------------------------------------------------------------------
+
+    def finish(self, summary: ReadSummary | None) -> CodexScan:
+        tail = self._tail(summary)
+        if not self._first_seen and self._fatal is None:
+            self._add(
+                "codex-empty-file",
+                'no non-empty line: Codex refuses the file ("empty session file")',
+                Address(self.path, 0, 1),
+            )
+        elif self._meta is None and self._meta_problem is None and self._fatal is None:
+            self._meta_problem = (
+                "codex-missing-session-meta",
+                "no session_meta line: Codex 0.171 "
+                'refuses the rollout ("does not start with session metadata")',
+                Address(self.path, 0, 1),
+            )
+        if self._meta_problem is not None:
+            rule_id, message, address = self._meta_problem
+            self.findings.insert(0, Finding(rule_id, rule(rule_id).severity, message, address))
+        for call in self._pending.values():
+            self._add(
+                "codex-call-without-output",
+                f"{call.kind} {call.name or ''} call_id {call.call_id} has no output: Codex "
+                'sends {"output": "aborted"} right after it on every resume',
+                Address(self.path, call.offset, call.line),
+            )
+        for turn in self._turns.values():
+            self._add(
+                "codex-unfinished-turn",
+                f"turn {turn.turn_id} started and never completed or "
+                "aborted: the CLI was killed (Codex writes no turn_aborted after SIGKILL)",
+                Address(self.path, turn.offset, turn.line),
+            )
+        verdict, reason, where = self._verdict(tail)
+        meta = self._meta or {}
+        facts = CodexFacts(
+            thread_id=_text(meta.get("id")),
+            forked_from_id=_text(meta.get("forked_from_id")),
+            cli_version=_text(meta.get("cli_version")),
+            originator=_text(meta.get("originator")),
+            source=_text(meta.get("source")),
+            model_provider=_text(meta.get("model_provider")),
+            model=self._model,
+            cwd=_text(meta.get("cwd")),
+            history_mode=_text(meta.get("history_mode")),
+            lines=self._lines,
+            blank_lines=self._blank,
+            skipped_lines=self._skipped,
+            by_type=tuple(sorted(self._by_type.items())),
+            by_item=tuple(sorted(self._by_item.items())),
+            turns_started=self._started,
+            turns_completed=self._completed,
+            turns_aborted=self._aborted,
+            open_turns=tuple(self._turns.values()),
+            calls=self._calls,
+            answered=self._answered,
+            dangling=tuple(self._pending.values()),
+            orphan_outputs=self._orphans,
+            usage=self._usage,
+            compactions=self._compactions,
+            rollbacks=self._rollbacks,
+            first_time=self._first_time,
+            last_time=self._last_time,
+            last_ordinal=self._last_ordinal,
+        )
+        return CodexScan(self.path, tuple(self.findings), verdict, reason, where, tail, facts, summary)
+
+    def _tail(self, summary: ReadSummary | None) -> Tail:
+        if summary is None:
+            return Tail("none", self.committed, 0, 0, 0, None)
+        if summary.torn_frame is not None:
+            torn = summary.torn_frame
+            address = Address(self.path, torn.plaintext_offset, None, torn.index, torn.file_offset)
+            dropped = summary.plaintext_bytes - self.committed
+            self._add(
+                "zstd-torn-frame",
+                f"last zstd frame {torn.index} is cut by EOF after "
+                f"{torn.file_length} bytes; {torn.lines} complete line(s) recovered from it; "
+                f"{dropped} byte(s) of a torn line after them",
+                address,
+            )
+            return Tail("torn-frame", self.committed, dropped, 1 if dropped else 0, torn.lines, address)
+        partial = summary.partial_line
+        if partial is not None:
+            address = Address(self.path, partial.offset, partial.line)
+            self._add(
+                "codex-torn-tail",
+                f"the last {partial.length} byte(s) have no newline: a torn "
+                "write; Codex skips them, a repair drops them",
+                address,
+            )
+            return Tail("torn-line", self.committed, partial.length, 1, 0, address)
+        return Tail("none", self.committed, 0, 0, 0, None)
+
+    def _verdict(self, tail: Tail) -> tuple[Verdict, str, Address | None]:
+        worst: dict[str, Finding] = {}
+        for finding in self.findings:
+            kind = rule(finding.rule).verdict
+            if finding.severity is Severity.ERROR and kind == "unsupported":
+                worst.setdefault("unsupported", finding)
+            elif finding.severity is Severity.ERROR:
+                worst.setdefault("corrupt", finding)
+            elif kind in ("torn", "interrupted"):
+                worst.setdefault(kind, finding)
+        order: tuple[Verdict, ...] = ("unsupported", "corrupt", "torn", "interrupted")
+        for verdict in order:
+            if verdict in worst:
+                finding = worst[verdict]
+                return verdict, finding.message, finding.address
+        return "clean", "every call has its output and every turn ended", None

@@ -1,0 +1,178 @@
+"""The Codex CLI rollout vocabulary (agent-formats §3.2–§3.3) and the codex rule ids.
+
+A rollout line is ``{timestamp, ordinal?, type, payload}`` (+ ``metadata`` on response items).
+What Codex 0.171 knows is listed here; anything else is reported as information, never as
+corruption (agent-formats §5.1: the set keeps growing and older readers tolerate ``other``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sesstool.core.rules import Rule, Severity
+
+# The RolloutItem variants 0.171 writes or reads (agent-formats §3.3; observed in the lane).
+ROLLOUT_ITEM_TYPES = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "turn_context",
+        "event_msg",
+        "compacted",
+        "inter_agent_communication",
+        "inter_agent_communication_metadata",
+        "token_usage_record",
+        "world_state",
+        "retained_context",
+        "security_risk_score",
+        "realtime_item",
+    }
+)
+
+# ResponseItem variants (codex-rs/protocol models.rs, agent-formats §3.3).
+CALL_TYPES = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "function_call_output",
+}
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
+RESPONSE_ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "local_shell_call",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
+        "compaction_summary",
+        "tool_search_call",
+        "tool_search_output",
+        "additional_tools",
+        "agent_message",
+        "image_generation_call",
+    }
+)
+# Recorded but stripped on load as legacy (codex-rs/rollout recorder.rs).
+DROPPED_ON_LOAD = frozenset({"ghost_snapshot"})
+# Payload keys Codex keeps in the rollout but never sends to the model (observed: 0.171 strips
+# them from every input item of a request).
+LOCAL_ONLY_KEYS = ("internal_chat_message_metadata_passthrough",)
+
+HISTORY_MODES = frozenset({"paginated", "legacy", "full"})
+TURN_END_EVENTS = frozenset({"task_complete", "turn_aborted"})
+
+KNOWN_CLI_VERSION = (0, 171, 0)
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+def cli_version(text: object) -> tuple[int, int, int] | None:
+    """``"0.171.0"`` -> (0, 171, 0); None when it is not a version."""
+    if not isinstance(text, str):
+        return None
+    match = _VERSION.match(text)
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "codex-empty-file",
+        E,
+        "agent-formats §3.4",
+        'rollout has no non-empty line: Codex refuses it ("empty session file")',
+    ),
+    Rule(
+        "codex-missing-session-meta",
+        E,
+        "agent-formats §3.4, §0",
+        "rollout does not start with session_meta: Codex refuses to resume it",
+    ),
+    Rule(
+        "codex-session-meta-invalid",
+        E,
+        "agent-formats §3.4, §3.5",
+        "session_meta cannot be decoded (no id or cwd): Codex cannot parse the thread id",
+    ),
+    Rule(
+        "codex-unknown-history-mode",
+        E,
+        "agent-formats §3.4",
+        "session_meta history_mode unknown to Codex 0.171: a hard load error",
+        "unsupported",
+    ),
+    Rule(
+        "codex-torn-tail",
+        W,
+        "agent-formats §0, §4",
+        "last line has no newline: a torn write (Codex skips it; a repair drops it)",
+        "torn",
+    ),
+    Rule(
+        "codex-undecodable-line",
+        E,
+        "agent-formats §3.4, §3.5",
+        "line is not a rollout line: Codex skips it on load and its content is lost to resume",
+    ),
+    Rule(
+        "codex-interleaved-line",
+        E,
+        "agent-formats §3.5 (#24425)",
+        "a partial line and a complete one written into one line: Codex skips both",
+    ),
+    Rule(
+        "codex-nul-run",
+        E,
+        "agent-formats §3.4",
+        "run of NUL bytes where a line should be: Codex skips it on load",
+    ),
+    Rule(
+        "codex-call-without-output",
+        W,
+        "agent-formats §3.4, §4",
+        'tool call without output: Codex sends a synthetic "aborted" output on every resume',
+        "interrupted",
+    ),
+    Rule(
+        "codex-output-without-call",
+        W,
+        "agent-formats §3.4",
+        "tool output whose call is not in the rollout: Codex drops it from the prompt",
+        "none",
+    ),
+    Rule(
+        "codex-unfinished-turn",
+        W,
+        "agent-formats §3.4, §4",
+        "task_started without task_complete or turn_aborted: the turn was interrupted",
+        "interrupted",
+    ),
+    Rule(
+        "codex-unknown-item-type",
+        N,
+        "agent-formats §3.3, §5",
+        "line or response item of a type Codex 0.171 does not know (tolerated)",
+        "none",
+    ),
+    Rule(
+        "codex-newer-cli-version",
+        N,
+        "agent-formats §3.5, §5",
+        "written by a newer Codex than 0.171 (read as 0.171 reads it)",
+        "none",
+    ),
+    Rule(
+        "codex-session-meta-repeated",
+        W,
+        "agent-formats §3.3; observed with 0.171",
+        "a later session_meta line: the first stays canonical, but Codex 0.171 drops the history "
+        "before it on resume",
+        "none",
+    ),
+)
