@@ -23,6 +23,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
 from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
+from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
     canonical_name,
@@ -193,6 +194,12 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
             f = problems[0] if problems else None
             detail = f"[{f.rule}] {f.message} ({f.address.describe()})" if f else result.scan.verdict_reason
             raise WriteRefusedError(f"verification: the v{target_version} output does not validate: {detail}")
+        now = sha256_file(source)  # an in-place edit keeps size and mtime: only the bytes tell
+        if now != source_sha:
+            raise WriteRefusedError(
+                f"source changed while it was migrated: {source} had SHA-256 {source_sha} when it "
+                f"was scanned, now {now} (an in-place edit); nothing was published"
+            )
         checked.append(result)
 
     published = publish(target, produce, verify=verify, source=source, source_identity=identity)

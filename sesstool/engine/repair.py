@@ -141,7 +141,7 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
     published = publish(
         target,
         lambda sink: _produce(sink, source, plan, closer_lines, request.limits),
-        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, request.limits),
+        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, request.limits, source_sha),
         source=source,
         source_identity=identity,
     )
@@ -325,13 +325,26 @@ def _lines_of(pieces: Iterator[bytes], max_line: int) -> Iterator[bytes]:
         raise WriteRefusedError("verification: the source prefix does not end on a record")
 
 
-def _verify(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
+def _verify(
+    tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits, source_sha: str
+) -> None:
     """Read the temp file back: the carried part must be the committed source plaintext byte for
-    byte, then exactly the closers ``_check_closers`` judged, read with the project's reader."""
+    byte, then exactly the closers ``_check_closers`` judged, read with the project's reader.
+
+    The carried part was compared with the source as it is *now*; the source must still hash to
+    what the scan read (an in-place edit keeps size and mtime, so identity alone cannot see it):
+    then the published bytes are the scanned bytes (issue 11 item 7; fork re-hashes the same way).
+    """
     if plan.output_encoding == "raw":
         _verify_raw(tmp, source, plan, closers, limits)
     else:
         _verify_lines(tmp, source, plan, closers, limits)
+    now = sha256_file(source)
+    if now != source_sha:
+        raise WriteRefusedError(
+            f"source changed while it was repaired: {source} had SHA-256 {source_sha} when it was "
+            f"scanned, now {now} (an in-place edit); nothing was published"
+        )
 
 
 def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:

@@ -99,6 +99,8 @@ class LineSplitter:
             frame=frame,
             frame_offset=frame_offset,
             lines=count,
+            length=end - start,
+            blank=chunk.find(b"\x00", start, end) < 0,
         )
         self.offset += end - start
         self._line_start = self.offset
