@@ -14,6 +14,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,8 +43,9 @@ from sesstool.core.scanner import ScanOptions
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
-from sesstool.store.generations import canonical_name, log_name
+from sesstool.store.generations import canonical_name, check_publication_name, generations, log_name
 from sesstool.store.layout import dsh_session_dir, encode_session_id
+from sesstool.store.liveness import session_lock
 from sesstool.store.publish import (
     FileIdentity,
     Published,
@@ -281,8 +283,12 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         request, source, header.id, child_id, plan.version, zstd, src_encoding
     )
 
+    check_publication_name(target, plan.version, zstd)  # never a mislabelled or mixed directory
     chosen: Literal["at", "default"] = "at" if request.at is not None else "default"
     if request.dry_run:
+        if directory is None:
+            with _target_session_lock(target.parent):
+                pass  # a dry run is refused like the real one: a live target directory is exit 5
         exists = target.exists() or (directory is not None and directory.exists())
         return ForkReport(
             source=full,
@@ -306,9 +312,10 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         create_directory(directory, 0o700)
         created = directory
     try:
-        published = publish(
-            target, writer.produce, verify=writer.verify, source=source, source_identity=identity
-        )
+        with _target_session_lock(target.parent if directory is None else None):
+            published = publish(
+                target, writer.produce, verify=writer.verify, source=source, source_identity=identity
+            )
     except BaseException:
         if created is not None:
             remove_created_directory(created)
@@ -328,6 +335,26 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         dry_run=False,
         target_exists=False,
     )
+
+
+@contextmanager
+def _target_session_lock(directory: Path | None) -> Iterator[None]:
+    """A child published into an existing session directory follows that directory's liveness
+    protocol (DESIGN §5, docs/format.md "fork into a session directory"): its ``session.lock``
+    is taken (created when missing, never deleted) and held while publishing; held by another
+    process, the fork is refused as live (exit 5). Elsewhere there is no protocol."""
+    try:
+        in_session_dir = directory is not None and bool(generations(directory))
+    except FileNotFoundError:
+        in_session_dir = False
+    except OSError as err:
+        raise WriteRefusedError(f"{directory}: cannot list the target directory: {err.strerror}") from None
+    if not in_session_dir:
+        yield
+        return
+    assert directory is not None
+    with session_lock(directory, create=True):
+        yield
 
 
 class _ChildWriter:

@@ -27,6 +27,7 @@ from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
     canonical_name,
+    check_publication_name,
     log_name,
     log_stem,
     parse_generation_name,
@@ -149,6 +150,7 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
         if request.output
         else source.parent / migrated_name(source, target_version, out_encoding)
     )
+    check_publication_name(target, target_version, out_encoding == "zstd")
     base = replace(
         base,
         status="planned",

@@ -26,7 +26,7 @@ from sesstool.engine.cold import ColdSource, cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
-from sesstool.store.generations import log_name, log_stem
+from sesstool.store.generations import check_publication_name, log_name, log_stem
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
 from sesstool.store.publish import FileIdentity, Published, Sink, publish
@@ -127,6 +127,7 @@ def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None)
         salvage=salvage,
     )
     target = Path(request.output) if request.output else source.parent / repaired_name(source, out_encoding)
+    check_publication_name(target, plan.version, out_encoding == "zstd")
     if request.dry_run:
         return RepairReport(
             "planned", source, source_sha, report, plan, target, None, None, lock, tuple(notes)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import sesstool.engine.migrate as migrate_engine
+import sesstool.engine.records as records_engine
 import sesstool.engine.repair as repair_engine
 from tests.conftest import FIXTURES, Sesstool
 
@@ -56,7 +57,7 @@ def test_migrate_refuses_a_source_edited_while_it_runs(
 ) -> None:
     source = tmp_path / "session.jsonl"
     shutil.copy(FIXTURES / "dsh" / "v0-tiny" / "session.jsonl", source)
-    real = migrate_engine.upgraded_lines
+    real = records_engine.upgraded_lines
 
     def upgraded(f: Any, *args: Any, **kwargs: Any) -> Any:
         edit_in_place(source)
