@@ -340,9 +340,10 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
 @contextmanager
 def _target_session_lock(directory: Path | None) -> Iterator[None]:
     """A child published into an existing session directory follows that directory's liveness
-    protocol (DESIGN §5, docs/format.md "fork into a session directory"): its ``session.lock``
-    is taken (created when missing, never deleted) and held while publishing; held by another
-    process, the fork is refused as live (exit 5). Elsewhere there is no protocol."""
+    protocol (DESIGN §5, docs/format.md "Fork into a session directory"): an existing
+    ``session.lock`` is taken and held while publishing — held by another process, the fork is
+    refused as live (exit 5). A fork never creates the lock file (the child is another session's
+    file; a dry run writes nothing) and never deletes it. Elsewhere there is no protocol."""
     try:
         in_session_dir = directory is not None and bool(generations(directory))
     except FileNotFoundError:
@@ -353,7 +354,7 @@ def _target_session_lock(directory: Path | None) -> Iterator[None]:
         yield
         return
     assert directory is not None
-    with session_lock(directory, create=True):
+    with session_lock(directory, create=False):
         yield
 
 

@@ -93,6 +93,9 @@ def test_fork_into_a_live_session_directory_is_refused(sesstool: Sesstool, tmp_p
     result = sesstool("fork", "--at", "31", "-o", str(live / "child.jsonl"), str(source / "session.jsonl"))
     assert result.exit_code == 0, result.stderr
     assert names(live) == ["child.jsonl", "session.jsonl", "session.lock"]  # the lock is never deleted
+    fresh = session_dir(tmp_path, CLEAN, "no-lock")
+    result = sesstool("fork", "--at", "31", "-o", str(fresh / "child.jsonl"), str(source / "session.jsonl"))
+    assert result.exit_code == 0 and names(fresh) == ["child.jsonl", "session.jsonl"]  # none created
 
 
 def test_fork_beside_a_live_source_is_refused(sesstool: Sesstool, tmp_path: Path) -> None:
