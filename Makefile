@@ -67,4 +67,4 @@ fuzz: $(STAMP)  ## atheris: readers+scanner, decoders, seq-range/packed-row deco
 	$(BIN)/python fuzz/fuzz_decoder.py fuzz/corpus-decoder -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10
 	mkdir -p fuzz/corpus-rows
 	cp -n fixtures/fuzz/seed/* fuzz/corpus-rows/ 2>/dev/null || true
-	$(BIN)/python fuzz/fuzz_rows.py fuzz/corpus-rows -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 -malloc_limit_mb=512 -timeout=10
+	$(BIN)/python fuzz/fuzz_rows.py fuzz/corpus-rows -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 -malloc_limit_mb=512 -timeout=30

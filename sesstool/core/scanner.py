@@ -82,6 +82,9 @@ class ScanOptions:
     at_seq: int | None = None  # fold only events with seq <= at_seq
     collect_messages: bool = False  # derive: keep the projected messages
     collect_timeline: bool = False  # inspect --timeline
+    # where timeline entries go instead of a list kept in the result: anything with ``append``
+    # (inspect streams them to its output, issue 11 item 1c)
+    timeline_sink: Any = None
     max_findings: int = 1000
     max_depth: int = ORJSON_MAX_DEPTH  # below orjson's own 1024, every line is depth-checked
     dialect: str = "auto"  # "auto" (detected from the first line), "dsh" or "mini"
@@ -260,7 +263,11 @@ class Scanner:
         self.surface_events = 0
         self.markers: list[tuple[int, bool]] = []  # (seq, tagged) of session/end-seed
         self.marker_count = 0
-        self.timeline: list[TimelineEntry] | None = [] if self.opt.collect_timeline else None
+        self.timeline: Any = None
+        if self.opt.timeline_sink is not None:
+            self.timeline = self.opt.timeline_sink
+        elif self.opt.collect_timeline:
+            self.timeline = []
         self.surface: frozenset[str] = SURFACE[0]
         self.handlers: dict[str, Any] = {}
 
@@ -1366,7 +1373,7 @@ class Scanner:
             request=RequestEnvelope(
                 self.request_header, self.request_header_seq, self.request_context, self.request_context_seq
             ),
-            timeline=tuple(self.timeline) if self.timeline is not None else None,
+            timeline=tuple(self.timeline) if isinstance(self.timeline, list) else None,
             stopped_at=last_seq if self.opt.at_seq is not None else None,
             stop_offset=self.stop_offset,
             body_offset=self.body_offset,

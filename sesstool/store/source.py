@@ -80,6 +80,16 @@ def is_stdin(arg: str | Path) -> bool:
     return isinstance(arg, str) and arg == "-"
 
 
+def is_stream(arg: str | Path) -> bool:
+    """Standard input or a FIFO: input that can be read only once."""
+    if is_stdin(arg):
+        return True
+    try:
+        return stat.S_ISFIFO(os.stat(arg).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def shown(path: str | Path) -> str:
     """A path as text that cannot be mistaken for an option or for standard input."""
     text = str(path)
