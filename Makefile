@@ -5,7 +5,8 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures
+.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures \
+	claude-lane claude-fixtures browser-lane
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -23,7 +24,7 @@ demo: $(STAMP)  ## inspect a bundled crashed session log
 	$(BIN)/sesstool inspect fixtures/dsh/crash-dangling-call/session.jsonl
 
 test: $(STAMP)  ## lint, type-check and run the whole test suite
-	$(BIN)/ruff check sesstool tests bench fuzz
+	$(BIN)/ruff check sesstool tests bench fuzz mutation
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
@@ -33,8 +34,8 @@ test-deep: $(STAMP)  ## the test suite with random seeds and DEEP_FACTOR x the H
 	SESSTOOL_HYPOTHESIS_PROFILE=deep SESSTOOL_DEEP_FACTOR=$(DEEP_FACTOR) nice $(BIN)/pytest -q
 
 lint: $(STAMP)  ## ruff
-	$(BIN)/ruff check sesstool tests bench fuzz
-	$(BIN)/ruff format --check sesstool tests bench fuzz
+	$(BIN)/ruff check sesstool tests bench fuzz mutation
+	$(BIN)/ruff format --check sesstool tests bench fuzz mutation
 
 typecheck: $(STAMP)  ## mypy --strict
 	$(BIN)/mypy
@@ -49,11 +50,35 @@ interop: $(STAMP)  ## differential tests against the published dsh packages (Nod
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10
 	SESSTOOL_INTEROP=1 $(BIN)/pytest -q tests/interop
 
+CHROMIUM ?= /usr/bin/chromium
+PLAYWRIGHT := playwright==1.65.2
+
+browser-lane: $(STAMP)  ## the report pages in headless Chromium (installs Debian's chromium as root, Playwright into .venv)
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || { \
+	  [ "$$(id -u)" = 0 ] || { echo "browser-lane: $(CHROMIUM) is missing; as root: apt-get install chromium" >&2; exit 1; }; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
+	$(BIN)/pip install --quiet $(PLAYWRIGHT)
+	SESSTOOL_BROWSER=1 SESSTOOL_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q tests/report/test_browser.py
+
+claude-lane: $(STAMP)  ## judge the Claude dialect by the real Claude Code CLI (npm, private netns, mock API)
+	bash tests/claude_lane/setup.sh >/dev/null
+	SESSTOOL_CLAUDE_LANE=1 unshare -n $(BIN)/pytest -q -p no:cacheprovider tests/claude_lane
+
+claude-fixtures: $(STAMP)  ## re-record fixtures/claude/ with the real CLI (then: make goldens, read the diff)
+	$(BIN)/python tests/claude_lane/record_fixtures.py
+
 codex-fixtures: $(STAMP)  ## re-record fixtures/codex with the real Codex CLI (npm; unshare -n)
 	$(BIN)/python -m tests.codex_cli.generate
 
 clean:  ## remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info test-artifacts
+
+MODULE ?=
+BUDGET ?= 30
+
+mutate: $(STAMP)  ## mutation testing of mutation/modules.toml (MODULE=path for one; BUDGET minutes each; not in CI)
+	nice $(BIN)/python -m mutation.run --budget-minutes $(BUDGET) $(if $(MODULE),--module $(MODULE))
 
 FUZZ_SECONDS ?= 600
 

@@ -24,7 +24,9 @@ COMMANDS: dict[str, str] = {
     "fork": "sesstool.cli.fork_cmd:fork_cmd",
     "inspect": "sesstool.cli.inspect_cmd:inspect_cmd",
     "migrate": "sesstool.cli.migrate_cmd:migrate_cmd",
+    "redact": "sesstool.cli.redact_cmd:redact_cmd",
     "repair": "sesstool.cli.repair_cmd:repair_cmd",
+    "report": "sesstool.cli.report_cmd:report_cmd",
     "validate": "sesstool.cli.validate_cmd:validate_cmd",
 }
 

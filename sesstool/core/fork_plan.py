@@ -21,6 +21,9 @@ from sesstool.core.header import MAX_SAFE, Header
 from sesstool.core.model import OpenState, ScanResult
 from sesstool.core.vocabulary import CURRENT_VERSION
 
+# 9999-12-31T23:59:59.999Z: the last instant a four-digit ISO-8601 year (a mini-agent time) holds
+MINI_MAX_CREATED = 253402300799999
+
 
 @dataclass(frozen=True, slots=True)
 class BoundaryFacts:
@@ -203,6 +206,11 @@ def _plan_mini_fork(
         raise UsageError("the child session id must not be empty")
     if boundary < 1:
         raise UsageError("--at must be at least 1: seq 0 is the header event")
+    if type(created_at) is not int or not 0 <= created_at <= MINI_MAX_CREATED:
+        raise UsageError(
+            f"createdAt {created_at!r} cannot be a mini-agent header time: an ISO-8601 string "
+            f"holds epoch ms 0 to {MINI_MAX_CREATED} (year 9999)"
+        )
     data: dict[str, Any] = {"version": parent.version, "delegationDepth": 0, "id": child_id}
     if parent.cwd is not None:
         data["cwd"] = parent.cwd

@@ -69,6 +69,7 @@ def decode_seq_set(value: object, own_seq: int, allow_empty: bool, allow_ranges:
         return SeqSet(ordered, ordered)
     starts: list[int] = []
     ends: list[int] = []
+    increasing = True
     for v in value:
         if type(v) is int:
             start = end = v
@@ -85,15 +86,18 @@ def decode_seq_set(value: object, own_seq: int, allow_empty: bool, allow_ranges:
                 raise SeqRangeError(f"range [{start}, {end}] reaches past the event")
         else:
             raise SeqRangeError(f"element {v!r} is neither a seq nor a [start, end] pair")
-        if start < 0:
-            raise SeqRangeError("sourceEventSeqs holds a negative seq")
-        if end >= own_seq:
-            raise SeqRangeError(f"sourceEventSeqs cites a seq not below the event's own seq {own_seq}")
         if ends and start <= ends[-1]:
-            # order and overlap are judged on the elements, before anything is expanded
-            raise SeqRangeError("range-encoded sourceEventSeqs must be strictly increasing")
+            # order and overlap are judged on the elements, never on their expansion
+            increasing = False
         starts.append(start)
         ends.append(end)
+    # the same refusals, in the same order, as judging the expanded list would give
+    if not increasing:
+        raise SeqRangeError("range-encoded sourceEventSeqs must be strictly increasing")
+    if min(starts) < 0:
+        raise SeqRangeError("sourceEventSeqs holds a negative seq")
+    if max(ends) >= own_seq:
+        raise SeqRangeError(f"sourceEventSeqs cites a seq not below the event's own seq {own_seq}")
     return SeqSet(starts, ends)
 
 

@@ -475,3 +475,27 @@ def test_golden_child(
         return
     assert path.exists(), f"missing golden {path.relative_to(ROOT)}: run make goldens"
     assert out.read_bytes() == path.read_bytes(), f"output differs from {path.relative_to(ROOT)}"
+
+
+@pytest.mark.parametrize("created_at", [0, 9007199254740991])
+def test_created_at_limits_through_the_cli(sesstool: Sesstool, tmp_path: Path, created_at: int) -> None:
+    source = copy_log("clean-multiturn", tmp_path)
+    doc = fork_json(sesstool, str(source), "--id", "c", "--created-at", str(created_at))
+    child = tmp_path / "c.jsonl"
+    assert doc["child"]["header"]["createdAt"] == created_at
+    assert json.loads(child.read_bytes().split(b"\n")[0])["createdAt"] == created_at
+    assert_validates(sesstool, child)
+
+
+def test_mini_fork_at_1_and_its_created_at_limit(sesstool: Sesstool, tmp_path: Path) -> None:
+    source = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURES / "mini" / "basic" / "session.jsonl", source)
+    doc = fork_json(sesstool, str(source), "--at", "1", "--id", "c", "--created-at", "253402300799999")
+    header = doc["child"]["header"]
+    assert header["time"] == "9999-12-31T23:59:59.999Z" and header["data"]["forkedAt"] == 1
+    assert_validates(sesstool, tmp_path / "c.jsonl")
+    # past year 9999 a mini-agent header time cannot be written: a usage error, never a traceback
+    result = sesstool("fork", str(source), "--at", "1", "--id", "d", "--created-at", "9007199254740991")
+    assert result.exit_code == 2, result.stderr
+    assert "cannot be a mini-agent header time" in result.stderr
+    assert not (tmp_path / "d.jsonl").exists()

@@ -3,6 +3,7 @@ closers — fed through the fork scanner in memory, no files written."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import orjson
@@ -10,7 +11,7 @@ import pytest
 
 from sesstool.core.closers import TEXT_FORKED_NOT_STARTED, TEXT_FORKED_UNKNOWN
 from sesstool.core.encode import encode_record
-from sesstool.core.errors import UnsupportedError, UsageError
+from sesstool.core.errors import InputError, UnsupportedError, UsageError
 from sesstool.core.fork_plan import (
     BoundaryFacts,
     ForkPlan,
@@ -456,3 +457,190 @@ def test_a_boundary_inside_a_packed_row_is_refused() -> None:
         _, facts = scan(parent, at)
         assert facts.split_row is None
         check_split_row(facts, at)
+
+
+# -- limits and exact refusals (issue 12: each of these let a mutant through) --------------------
+
+MAX_SAFE_INT = 9007199254740991
+
+
+@pytest.mark.parametrize("version", [0, 2, 4])
+@pytest.mark.parametrize("created_at", [0, MAX_SAFE_INT])
+def test_created_at_at_its_limits(version: int, created_at: int) -> None:
+    parent = _tiny(version)
+    plan = plan_at(parent, 3, created_at=created_at)
+    assert plan.header["createdAt"] == created_at
+    assert plan.marker is not None and plan.marker["time"] == (13 if version == 4 else created_at)
+    assert_valid_clean(child_lines(parent, plan))
+
+
+def test_exact_refusals_of_bad_inputs() -> None:
+    parent = _tiny(0)
+    for bad in (-1, MAX_SAFE_INT + 1):
+        with pytest.raises(UsageError) as info:
+            plan_at(parent, 3, created_at=bad)
+        assert str(info.value) == f"createdAt {bad} is not a non-negative safe integer (epoch ms)"
+    with pytest.raises(UsageError) as info:
+        plan_at(parent, 3, created_at=True)  # a bool is not an epoch
+    assert str(info.value) == "createdAt True is not a non-negative safe integer (epoch ms)"
+    with pytest.raises(UsageError) as info:
+        plan_at(parent, 3, child_id="")
+    assert str(info.value) == "the child session id must not be empty"
+    result, _ = scan(parent, 2)
+    assert result.header is not None
+    with pytest.raises(ValueError, match=r"^open state ends at seq 2, not at the boundary 3$"):
+        plan_fork(result.header, 3, result.open, child_id="c", created_at=1, seed_ends_with_end_seed=False)
+
+
+@pytest.mark.parametrize("version", [5, -1])
+def test_versions_sesstool_cannot_write_are_refused(version: int) -> None:
+    result, _ = scan(_tiny(0), 3)
+    assert result.header is not None
+    header = dataclasses.replace(result.header, version=version)
+    with pytest.raises(UnsupportedError) as info:
+        plan_fork(header, 3, result.open, child_id="c", created_at=1, seed_ends_with_end_seed=False)
+    assert str(info.value) == f"cannot fork a v{version} log: sesstool writes v0–v4"
+
+
+def test_a_parent_without_an_id_cannot_be_named() -> None:
+    result, _ = scan(_tiny(2), 3)
+    assert result.header is not None
+    header = dataclasses.replace(result.header, id=None)
+    with pytest.raises(
+        InputError, match=r"^the source header has no valid id: a child cannot name its parent$"
+    ):
+        plan_fork(header, 3, result.open, child_id="c", created_at=1, seed_ends_with_end_seed=False)
+
+
+def test_a_v4_boundary_without_a_time_is_refused() -> None:
+    result, _ = scan(_tiny(4), 3)
+    assert result.header is not None
+    state = dataclasses.replace(result.open, last_time=None)
+    with pytest.raises(InputError) as info:
+        plan_fork(result.header, 3, state, child_id="c", created_at=1, seed_ends_with_end_seed=False)
+    assert str(info.value) == "event 3 has no valid time: the v4 marker takes its time (§8.3)"
+
+
+def test_open_turn_refusal_message_in_full() -> None:
+    with pytest.raises(UnsupportedError) as info:
+        plan_at(_tiny(1), 2)
+    assert info.value.message == (
+        "fork boundary 2 is inside open turn 1 (its turn/start is seq 0): a v1 log cannot be forked "
+        "inside an open turn (spec §8.1; only v4 closes it with forked closers). Choose a boundary "
+        "at or after that turn's turn/end"  # a turn starting at seq 0 has no boundary before it
+    )
+    with pytest.raises(UnsupportedError) as info:
+        plan_at(e1(), 26)
+    assert info.value.message.endswith("Choose a boundary at or after that turn's turn/end or at most 23")
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ((0, 2), "--at 1 falls inside a packed chunk row holding seqs 0–2; a fork copies whole records "
+         "byte for byte: choose a boundary of at least 2"),
+        ((1, 3), "--at 1 falls inside a packed chunk row holding seqs 1–3; a fork copies whole records "
+         "byte for byte: choose a boundary of at most 0 or at least 3"),
+        ((4, 6), "--at 1 falls inside a packed chunk row holding seqs 4–6; a fork copies whole records "
+         "byte for byte: choose a boundary of at most 3 or at least 6"),
+    ],
+)  # fmt: skip
+def test_split_row_messages(row: tuple[int, int], message: str) -> None:
+    facts = BoundaryFacts(9, 9, 9, None, row)
+    with pytest.raises(UsageError) as info:
+        check_split_row(facts, 1)
+    assert str(info.value) == message
+
+
+def test_boundary_refusal_messages() -> None:
+    with pytest.raises(UsageError) as info:
+        check_at(4, 3)
+    assert str(info.value) == "--at 4 is past the end: the last committed event is seq 3"
+    with pytest.raises(UsageError) as info:
+        check_at(0, None)
+    assert str(info.value) == "--at 0: the log has no committed events"
+    check_at(0, 0)
+    with pytest.raises(UsageError) as info:
+        default_boundary(BoundaryFacts(None, None, None, None, None))
+    assert str(info.value) == "the log has no committed events: there is nothing to fork"
+    with pytest.raises(UsageError) as info:
+        default_boundary(BoundaryFacts(2, None, None, None, None))
+    assert str(info.value) == (
+        "the log has no completed turn (no turn/end in seq 0–2): pass --at SEQ to choose the fork boundary"
+    )
+
+
+def test_boundary_facts_of_a_log_without_a_turn_end() -> None:
+    _, facts = scan(_tiny(0)[:4])
+    assert facts == BoundaryFacts(2, None, None, None, None)
+    _, facts = scan(_tiny(0))
+    assert facts == BoundaryFacts(3, 3, 3, None, None)
+
+
+# -- the mini-agent dialect --------------------------------------------------------------------
+
+MINI_BASIC = (FIXTURES / "mini" / "basic" / "session.jsonl").read_bytes().splitlines()
+
+
+def test_mini_fork_at_1_the_first_event_after_the_header() -> None:
+    result, _ = scan(MINI_BASIC, 1)
+    assert result.dialect == "mini"
+    plan = plan_at(MINI_BASIC, 1, dialect="mini", created_at=0)
+    assert plan.header == {
+        "seq": 0,
+        "time": "1970-01-01T00:00:00.000Z",
+        "type": "session/header",
+        "data": {"version": 1, "delegationDepth": 0, "id": "child", "parentSession": "mini-1", "forkedAt": 1},
+    }
+    assert plan.marker is None
+    assert plan.closers == (
+        {
+            "seq": 2,
+            "time": "2026-03-01T10:00:01.000Z",
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": "forked"},
+        },
+    )
+    assert (plan.boundary, plan.open_turn, plan.open_turn_seq, plan.events) == (1, 1, 1, 3)
+    child = [
+        encode_record(plan.header)[:-1],
+        *MINI_BASIC[1:2],
+        *(encode_record(r)[:-1] for r in plan.closers),
+    ]
+    assert_valid_clean(child)
+
+
+@pytest.mark.parametrize(
+    ("created_at", "time"),
+    [(0, "1970-01-01T00:00:00.000Z"), (1772359200007, "2026-03-01T10:00:00.007Z"),
+     (253402300799999, "9999-12-31T23:59:59.999Z")],
+)  # fmt: skip
+def test_mini_header_time_is_created_at_in_iso_8601(created_at: int, time: str) -> None:
+    assert plan_at(MINI_BASIC, 2, dialect="mini", created_at=created_at).header["time"] == time
+
+
+def test_mini_refusals() -> None:
+    with pytest.raises(UsageError) as info:
+        plan_at(MINI_BASIC, 0, dialect="mini")
+    assert str(info.value) == "--at must be at least 1: seq 0 is the header event"
+    for bad in (-1, 253402300799999 + 1, MAX_SAFE_INT):
+        with pytest.raises(UsageError) as info:
+            plan_at(MINI_BASIC, 1, dialect="mini", created_at=bad)
+        assert str(info.value) == (
+            f"createdAt {bad} cannot be a mini-agent header time: an ISO-8601 string holds epoch ms "
+            "0 to 253402300799999 (year 9999)"
+        )
+    with pytest.raises(UsageError, match=r"^the child session id must not be empty$"):
+        plan_at(MINI_BASIC, 1, dialect="mini", child_id="")
+    result, _ = scan(MINI_BASIC, 1)
+    assert result.header is not None
+    with pytest.raises(ValueError, match=r"^open state ends at seq 1, not at the boundary 2$"):
+        plan_fork(
+            result.header,
+            2,
+            result.open,
+            child_id="c",
+            created_at=1,
+            seed_ends_with_end_seed=False,
+            dialect="mini",
+        )

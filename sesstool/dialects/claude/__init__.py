@@ -1,0 +1,1 @@
+"""Claude Code transcripts (spec agent-formats §0–§4), measured against Claude Code 2.1.332."""

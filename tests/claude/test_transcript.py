@@ -1,0 +1,105 @@
+"""The scanner on every transcript the real CLI wrote (fixtures/claude, recorded by the lane)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sesstool.dialects.claude.rules import RULES
+from sesstool.dialects.claude.vocabulary import MEASURED_VERSION
+from tests.claude._support import LANE, SCENARIOS, Scenario, scan_bytes, scan_file
+
+# scenario -> (verdict, dangling tool_use ids, rules found besides claude-writer-version)
+EXPECTED: dict[str, tuple[str, tuple[str, ...], set[str]]] = {
+    "text": ("clean", (), set()),
+    "tool-one": ("clean", (), set()),
+    "tool-parallel": ("clean", (), set()),
+    "kill-tool": ("interrupted", ("toolu_lane_slow_0",), {"claude-dangling-tool-use"}),
+    "kill-parallel-one-answered": ("interrupted", ("toolu_lane_mix_slow",), {"claude-dangling-tool-use"}),
+    "kill-mid-stream": ("interrupted", (), {"claude-unanswered-turn"}),
+    "sigint-tool": ("interrupted", (), {"claude-unanswered-turn"}),
+    "sigterm-tool": ("interrupted", (), {"claude-unanswered-turn"}),
+    "compact": ("clean", (), set()),
+    "subagent": ("clean", (), set()),
+    "kill-subagent": ("interrupted", ("toolu_lane_agent_slow",), {"claude-dangling-tool-use"}),
+    "concurrent-writers": ("clean", (), {"claude-concurrent-writers"}),
+    "damaged-torn-tail": ("torn", (), {"torn-tail"}),
+    "damaged-nul-run": ("corrupt", (), {"nul-bytes"}),
+    "damaged-orphan-result": ("clean", (), {"claude-orphan-tool-result", "claude-parent-missing"}),
+    "damaged-broken-parent": ("clean", (), {"claude-parent-missing"}),
+    "damaged-duplicate-uuid": ("clean", (), {"claude-duplicate-uuid"}),
+    "damaged-unknown-type": ("clean", (), {"claude-unknown-type"}),
+    "damaged-two-sessions": ("clean", (), {"claude-several-sessions"}),
+    "damaged-entry-shape": ("clean", (), {"claude-entry-shape"}),
+}
+
+
+def test_every_recorded_scenario_has_an_expectation() -> None:
+    assert sorted(EXPECTED) == SCENARIOS
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_verdict_dangling_and_rules(name: str) -> None:
+    verdict, dangling, rules = EXPECTED[name]
+    scan = scan_file(Scenario(name).transcript)
+    assert scan.verdict == verdict, scan.verdict_reason
+    assert tuple(call.id for call in scan.dangling) == dangling
+    assert {f.rule for f in scan.findings} - {"claude-writer-version"} == rules
+    assert scan.session_id == Scenario(name).session_id
+    assert scan.versions == ((MEASURED_VERSION, scan.versions[0][1]),)
+
+
+def test_every_rule_has_a_triggering_fixture() -> None:
+    seen: set[str] = set()
+    for name in SCENARIOS:
+        scenario = Scenario(name)
+        seen |= {f.rule for f in scan_file(scenario.transcript).findings}
+        seen |= {f.rule for f in scan_file(scenario.resumed).findings}
+        for side in scenario.subagents:
+            seen |= {f.rule for f in scan_file(side, subagent=True).findings}
+    assert {r.id for r in RULES} <= seen
+
+
+def test_the_cli_leaves_a_fragment_mid_file_after_a_cut_line() -> None:
+    """§0: resuming a file whose last line was cut writes "\\n" first: the cut line stays mid-file."""
+    scan = scan_file(LANE / "damaged-torn-tail" / "resumed" / Scenario("damaged-torn-tail").transcript.name)
+    fragments = [f for f in scan.findings if f.rule == "claude-fragment"]
+    assert len(fragments) == 1 and scan.verdict == "corrupt"
+    torn = scan_file(Scenario("damaged-torn-tail").transcript)
+    (tail,) = [f for f in torn.findings if f.rule == "torn-tail"]
+    assert fragments[0].address.offset == tail.address.offset
+
+
+def test_a_subagent_file_keeps_its_dangling_call() -> None:
+    """§0: the CLI closes the parent's Agent call on resume, never the subagent's own calls."""
+    (side,) = Scenario("kill-subagent").subagents
+    scan = scan_file(side, subagent=True)
+    assert [f.rule for f in scan.findings if f.rule != "claude-writer-version"] == [
+        "claude-subagent-dangling"
+    ]
+    assert scan.dangling == () and not scan.closing.no_response and scan.verdict == "clean"
+    (resumed_side,) = sorted((LANE / "kill-subagent" / "resumed").glob("*/subagents/agent-*.jsonl"))
+    assert resumed_side.read_bytes() == side.read_bytes()
+
+
+def test_parallel_results_on_side_branches_are_reattached() -> None:
+    """§1.9: the first call's result hangs off a side branch, yet both calls count as answered."""
+    scan = scan_file(Scenario("tool-parallel").transcript)
+    assert scan.answered == scan.tool_uses == 2 and scan.dangling == ()
+    assert scan.reattached and not set(scan.reattached) & set(scan.chain)
+
+
+def test_compaction_boundary_pointing_outside_the_chain_is_not_corruption() -> None:
+    scan = scan_file(Scenario("compact").transcript)
+    (compaction,) = scan.compactions
+    assert compaction.trigger == "manual" and compaction.logical_parent is not None
+    assert scan.verdict == "clean"
+    assert scan.chain[0] == compaction.line  # the chain starts at the boundary (parentUuid null)
+
+
+def test_cutting_a_transcript_anywhere_never_raises() -> None:
+    data = Scenario("kill-parallel-one-answered").transcript.read_bytes()
+    for cut in range(0, len(data), max(1, len(data) // 300)):
+        scan = scan_bytes(data[:cut], "cut.jsonl", None)
+        assert scan.verdict in {"clean", "interrupted", "torn", "corrupt"}
+        if cut and data[cut - 1 : cut] != b"\n":
+            assert scan.verdict == "torn" or data[:cut].count(b"\n") == 0

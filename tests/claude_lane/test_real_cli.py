@@ -1,0 +1,142 @@
+"""The real Claude Code CLI judges sesstool (spec agent-formats §0; issue 17's lane).
+
+Every scenario is run live (scenarios.py), then: sesstool's verdict and dangling calls match
+what the CLI itself closed on resume; ``derive`` equals the messages the CLI sent on
+``--resume``; sesstool's closers equal, entry for entry, what the CLI appended; and the CLI
+resumes sesstool's repair output without appending a closer of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sesstool.dialects.claude.closers import plan_closers
+from sesstool.dialects.claude.derive import derive
+from tests.claude._support import entries_for, scan_file
+from tests.claude.test_transcript import EXPECTED
+from tests.claude_lane.driver import Home, run_cli
+from tests.claude_lane.judge import appended_by_cli, plain, resume_mismatch, shape
+from tests.claude_lane.mock_api import MockServer
+from tests.claude_lane.scenarios import RESUME_PROMPT, SCENARIOS, Recording, normalize_messages, record
+from tests.claude_lane.script import is_compaction, respond
+
+Json = dict[str, Any]
+
+
+@pytest.fixture(scope="session")
+def mock() -> Iterator[MockServer]:
+    with MockServer(respond) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def recordings(
+    claude_binary: str, mock: MockServer, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Recording]:
+    base = tmp_path_factory.mktemp("claude-lane")
+    return {
+        name: record(name, claude_binary, mock, base / "work", base / "evidence" / name) for name in SCENARIOS
+    }
+
+
+def _derived(path: Path) -> list[Json]:
+    scan = scan_file(path)
+    return plain(
+        {"role": m.role, "content": m.content} for m in derive(scan, entries_for(path, scan)).messages
+    )
+
+
+def _uuids(data: bytes) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for raw in data.split(b"\n"):
+        try:
+            entry = json.loads(raw.lstrip(b"\0"))
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("uuid"), str):
+            found[entry["uuid"]] = entry["uuid"]
+    return found
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_verdict_and_dangling_calls_match_what_the_cli_closed(
+    name: str, recordings: dict[str, Recording]
+) -> None:
+    rec = recordings[name]
+    scan = scan_file(rec.transcript)
+    verdict, dangling, _ = EXPECTED[name]
+    assert scan.verdict == verdict, scan.verdict_reason
+    closed = [
+        block["tool_use_id"]
+        for entry in appended_by_cli(rec.transcript.read_bytes(), rec.resumed.read_bytes(), RESUME_PROMPT)
+        for block in (entry.get("message") or {}).get("content") or []
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    assert tuple(call.id for call in scan.dangling) == tuple(closed) == dangling
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_derive_equals_what_the_cli_sends_on_resume(name: str, recordings: dict[str, Recording]) -> None:
+    rec = recordings[name]
+    request = json.loads(rec.resume_request.read_text())
+    assert resume_mismatch(_derived(rec.transcript), request, RESUME_PROMPT) is None
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_closers_equal_what_the_cli_appends(name: str, recordings: dict[str, Recording]) -> None:
+    rec = recordings[name]
+    source = rec.transcript.read_bytes()
+    scan = scan_file(rec.transcript)
+    ours = plan_closers(scan.closing, scan.session_id)
+    cli = appended_by_cli(source, rec.resumed.read_bytes(), RESUME_PROMPT)
+    known = _uuids(source)
+    assert shape(ours, known) == shape(cli, known)
+    assert [list(e) for e in ours] == [list(e) for e in cli]
+
+
+def _repaired(source: bytes, path: Path) -> bytes:
+    scan = scan_file(path)
+    prefix = source[: scan.committed] if scan.torn_bytes else source
+    return prefix + b"".join(
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        for r in plan_closers(scan.closing, scan.session_id)
+    )
+
+
+REPAIRABLE = [n for n in SCENARIOS if EXPECTED[n][0] in ("interrupted", "torn")]
+
+
+@pytest.mark.parametrize("name", REPAIRABLE)
+def test_the_cli_resumes_the_repair_and_adds_no_closer(
+    name: str, recordings: dict[str, Recording], claude_binary: str, mock: MockServer, tmp_path: Path
+) -> None:
+    rec = recordings[name]
+    repaired = _repaired(rec.transcript.read_bytes(), rec.transcript)
+    home = Home.make(tmp_path, "repaired")
+    project = home.config / "projects" / "-lane-repaired"
+    project.mkdir(parents=True)
+    target = project / rec.transcript.name
+    target.write_bytes(repaired)
+    side = rec.session_dir / rec.session_id
+    if side.is_dir():
+        shutil.copytree(side, project / rec.session_id)
+    after_scan = scan_file(target)
+    assert after_scan.verdict == "clean", after_scan.verdict_reason
+    derived = _derived(target)
+    before = len(mock.recorder.snapshot())
+    run_cli(claude_binary, home, mock, RESUME_PROMPT, resume=rec.session_id)
+    requests = [
+        r["body"]
+        for r in mock.recorder.snapshot()[before:]
+        if r["path"].startswith("/v1/messages") and not is_compaction(r["body"])
+    ]
+    after = target.read_bytes()
+    assert after.startswith(repaired)
+    assert appended_by_cli(repaired, after, RESUME_PROMPT) == []  # no closer of its own
+    assert resume_mismatch(derived, normalize_messages(requests[0]["messages"]), RESUME_PROMPT) is None
