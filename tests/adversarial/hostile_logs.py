@@ -7,7 +7,6 @@ Peak memory is read from the kernel's accounting of the one child (``os.wait4``)
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -108,28 +107,39 @@ class Measured:
     stderr: str
 
 
+# Linux keeps a process's peak RSS across exec, and a child forked from the (large) test process
+# starts with that process's pages: the command is therefore forked from a small launcher.
+_LAUNCHER = """
+import os, resource, sys
+report, limit, *args = sys.argv[1:]
+pid = os.fork()
+if pid == 0:
+    if int(limit):
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+    os.execv(args[0], args)
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def run_measured(args: list[str], *, address_space: int | None = None, cwd: Path | None = None) -> Measured:
     """Run ``sesstool ARGS`` in a child (optionally under RLIMIT_AS) and read its peak RSS."""
-
-    def limit() -> None:  # runs in the child before exec
-        if address_space is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-
-    out_path = (cwd or Path.cwd()) / f".measured-{os.getpid()}.out"
+    where = cwd or Path.cwd()
+    out_path = where / f".measured-{os.getpid()}.out"
+    report = where / f".measured-{os.getpid()}.rss"
+    command = [sys.executable, "-m", "sesstool", *args]
     with open(out_path, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "sesstool", *args],
+        proc = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, str(report), str(address_space or 0), *command],
             stdout=out,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            preexec_fn=limit,
             cwd=cwd,
+            check=True,
         )
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        proc.stderr.close()
+    code, peak_kib = map(int, report.read_text().split())
+    report.unlink()
     stdout = out_path.read_bytes()
     out_path.unlink()
-    return Measured(proc.returncode, usage.ru_maxrss * 1024, stdout, err.decode("utf-8", "replace"))
+    return Measured(code, peak_kib * 1024, stdout, proc.stderr.decode("utf-8", "replace"))

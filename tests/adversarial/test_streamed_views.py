@@ -71,6 +71,6 @@ def test_a_stream_keeps_at_most_max_timeline_entries(many_events: Path) -> None:
     small = (FIXTURES / "dsh" / "clean-multiturn" / "session.jsonl").read_bytes()
     args[args.index("1000")] = "100"
     ok = subprocess.run(
-        args[:-1] + ["--json", "-"], input=small, capture_output=True, timeout=60, check=False
+        [*args[:-1], "--json", "-"], input=small, capture_output=True, timeout=60, check=False
     )
     assert ok.returncode == 0 and len(json.loads(ok.stdout)["timeline"]) > 10
