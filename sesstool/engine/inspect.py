@@ -12,10 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sesstool.core.closers import closers_for
 from sesstool.core.errors import InputError
 from sesstool.core.model import TimelineEntry
-from sesstool.core.scanner import ScanOptions
+from sesstool.core.options import ScanOptions
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits, is_stream
 
@@ -72,10 +71,8 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
         options = ScanOptions(fixture=request.fixture, collect_timeline=True, timeline_sink=kept)
     report = scan_source(request.path, options, request.limits, progress)
     result = report.scan
-    repairable = result.verdict in ("interrupted", "torn") and result.version is not None
-    closers: tuple[dict[str, Any], ...] = ()
-    if repairable and result.version is not None:
-        closers = tuple(closers_for(result))
+    repairable = result.verdict in ("interrupted", "torn")
+    closers = tuple(report.dialect.closers(result)) if repairable else ()
     replay: Callable[[TimelineSink], None] | None = None
     if kept is not None:
         entries = kept

@@ -20,16 +20,16 @@ import orjson
 
 from sesstool.core.errors import InputError, WriteRefusedError
 from sesstool.core.jsonline import LineError, loads
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.redact import RedactionCounts, Redactor
-from sesstool.core.scanner import ScanOptions
 from sesstool.engine.cold import cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
-from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes
+from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import log_name, log_stem
 from sesstool.store.liveness import LockState
+from sesstool.store.plaintext import LogReading, file_range
 from sesstool.store.publish import Published, Sink, publish
-from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
 
 
@@ -189,27 +189,27 @@ def _produce(
 ) -> None:
     frame: FrameWriter | None = None
     first = True
-    with open(source, "rb") as f:  # read-only
-        reader = make_reader(f, encoding, limits)
-        for item in reader.batches():
-            if isinstance(item, PhysicalIssue):
-                continue  # a record the reader could not deliver: the read-back will refuse
-            for raw in item[0]:
-                out = lines.record(raw) + b"\n"
-                if out_encoding == "raw":
-                    sink.write(out)
-                elif first:
-                    sink.write(compress_frame(out))  # §9.2: the header line alone in frame 1
-                    frame = FrameWriter(sink)
-                else:
-                    assert frame is not None
-                    frame.write(out)
-                first = False
-        partial = reader.summary.partial_line
-        if partial is not None:
-            # a torn final record stays torn: redacted as text, still without its newline
-            tail = b"".join(copy_bytes(f, partial.offset, partial.offset + partial.length))
-            sink.write(lines.text(tail))  # raw output only (run_redact refused the rest)
+    reading = LogReading(source, encoding, limits)
+    for item in reading.batches():
+        if isinstance(item, PhysicalIssue):
+            continue  # a record the reader could not deliver: the read-back will refuse
+        for raw in item[0]:
+            out = lines.record(raw) + b"\n"
+            if out_encoding == "raw":
+                sink.write(out)
+            elif first:
+                sink.write(compress_frame(out))  # §9.2: the header line alone in frame 1
+                frame = FrameWriter(sink)
+            else:
+                assert frame is not None
+                frame.write(out)
+            first = False
+    assert reading.summary is not None
+    partial = reading.summary.partial_line
+    if partial is not None:
+        # a torn final record stays torn: redacted as text, still without its newline
+        tail = b"".join(file_range(source, partial.offset, partial.offset + partial.length))
+        sink.write(lines.text(tail))  # raw output only (run_redact refused the rest)
     if frame is not None and frame.plaintext:
         frame.close()
     del report  # the scan decided what to refuse; production follows the bytes

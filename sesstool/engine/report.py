@@ -11,13 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sesstool.core.closers import closers_for
-from sesstool.core.encode import encode_record
 from sesstool.core.errors import Address
 from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
 from sesstool.core.redact import Redactor
 from sesstool.core.report_model import Elision, Message, Report, ReportFinding, TimelineItem
-from sesstool.core.scanner import ScanOptions
 from sesstool.core.timeline import CollectedTimeline, TimelineCollector
 from sesstool.core.transcript import bounded
 from sesstool.engine.scan import Progress, ScanReport, run_scan
@@ -75,7 +73,7 @@ def build_report(
     end = timeline.end
     findings = tuple(_finding(i, f, timeline, end) for i, f in enumerate(scan.findings))
     messages, total, cut, note = _messages(scan, bounds, redactor)
-    closers, repair_note = _closers(scan)
+    closers, repair_note = _closers(scan_report)
     crash = scan.verdict in ("interrupted", "torn", "corrupt")
     never = [p for p in scan.open.pending if p.call_seq is None]
     not_started = tuple(p.call_id for p in never)
@@ -172,12 +170,13 @@ def _messages(
     return out, total, sum(m.truncated for m in out), None
 
 
-def _closers(scan: ScanResult) -> tuple[tuple[str, ...], str]:
+def _closers(scan_report: ScanReport) -> tuple[tuple[str, ...], str]:
+    scan, dialect = scan_report.scan, scan_report.dialect
     if scan.verdict == "clean":
         return (), "nothing: the log is balanced"
     if scan.verdict in ("corrupt", "unsupported") or scan.version is None:
         return (), f"a repair refuses this log ({scan.verdict}: {scan.verdict_reason})"
-    lines = tuple(encode_record(c)[:-1].decode("utf-8", "replace") for c in closers_for(scan))
+    lines = tuple(dialect.encode_record(c)[:-1].decode("utf-8", "replace") for c in dialect.closers(scan))
     dropped = scan.tail.dropped_bytes
     if not lines:
         return (), f"would append nothing; it would drop the {dropped}-byte torn tail"
