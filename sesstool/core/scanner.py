@@ -11,7 +11,6 @@ event to the profile's handlers with the narrow ``EventState``. ``finish()`` cla
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterable
 from functools import partial
 from itertools import islice
@@ -41,22 +40,11 @@ from sesstool.core.profile import EndState, EnvelopeCodec, Profile
 from sesstool.core.rules import Finding, Severity, severity_for
 from sesstool.core.scan_state import EventState
 from sesstool.core.scan_summary import open_state, statistics
+from sesstool.core.unsafe_integers import report_unsafe_integers
 
 _NO_TIME = MAX_SAFE + 1
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
-
-
-# Unsafe integers (§3): a 16-digit run is the cheap C-level sign (2^53 has 16 digits); only the
-# lines of a batch that has one are looked at token by token, outside strings.
-_DIGIT_MAP = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_SIXTEEN_DIGITS = b"0" * 16
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_INT_TOKEN = re.compile(rb"(?<![\w.+-])-?[0-9]{16,}(?![0-9.eE])")
-
-
-def _maybe_unsafe_integers(lines: list[bytes]) -> bool:
-    return b"\n".join(lines).translate(_DIGIT_MAP).find(_SIXTEEN_DIGITS) >= 0
 
 
 class Scanner:
@@ -130,11 +118,8 @@ class Scanner:
         self.committed = 0
         self.issue: SuspectRecord | None = None
         self.dropped_lines = 0
-        timeline: Any = None
-        if self.opt.timeline_sink is not None:
-            timeline = self.opt.timeline_sink  # anything with append: inspect streams entries
-        elif self.opt.collect_timeline:
-            timeline = []
+        sink = self.opt.timeline_sink  # anything with append: inspect streams the entries
+        timeline: Any = sink if sink is not None else [] if self.opt.collect_timeline else None
         self.state = EventState(self.report, self.report_once, self.opt.collect_messages, timeline)
         self.handlers: dict[str, Any] = {}
 
@@ -178,12 +163,10 @@ class Scanner:
             if issue.fatal:
                 self.fatal = True  # the reader stopped: nothing after this was read
             return
-        # line-too-long or a run of filler lines: records that cannot be decoded -> §6.3
-        # suspect region
+        # line-too-long, a run of filler lines: records that cannot be decoded -> §6.3 suspect region
         self._fixed = (issue.offset or 0, issue.line or 0)
         self.frame = issue.frame
-        self._bad_record(issue.rule, issue.message, address)
-        self.dropped_lines += issue.lines - 1  # a bulk run of filler lines (store.lines)
+        self._bad_record(issue.rule, issue.message, address, issue.lines)
         self._fixed = None
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
@@ -202,9 +185,8 @@ class Scanner:
                 i = self._slow(lines, i, n)
         if self.issue is None and not self.stopped:
             self.committed = offset + sum(map(len, lines)) + len(lines)
-        if lines and _maybe_unsafe_integers(lines):
-            # after the batch, so that a --at stop ends the check too
-            self._unsafe_integers(lines[: self._i + 1] if self.stopped else lines, offset, lineno, frame)
+        kept = lines[: self._i + 1] if self.stopped else lines  # a --at stop ends the check too
+        report_unsafe_integers(self.report, self.path, kept, offset, lineno, frame)
 
     def _fast(self, lines: list[bytes], start: int) -> int:
         """The hot path for well-formed records; returns the index of the first line it did not
@@ -261,34 +243,6 @@ class Scanner:
                 return i + 1
         return stop
 
-    def _unsafe_integers(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
-        """Integer literals beyond ±(2^53−1), one warning per line (§3: every number in a log is
-        read by a JavaScript harness as a double; orjson reads past 2^64 as a float too)."""
-        for i, raw in enumerate(lines):
-            if raw.translate(_DIGIT_MAP).find(_SIXTEEN_DIGITS) < 0:
-                continue
-            big = [
-                tok for tok in _INT_TOKEN.findall(_JSON_STRING.sub(b'""', raw)) if abs(int(tok)) > MAX_SAFE
-            ]
-            if not big:
-                continue
-            seq: int | None = None
-            try:
-                obj = _loads(raw)
-                seq = obj.get("seq") if type(obj) is dict and type(obj.get("seq")) is int else None
-            except _JSONDecodeError:
-                continue  # an undecodable line has its own finding
-            at = offset + sum(map(len, lines[:i])) + i
-            first = big[0].decode()
-            more = f" and {len(big) - 1} more" if len(big) > 1 else ""
-            self.report(
-                R.UNSAFE_INTEGER,
-                f"integer {first[:40]}{'…' if len(first) > 40 else ''}{more} is beyond ±(2^53−1): a "
-                "JavaScript reader rounds it to the nearest double (a migration rewrites such an "
-                "event with that value)",
-                Address(self.path, at, lineno + i, frame, None, seq),
-            )
-
     def _position(self) -> tuple[int, int]:
         """(plaintext offset, line number) of the record being processed."""
         if self._fixed is not None:
@@ -302,12 +256,12 @@ class Scanner:
         self._pos = (i, offset)
         return offset, self._base_line + i
 
-    def _bad_record(self, rule: str, message: str, address: Address | None) -> None:
+    def _bad_record(self, rule: str, message: str, address: Address | None, lines: int = 1) -> None:
         """§6.3: a record that fails to decode starts the suspect region (unless one exists)."""
         if self.issue is None:
             self.issue = SuspectRecord(rule, message, address or self.address(None), self._position()[0])
             self.halt = True
-        self.dropped_lines += 1
+        self.dropped_lines += lines  # many for a bulk run of filler lines (store.lines)
 
     def _header(self, obj: Any, raw: bytes) -> None:
         self.header_done = True

@@ -93,7 +93,7 @@ class LineSplitter:
         """``count`` filler lines at a line start: one issue, addressed at the first of them."""
         first_is_nul = chunk[start] == 0
         issue = PhysicalIssue(
-            "nul-bytes" if first_is_nul else "invalid-json",
+            R.NUL_BYTES if first_is_nul else R.INVALID_JSON,
             f"{count} filler lines (empty or NUL bytes only) where records should be",
             offset=self.offset,
             line=self.line,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sesstool.core.jsonline import dumps_pretty
-from sesstool.core.scanner import ScanOptions
+from sesstool.core.options import ScanOptions
 from sesstool.engine.inspect import InspectReport
 from sesstool.engine.scan import scan_source
 from sesstool.render.jsonout import inspect_doc
@@ -52,11 +52,9 @@ def test_timeline_memory_is_flat_in_the_number_of_events(many_events: Path) -> N
 def test_streamed_json_is_the_document_byte_for_byte(sesstool: Sesstool, name: str) -> None:
     log = FIXTURES / "dsh" / name / "session.jsonl"
     held = scan_source(str(log), ScanOptions(collect_timeline=True))
-    from sesstool.core.closers import closers_for
-
     s = held.scan
-    repairable = s.verdict in ("interrupted", "torn") and s.version is not None
-    closers = tuple(closers_for(s)) if repairable else ()
+    repairable = s.verdict in ("interrupted", "torn")
+    closers = tuple(held.dialect.closers(s)) if repairable else ()
     expected = dumps_pretty(inspect_doc(InspectReport(held, closers, repairable))) + b"\n"
     streamed = sesstool("inspect", "--json", "--timeline", str(log))
     assert streamed.exit_code == 0
