@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sesstool.core.timeline import TimelineCollector
+from sesstool.core.timeline_envelope import EnvelopeTimeline
+from sesstool.dialects import registry
 from sesstool.engine.report import ReportLimits, ReportRequest, run_report
 from sesstool.render.report_assets import CSS, JS
 from sesstool.render.report_html import render_html
@@ -33,7 +34,26 @@ CRASHES = [
     )
     for p in sorted((FIXTURES / scenario).glob("session*.jsonl*"))
 ]
+# The crash fixtures of the dialects with their own scanners, with the calls left dangling
+# (recorded from the real CLIs: fixtures/codex/README.md, tests/claude_lane/README.md). They
+# join the lists as soon as their dialect is registered (issues 16 and 17).
+OTHER_CRASHES: dict[str, dict[str, int]] = {
+    "codex": {
+        "codex/kill-during-command": 1,
+        "codex/kill-parallel-half": 1,
+        "codex/sigterm-during-command": 1,
+    },
+    "claude": {"claude/projects/kill-tool": 1, "claude/projects/kill-parallel-one-answered": 1},
+}
+DANGLING: dict[Path, int] = {
+    p: dangling
+    for name, scenarios in OTHER_CRASHES.items()
+    if name in registry.names()
+    for scenario, dangling in scenarios.items()
+    for p in sorted((FIXTURES / scenario).glob("*.jsonl*"))
+}
 CRASH_IDS = [str(p.relative_to(FIXTURES)) for p in CRASHES]
+OTHER_IDS = [str(p.relative_to(FIXTURES)) for p in DANGLING]
 
 
 class Page(HTMLParser):
@@ -125,6 +145,23 @@ def test_crash_fixture_page(sesstool: Sesstool, log: Path) -> None:
     assert (closers.group(1).count("\n") + 1 if closers else 0) == len(expected)
 
 
+@pytest.mark.parametrize("log", list(DANGLING), ids=OTHER_IDS)
+def test_other_dialects_crash_page(sesstool: Sesstool, log: Path) -> None:
+    inspected = json.loads(sesstool("inspect", "--json", str(log)).stdout)
+    result = sesstool("report", str(log))
+    assert result.exit_code == 0, result.stderr
+    page = Page(result.stdout)
+    check_page_is_inert(page)
+    verdict = page.by_id("verdict")
+    assert verdict is not None and verdict["data-verdict"] == inspected["verdict"]["verdict"] == "interrupted"
+    assert len(page.with_class("finding")) == len(inspected["findings"])
+    for n in range(len(inspected["findings"])):
+        assert page.by_id(f"mark-{n}") is not None
+    dangling = [a for a in page.with_class("open") if a.get("data-status") == "dangling"]
+    assert len(dangling) == DANGLING[log]
+    assert [a for a in page.with_class("turn") if "open" in (a.get("class") or "").split()]
+
+
 def test_dangling_call_is_open_ended_past_the_crash_point() -> None:
     report = run_report(ReportRequest(str(FIXTURES / "dsh/crash-dangling-call/session.jsonl")))
     (call,) = [i for i in report.items if i.kind == "tool"]
@@ -161,11 +198,11 @@ def test_collector_pairs_by_cited_seq_then_by_call_id_and_reopens_past_the_commi
         {"type": "turn/end", "seq": 5, "time": 40, "data": {"turn": 1, "reason": "completed"}},
     ]  # fmt: skip
     raw = [json.dumps(x).encode() for x in lines]
-    c = TimelineCollector()
+    c = EnvelopeTimeline()
     c.feed_lines(raw, 0, 1, None)
     got = {i.label: (i.start, i.end, i.status) for i in c.finish().items}
     assert got == {"turn 1": (10, 40, "completed"), "x": (11, 30, "answered"), "y": (12, 20, "answered")}
-    c = TimelineCollector()
+    c = EnvelopeTimeline()
     c.feed_lines(raw, 0, 1, None)
     cut = sum(len(r) + 1 for r in raw[:4])  # the last two records were not committed
     cut_items = {i.label: (i.end, i.status) for i in c.finish(cut).items}
