@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from sesstool.core import node_reader
 from sesstool.core import rule_ids as R
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.classify import (
@@ -39,8 +40,7 @@ from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.profile import EndState, EnvelopeCodec, Profile
 from sesstool.core.rules import Finding, Severity, severity_for
 from sesstool.core.scan_state import EventState
-from sesstool.core.scan_summary import open_state, statistics
-from sesstool.core.unsafe_integers import report_unsafe_integers
+from sesstool.core.scan_summary import open_state, report_unsafe_integers, statistics
 
 _NO_TIME = MAX_SAFE + 1
 _loads = orjson.loads
@@ -118,8 +118,7 @@ class Scanner:
         self.committed = 0
         self.issue: SuspectRecord | None = None
         self.dropped_lines = 0
-        sink = self.opt.timeline_sink  # anything with append: inspect streams the entries
-        timeline: Any = sink if sink is not None else [] if self.opt.collect_timeline else None
+        timeline: Any = self.opt.new_timeline()  # a list, an inspect sink (streamed), or None
         self.state = EventState(self.report, self.report_once, self.opt.collect_messages, timeline)
         self.handlers: dict[str, Any] = {}
 
@@ -163,10 +162,10 @@ class Scanner:
             if issue.fatal:
                 self.fatal = True  # the reader stopped: nothing after this was read
             return
-        # line-too-long, a run of filler lines: records that cannot be decoded -> §6.3 suspect region
         self._fixed = (issue.offset or 0, issue.line or 0)
         self.frame = issue.frame
-        self._bad_record(issue.rule, issue.message, address, issue.lines)
+        self._bad_record(issue.rule, issue.message, address)
+        self.dropped_lines += issue.lines - 1  # line too long, filler run: §6.3 suspect region
         self._fixed = None
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
@@ -185,8 +184,7 @@ class Scanner:
                 i = self._slow(lines, i, n)
         if self.issue is None and not self.stopped:
             self.committed = offset + sum(map(len, lines)) + len(lines)
-        kept = lines[: self._i + 1] if self.stopped else lines  # a --at stop ends the check too
-        report_unsafe_integers(self.report, self.path, kept, offset, lineno, frame)
+        report_unsafe_integers(self, lines, offset, lineno, frame)
 
     def _fast(self, lines: list[bytes], start: int) -> int:
         """The hot path for well-formed records; returns the index of the first line it did not
@@ -256,12 +254,15 @@ class Scanner:
         self._pos = (i, offset)
         return offset, self._base_line + i
 
-    def _bad_record(self, rule: str, message: str, address: Address | None, lines: int = 1) -> None:
-        """§6.3: a record that fails to decode starts the suspect region (unless one exists)."""
+    def _bad_record(self, rule: str, message: str, address: Address | None, obj: Any = None) -> None:
+        """§6.3: a record that fails to decode starts the suspect region (unless one exists); an
+        out-of-place record that is itself a turn/end proves it committed, whatever its bad seq."""
         if self.issue is None:
             self.issue = SuspectRecord(rule, message, address or self.address(None), self._position()[0])
             self.halt = True
-        self.dropped_lines += lines  # many for a bulk run of filler lines (store.lines)
+        if type(obj) is dict and obj.get("type") == "turn/end" and not self.issue.proven:
+            self.issue.proven, self.issue.proof = True, "the record is itself a committed turn/end"
+        self.dropped_lines += 1
 
     def _header(self, obj: Any, raw: bytes) -> None:
         self.header_done = True
@@ -432,17 +433,13 @@ class Scanner:
             return None
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
-            self._bad_record(R.ENVELOPE_SEQ, f"seq {seq!r} is not a non-negative safe integer", None)
+            self._bad_record(R.ENVELOPE_SEQ, f"seq {seq!r} is not a non-negative safe integer", None, obj)
             return None
         if seq != self.next_seq:
             self.seq = seq
             self._bad_record(
-                R.SEQ_GAP, f"session event seq {seq} is not contiguous; expected {self.next_seq}", None
+                R.SEQ_GAP, f"session event seq {seq} is not contiguous; expected {self.next_seq}", None, obj
             )
-            if obj.get("type") == "turn/end" and self.issue is not None and not self.issue.proven:
-                # the out-of-place record is itself a turn/end: the region was committed
-                self.issue.proven = True
-                self.issue.proof = "the record is itself a committed turn/end"
             return None
         self._stop()  # seq > --at
         return None
@@ -478,13 +475,14 @@ class Scanner:
 
     def _other_event(self, obj: dict[str, Any], seq: int, t: Any) -> None:
         """Types without a handler: known log-only types, ignorable unknowns, refusals (§1.4)."""
-        if type(t) is not str:
-            self._envelope_extras(obj, obj.keys(), t)
-            self.report(R.ENVELOPE_TYPE, f"event type {t!r} is not a string")
-            return
-        self.state.stats.count(t)
         profile = self.profile
         assert profile is not None
+        if type(t) is not str:
+            self._envelope_extras(obj, obj.keys(), t)
+            if (t := node_reader.type_name(obj, profile)) is None:
+                self.report(R.ENVELOPE_TYPE, f"event type {obj.get('type')!r} is not a string")
+                return
+        self.state.stats.count(t)
         if profile.known(t):
             if t in profile.resumes_on:
                 self.state.rel.resumes(seq)
@@ -549,6 +547,8 @@ class Scanner:
             profile.end_checks(EndState(header, self.next_seq, tuple(state.stats.markers), self.report))
         interpreted_to_end = not self.fatal and not (self.issue is not None and self.issue.proven)
         if rel.open_turn is not None and self.opt.at_seq is None and interpreted_to_end:
+            if (why := node_reader.unclosable_open_turn(profile, rel)) is not None:
+                self.report(R.EVENT_DATA, why, Address(self.path, None, None, None, None, rel.open_turn_seq))
             self.report(
                 R.OPEN_TURN,
                 f"turn {rel.open_turn} is open at the end of the log: the session was interrupted",
@@ -563,7 +563,7 @@ class Scanner:
                 Address(self.path, None, None, None, None, pending[0].call_seq),
             )
         interrupted = interruption(self.path, rel.open_turn, rel.open_turn_seq, pending, by_log)
-        verdict, vaddr, reason = verdict_of(self.findings, tail, interrupted)
+        verdict, vaddr, reason = verdict_of(node_reader.judged(profile, self.findings), tail, interrupted)
         return self._result(summary, tail, pending, (verdict, vaddr, reason))
 
     def _result(

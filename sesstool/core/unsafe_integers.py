@@ -8,7 +8,8 @@ has one are looked at token by token, outside strings.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 
@@ -56,14 +57,12 @@ def unsafe_integers(
 
 
 def report_unsafe_integers(
-    report: Callable[[str, str, Address], None],
-    path: str,
-    lines: list[bytes],
-    offset: int,
-    lineno: int,
-    frame: int | None,
+    scanner: Any, lines: list[bytes], offset: int, lineno: int, frame: int | None
 ) -> None:
-    """Report each line of a batch that holds an unsafe integer (one warning per line)."""
+    """Report each line of a batch the scanner consumed (up to its --at stop) that holds an
+    unsafe integer, one warning per line, through ``scanner.report``."""
+    if scanner.stopped:
+        lines = lines[: scanner._i + 1]
     if lines and maybe_unsafe_integers(lines):
         for message, at, line, seq in unsafe_integers(lines, offset, lineno):
-            report(R.UNSAFE_INTEGER, message, Address(path, at, line, frame, None, seq))
+            scanner.report(R.UNSAFE_INTEGER, message, Address(scanner.path, at, line, frame, None, seq))
