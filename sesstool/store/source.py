@@ -108,6 +108,18 @@ def resolve(arg: str | Path) -> tuple[Path, bool]:
 def open_source(arg: str | Path) -> Iterator[tuple[BinaryIO, SourceInfo]]:
     """Yield a binary stream positioned at 0 and what is known about it. Only the bare string
     ``-`` is standard input (refused when it is a terminal: nothing would ever arrive)."""
+    if isinstance(arg, str) and "://" in arg:
+        from sesstool.store.remote import basename, is_url, open_object  # the [fleet] extra only
+
+        if is_url(arg):
+            # an object does not grow in place: the whole object is the stable prefix
+            with open_object(arg) as (obj, entry):
+                head = obj.read(4)
+                obj.seek(0)
+                parsed = parse_generation_name(basename(arg))
+                version = parsed[0] if parsed else None
+                yield obj, SourceInfo(arg, None, sniff(head), entry.size, version, False)
+            return
     if is_stdin(arg):
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError("'-' reads a log from standard input, but standard input is a terminal")
