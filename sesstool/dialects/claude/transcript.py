@@ -121,18 +121,27 @@ class TranscriptScan:
     findings: tuple[Finding, ...]
     verdict: str  # clean | interrupted | torn | corrupt
     verdict_reason: str
+    verdict_rule: str | None  # the rule of the finding that decided it
 
 
 class TranscriptScanner:
     """Feed ``line(data, offset, lineno)`` for every complete line, then ``finish``."""
 
     def __init__(
-        self, path: str, expected_session: str | None = None, max_depth: int = 1024, subagent: bool = False
+        self,
+        path: str,
+        expected_session: str | None = None,
+        max_depth: int = 1024,
+        subagent: bool = False,
+        keep_raw: bool = False,
     ) -> None:
         """``subagent``: the file is a subagent's side file (``<session>/subagents/agent-*.jsonl``):
         its entries are all sidechain entries, and resume leaves its dangling calls as they are (§0)."""
         self.path = path
         self.subagent = subagent
+        self.keep_raw = keep_raw
+        self.raw: dict[int, bytes] = {}  # derive: the graph lines, kept only when asked
+        self._current = b""
         self.expected_session = expected_session
         self.max_depth = max_depth
         self.nodes: list[Node] = []
@@ -184,6 +193,7 @@ class TranscriptScanner:
             offset, data = offset + run, stripped
         if not data.strip():
             return
+        self._current = data
         try:
             value = loads(data, self.max_depth)
         except LineError as err:
@@ -341,6 +351,8 @@ class TranscriptScanner:
                     )
                 self.results.setdefault(tool_id, len(self.nodes))
         self.nodes.append(node)
+        if self.keep_raw:
+            self.raw[lineno] = self._current
 
     def _find(
         self, rule: str, message: str, offset: int | None, line: int | None, severity: Severity | None = None
@@ -354,8 +366,36 @@ class TranscriptScanner:
 
     # -- the end ----------------------------------------------------------------------------------
 
-    def finish(self, torn: tuple[int, int, int] | None = None) -> TranscriptScan:
-        """``torn`` is the reader's partial last line: (offset, length, line number)."""
+    def copy(self) -> TranscriptScanner:
+        """An independent scanner in this state, without findings (repair checks its closers on it)."""
+        twin = TranscriptScanner(self.path, self.expected_session, self.max_depth, self.subagent, False)
+        for key in ("lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries"):
+            setattr(twin, key, getattr(self, key))
+        twin.nodes = [Node(**{k: getattr(n, k) for k in Node.__slots__}) for n in self.nodes]
+        for key in (
+            "index", "sessions", "versions", "cwds", "branches_seen", "models", "by_type", "unknown",
+            "calls", "results", "usage_by_message", "last_envelope", "last_prompt_id",
+        ):  # fmt: skip
+            setattr(twin, key, dict(getattr(self, key)))
+        twin.compactions = list(self.compactions)
+        return twin
+
+    def entries(self, scan: TranscriptScan) -> dict[int, Json]:
+        """The decoded entries derive needs (kept with ``keep_raw``)."""
+        found: dict[int, Json] = {}
+        for line in (*scan.chain, *scan.reattached):
+            raw = self.raw.get(line)
+            if raw is not None:
+                value = loads(raw, self.max_depth)
+                if isinstance(value, dict):
+                    found[line] = value
+        return found
+
+    def finish(
+        self, torn: tuple[int, int, int] | None = None, physical: Iterable[Finding] = ()
+    ) -> TranscriptScan:
+        """``torn`` is the reader's partial last line (offset, length, line number);
+        ``physical`` the reader's findings (a torn zstd frame, a line too long, …)."""
         if torn is not None:
             offset, length, line = torn
             self._find(
@@ -365,6 +405,7 @@ class TranscriptScanner:
                 line,
                 Severity.WARNING,
             )
+        self.findings.extend(physical)
         session = self._session()
         if len(self.sessions) > 1:
             others = [s for s in self.sessions if s != session]
@@ -482,7 +523,7 @@ class TranscriptScanner:
             self.last_time,
         )
         findings = tuple(sorted(self.findings, key=_finding_order))
-        verdict, reason = _verdict(findings)
+        verdict, reason, decided_by = _verdict(findings)
         usage = [0, 0, 0, 0]
         for values in self.usage_by_message.values():
             for i, v in enumerate(values):
@@ -523,6 +564,7 @@ class TranscriptScanner:
             findings=findings,
             verdict=verdict,
             verdict_reason=reason,
+            verdict_rule=decided_by,
         )
 
     def _session(self) -> str | None:
@@ -631,18 +673,18 @@ def _finding_order(f: Finding) -> tuple[int, int, str]:
     return (line, f.address.offset or 0, f.rule)
 
 
-def _verdict(findings: tuple[Finding, ...]) -> tuple[str, str]:
+def _verdict(findings: tuple[Finding, ...]) -> tuple[str, str, str | None]:
     verdict_of = {r.id: r.verdict for r in RULES}
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
-        return "corrupt", f"{errors[0].rule}: {errors[0].message} ({errors[0].address.describe()})"
-    torn = [f for f in findings if f.rule == "torn-tail"]
+        return "corrupt", errors[0].message, errors[0].rule
+    torn = [f for f in findings if f.rule in ("torn-tail", "zstd-torn-frame")]
     if torn:
-        return "torn", torn[0].message
+        return "torn", torn[0].message, torn[0].rule
     open_ = [f for f in findings if verdict_of.get(f.rule) == "interrupted"]
     if open_:
-        return "interrupted", open_[0].message
-    return "clean", "the active chain ends with a reply and every call on it has a result"
+        return "interrupted", open_[0].message, open_[0].rule
+    return "clean", "the active chain ends with a reply and every call on it has a result", None
 
 
 def _blocks(message: Any) -> list[Json]:
