@@ -31,7 +31,7 @@ class Node:
     """One graph entry, as small as the pass can keep it."""
 
     uuid: str
-    parent: str | None
+    parent: int | str | None  # the parent's node index once seen, else its uuid (missing so far)
     line: int
     offset: int
     kind: str
@@ -317,7 +317,7 @@ class TranscriptScanner:
             )
         node = Node(
             uuid,
-            parent,
+            self.index.get(parent, parent) if parent is not None else None,
             lineno,
             offset,
             kind,
@@ -418,7 +418,7 @@ class TranscriptScanner:
                 first_other,
             )
         for node in self.nodes:
-            if node.parent is not None and node.parent not in self.index and not node.duplicate:
+            if isinstance(node.parent, str) and node.parent not in self.index and not node.duplicate:
                 self._find(
                     "claude-parent-missing",
                     f"{node.kind} {node.uuid} names parent {node.parent}, which is not in the file",
@@ -428,20 +428,22 @@ class TranscriptScanner:
         chain = self._chain(session)
         chain_set = set(chain)
         groups = self._groups(session)
-        on_chain_msgs: list[str] = []
+        on_chain_msgs: set[str] = set()
         reattached: set[int] = set()
-        chain_uses: list[str] = []
+        chain_uses: dict[str, None] = {}  # ordered, unique
         for idx in chain:
             node = self.nodes[idx]
-            if node.kind == "assistant" and node.msg_id is not None and node.msg_id not in on_chain_msgs:
-                on_chain_msgs.append(node.msg_id)
+            if node.kind != "assistant":
+                continue
+            if node.msg_id is None:
+                chain_uses.update(dict.fromkeys(node.tool_uses))
+            elif node.msg_id not in on_chain_msgs:
+                on_chain_msgs.add(node.msg_id)
                 for member in groups.get(node.msg_id, [idx]):
                     if member not in chain_set:
                         reattached.add(member)
-                    chain_uses.extend(t for t in self.nodes[member].tool_uses if t not in chain_uses)
-            elif node.kind == "assistant":
-                chain_uses.extend(t for t in node.tool_uses if t not in chain_uses)
-        dangling = []
+                    chain_uses.update(dict.fromkeys(self.nodes[member].tool_uses))
+        dangling: list[ToolCall] = []
         for tool_id in chain_uses:
             result = self.results.get(tool_id)
             if result is None:
@@ -594,7 +596,7 @@ class TranscriptScanner:
             node = self.nodes[current]
             if node.parent is None:
                 break
-            found = self.index.get(node.parent)
+            found = self._parent_index(node)
             if found is None and node.tool_results:
                 # Measured (lane `damaged-orphan-result`): a tool_result entry whose parent is
                 # gone is bridged to the entry before it in the file; other entries end the chain.
@@ -602,6 +604,12 @@ class TranscriptScanner:
             current = found
         chain.reverse()
         return chain
+
+    def _parent_index(self, node: Node) -> int | None:
+        parent = node.parent
+        if parent is None or isinstance(parent, int):
+            return parent
+        return self.index.get(parent)
 
     def _previous(self, index: int, session: str | None) -> int | None:
         for i in range(index - 1, -1, -1):
@@ -628,7 +636,7 @@ class TranscriptScanner:
         for i, node in enumerate(self.nodes):
             if node.duplicate or node.sidechain or node.session != session or node.parent is None:
                 continue
-            parent = self.index.get(node.parent)
+            parent = self._parent_index(node)
             if parent is None:
                 continue
             if node.tool_results or (node.msg_id is not None and node.msg_id == self.nodes[parent].msg_id):
@@ -637,7 +645,7 @@ class TranscriptScanner:
         last = list(range(len(self.nodes)))
         for i in range(len(self.nodes) - 1, -1, -1):
             node = self.nodes[i]
-            parent = self.index.get(node.parent) if node.parent is not None else None
+            parent = self._parent_index(node)
             if parent is not None and parent < i and not node.duplicate:
                 last[parent] = max(last[parent], last[i])
         branches = 0
