@@ -13,11 +13,11 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from sesstool.core import mini
     from sesstool.core.chunk_rows import RowError, expand_row
     from sesstool.core.header import decode_header
     from sesstool.core.jsonline import LineError, duplicate_keys, loads, negative_zero_keys
     from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+    from sesstool.dialects.mini import handlers as mini
 
 
 def test_one_input(data: bytes) -> None:

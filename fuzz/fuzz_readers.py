@@ -12,7 +12,8 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from sesstool.core.scanner import Scanner, ScanOptions
+    from sesstool.core.options import ScanOptions
+    from sesstool.dialects.registry import open_scanner
     from sesstool.store.raw_reader import RawReader
     from sesstool.store.zstd_reader import ZstdReader
 
@@ -25,7 +26,7 @@ def scan(data: bytes, options: ScanOptions) -> None:
         reader = ZstdReader(io.BytesIO(data), max_decompressed=1 << 24, max_line=1 << 20)
     else:
         reader = RawReader(io.BytesIO(data), max_line=1 << 20)
-    scanner = Scanner("fuzz", options)
+    scanner = open_scanner("fuzz", options)
     for item in reader.batches():
         scanner.feed(item)
         if scanner.stopped:

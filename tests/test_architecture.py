@@ -1,4 +1,6 @@
-"""The three rings (DESIGN §2): imports point inward only; the core never touches files."""
+"""The rings (DESIGN §2, docs/architecture.md): imports point inward only, the core never touches
+files, the dialect packages sit below the engine, no import cycle, no dialect name compared
+outside the dialect packages and the registry."""
 
 from __future__ import annotations
 
@@ -8,23 +10,47 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "sesstool"
-RINGS = {"core": 0, "store": 1, "engine": 2, "render": 3, "cli": 4}
+# cli → render → engine → dialects → store → core (render and cli form the outer ring together)
+RINGS = {"core": 0, "store": 1, "dialects": 2, "engine": 3, "render": 4, "cli": 5}
 FORBIDDEN_IN_CORE = {"click", "rich", "zstandard", "os", "io", "pathlib", "shutil", "tempfile"}
+# the dialect packages are pure too (paths as names only): the store walks what they describe
+FORBIDDEN_IN_DIALECTS = FORBIDDEN_IN_CORE - {"pathlib"}
+DIALECT_SHARED = {"base", "envelope", "registry"}  # dialects/*.py: the contract, not a dialect
 
 
 def _modules(ring: str) -> list[Path]:
     return sorted((PKG / ring).rglob("*.py"))
 
 
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
 def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports; ``from pkg import mod`` counts as ``pkg.mod`` when that is
+    a module of the project."""
     tree = ast.parse(path.read_text())
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
+            submodules = {f"{node.module}.{a.name}" for a in node.names} if _exists(node.module) else set()
+            submodules = {m for m in submodules if _exists(m)}
+            names.update(submodules)
+            if len(submodules) < len(node.names):  # something else than submodules comes from it
+                names.add(node.module)
     return names
+
+
+def _exists(module: str) -> bool:
+    if not module.startswith("sesstool."):
+        return False
+    rel = Path(*module.split(".")[1:])
+    return (PKG / rel).with_suffix(".py").is_file() or (PKG / rel / "__init__.py").is_file()
 
 
 @pytest.mark.parametrize("ring", list(RINGS))
@@ -41,12 +67,135 @@ def test_imports_point_inward(ring: str) -> None:
                 )
 
 
-def test_core_is_pure() -> None:
-    for path in _modules("core"):
+def _forbid_io(ring: str, forbidden: set[str]) -> None:
+    for path in _modules(ring):
         imported = {n.split(".")[0] for n in _imports(path)}
-        bad = imported & FORBIDDEN_IN_CORE
-        assert not bad, f"{path.name} imports {bad}: the core ring does no I/O and no UI"
+        bad = imported & forbidden
+        assert not bad, f"{path.relative_to(PKG)} imports {bad}: the {ring} ring does no I/O and no UI"
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in ("open", "print"), f"{path.name} calls {node.func.id}()"
+
+
+def test_core_is_pure() -> None:
+    _forbid_io("core", FORBIDDEN_IN_CORE)
+
+
+def test_dialects_are_pure() -> None:
+    _forbid_io("dialects", FORBIDDEN_IN_DIALECTS)
+
+
+def test_a_dialect_package_imports_no_other_dialect() -> None:
+    """A dialect builds on the contract (``base``, ``envelope``), never on another dialect; only
+    the registry knows them all."""
+    for package in sorted(p for p in (PKG / "dialects").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        for path in sorted(package.rglob("*.py")):
+            for name in _imports(path):
+                parts = name.split(".")
+                if parts[:2] == ["sesstool", "dialects"] and len(parts) > 2:
+                    assert parts[2] in DIALECT_SHARED | {package.name}, (
+                        f"{path.relative_to(PKG)} imports {name}: a dialect imports no other dialect"
+                    )
+
+
+def test_no_import_cycle() -> None:
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PKG.rglob("*.py")):
+        graph[_module_name(path)] = {n for n in _imports(path) if n.startswith("sesstool.") and _exists(n)}
+    # Tarjan's strongly connected components: any component of two or more modules is a cycle
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component: list[str] = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_engine_opens_no_file() -> None:
+    """DESIGN §2: only the store touches the file system; the engine composes."""
+    for path in _modules("engine"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id != "open", f"{path.relative_to(PKG)} calls open()"
+
+
+def _dialect_names() -> set[str]:
+    from sesstool.dialects import registry
+
+    return set(registry.names())
+
+
+def _outside_dialects() -> list[Path]:
+    return [
+        p
+        for p in sorted(PKG.rglob("*.py"))
+        if p.relative_to(PKG).parts[0] != "dialects"
+        or (p.name == "__init__.py" and p.parent.name == "dialects")
+    ]
+
+
+def test_no_dialect_name_outside_the_dialects() -> None:
+    """No module outside the dialect packages and the registry names a dialect or compares a
+    ``dialect`` with a string: it asks the Dialect object."""
+    names = _dialect_names()
+    assert names >= {"dsh", "mini"}
+    for path in _outside_dialects():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert node.value not in names, (
+                    f"{path.relative_to(PKG)}:{node.lineno} names the dialect {node.value!r}"
+                )
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                dialectish = any(
+                    (isinstance(o, ast.Attribute) and o.attr in ("dialect", "DIALECT"))
+                    or (isinstance(o, ast.Name) and o.id in ("dialect", "DIALECT"))
+                    for o in operands
+                )
+                assert not dialectish, f"{path.relative_to(PKG)}:{node.lineno} compares a dialect"
+
+
+def test_rule_ids_are_named_constants() -> None:
+    """Rule ids are written as ``core.rule_ids`` constants (``R.SEQ_GAP``), never as bare strings,
+    outside the registry itself; the constants name exactly the registered rules."""
+    from sesstool.core import rule_ids
+    from sesstool.core.rules import _RULES
+
+    constants = {v for k, v in vars(rule_ids).items() if k.isupper()}
+    assert constants == {r.id for r in _RULES}
+    for path in sorted(PKG.rglob("*.py")):
+        if path.relative_to(PKG).as_posix() in ("core/rules.py", "core/rule_ids.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert node.value not in constants, (
+                    f"{path.relative_to(PKG)}:{node.lineno} writes the rule id {node.value!r} as a string"
+                )

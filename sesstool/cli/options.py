@@ -9,6 +9,7 @@ import click
 
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.physical import Encoding
+from sesstool.dialects import registry
 from sesstool.render.console import Consoles
 from sesstool.store.lines import DEFAULT_MAX_LINE
 from sesstool.store.source import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_WINDOW, ReadLimits
@@ -36,6 +37,22 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
         if size <= 0:
             self.fail("size must be positive", param, ctx)
         return size
+
+
+class DialectChoice(click.Choice):  # type: ignore[type-arg]
+    """``auto`` or a registered dialect's name, read from the registry when used (a dialect added
+    to ``dialects.registry.DIALECTS`` is accepted without touching the CLI)."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return (registry.AUTO, *registry.names())
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass
 
 
 def limit_options(func: F) -> F:
@@ -71,10 +88,10 @@ def limit_options(func: F) -> F:
     )(func)
     func = click.option(
         "--dialect",
-        type=click.Choice(["auto", "dsh", "mini"]),
+        type=DialectChoice(),
         default="auto",
         show_default=True,
-        help="Log layout: DeepSeek Harness or mini-agent (auto: detected from the first line).",
+        help="Log dialect (auto: detected from the first line).",
     )(func)
     return func
 

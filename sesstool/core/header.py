@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 MAX_SAFE = 2**53 - 1
@@ -22,16 +23,17 @@ class Header:
     """The header as decoded; ``raw`` is the whole record (unknown keys included)."""
 
     version: int
-    id: str | None
-    created_at: int | None
-    cwd: str | None
-    parent_session: str | None
-    seed_length: int | None
-    is_seeded: bool | None
-    origin: str | None
-    delegation_depth: int | None
-    agent_preset: str | None
     raw: dict[str, Any]
+    _: KW_ONLY  # what a dialect's header says, where it says it
+    id: str | None = None
+    created_at: int | None = None
+    cwd: str | None = None
+    parent_session: str | None = None
+    seed_length: int | None = None
+    is_seeded: bool | None = None
+    origin: str | None = None
+    delegation_depth: int | None = None
+    agent_preset: str | None = None
 
     @property
     def seeded(self) -> bool:
@@ -61,48 +63,88 @@ def probe_version(record: object) -> int | None:
     return None
 
 
+def _version_refusal(record: object) -> list[Problem] | None:
+    """Why a first record is not a header this version of sesstool reads (§1.4), or None."""
+    if not isinstance(record, dict):
+        return [(R.HEADER_INVALID, "first record is not a JSON object")]
+    if record.get("type") != "session":
+        return [(R.HEADER_INVALID, f'first record has type {record.get("type")!r}, expected "session"')]
+    version = record.get("version")
+    if type(version) is int and version < 0:
+        sid = record.get("id")
+        return [
+            (
+                R.HEADER_OLDER_VERSION,
+                f'session "{sid}" uses log format v{version}, older than the supported v0: no '
+                "upgrade path exists for it",
+            )
+        ]
+    if type(version) is not int:
+        return [(R.HEADER_INVALID, f"header version {version!r} is not a non-negative integer")]
+    if version > CURRENT_VERSION:
+        sid = record.get("id")
+        return [
+            (
+                R.HEADER_NEWER_VERSION,
+                f'session "{sid}" uses log format v{version}, but sesstool reads only '
+                f"v0–v{CURRENT_VERSION}: the log was written by a newer harness",
+            )
+        ]
+    return None
+
+
+def _seed_keys(
+    record: dict[str, Any], version: int, field: Callable[..., Any], problems: list[Problem]
+) -> tuple[int | None, bool | None]:
+    """(seedLength, isSeeded) by version (§2.2), and the key-set problems of the version."""
+    keys = record.keys()
+    if version <= 1:
+        seed_length = field("seedLength", is_safe_nonneg, "a non-negative safe integer")
+        if "isSeeded" in record:
+            problems.append(
+                (R.HEADER_UNKNOWN_KEY, f"isSeeded does not exist in a v{version} header (seedLength says it)")
+            )
+        extra = keys - _REQUIRED_V0 - _OPTIONAL_V0 - {"isSeeded", *_RETIRED}
+        if extra:
+            # v0 readers tolerate and drop unknown keys; the v1 codec refuses them (§2.2).
+            problems.append(
+                (
+                    R.HEADER_UNKNOWN_KEY,
+                    f"header has unexpected keys {sorted(extra)}"
+                    + (" (a v0 reader drops them)" if version == 0 else ""),
+                )
+            )
+        return seed_length, None
+    is_seeded = field("isSeeded", lambda v: type(v) is bool, "a boolean", True)
+    if "seedLength" in record:
+        problems.append((R.HEADER_UNKNOWN_KEY, f"seedLength is forbidden in a v{version} header (isSeeded)"))
+    extra = keys - _REQUIRED_V2 - _OPTIONAL_V2 - {"seedLength", *_RETIRED}
+    if extra:
+        problems.append((R.HEADER_UNKNOWN_KEY, f"header has unexpected keys {sorted(extra)}"))
+    return None, is_seeded
+
+
 def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
     """Validate a header record. Returns (header or None if unusable, problems).
 
     A version newer than CURRENT_VERSION yields only the ``header-newer-version`` problem:
     like the harness, nothing version-specific is checked (§1.4).
     """
-    if not isinstance(record, dict):
-        return None, [("header-invalid", "first record is not a JSON object")]
-    if record.get("type") != "session":
-        return None, [("header-invalid", f'first record has type {record.get("type")!r}, expected "session"')]
-    version = record.get("version")
-    if type(version) is int and version < 0:
-        sid = record.get("id")
-        return None, [
-            (
-                "header-older-version",
-                f'session "{sid}" uses log format v{version}, older than the supported v0: no '
-                "upgrade path exists for it",
-            )
-        ]
-    if type(version) is not int:
-        return None, [("header-invalid", f"header version {version!r} is not a non-negative integer")]
-    if version > CURRENT_VERSION:
-        sid = record.get("id")
-        return None, [
-            (
-                "header-newer-version",
-                f'session "{sid}" uses log format v{version}, but sesstool reads only '
-                f"v0–v{CURRENT_VERSION}: the log was written by a newer harness",
-            )
-        ]
+    refused = _version_refusal(record)
+    if refused is not None:
+        return None, refused
+    assert isinstance(record, dict)
+    version: int = record["version"]
     problems: list[Problem] = []
-    keys = record.keys()
 
     def field(name: str, ok: Callable[[Any], bool], want: str, required: bool = False) -> Any:
         if name not in record:
             if required:
-                problems.append(("header-field", f"header lacks required {name} ({want})"))
+                problems.append((R.HEADER_FIELD, f"header lacks required {name} ({want})"))
             return None
         value = record[name]
         if not ok(value):
-            problems.append(("header-field", f"header {name} must be {want}, got {value!r}"))
+            problems.append((R.HEADER_FIELD, f"header {name} must be {want}, got {value!r}"))
             return None
         return value
 
@@ -110,44 +152,17 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
     created = field("createdAt", is_safe_nonneg, "a non-negative safe integer", True)
     cwd = field("cwd", lambda v: isinstance(v, str), "a string")
     if isinstance(cwd, str) and not cwd.startswith("/"):
-        problems.append(("header-field", f'header cwd must be an absolute path, got "{cwd}"'))
+        problems.append((R.HEADER_FIELD, f'header cwd must be an absolute path, got "{cwd}"'))
     parent = field("parentSession", lambda v: isinstance(v, str), "a string")
     origin = field("origin", lambda v: v == "subagent", 'absent or "subagent"')
     depth = field("delegationDepth", is_safe_nonneg, "a non-negative safe integer", True)
     preset = field("agentPreset", lambda v: isinstance(v, str), "a string")
-    seed_length: int | None = None
-    is_seeded: bool | None = None
     for retired in _RETIRED:
         if retired in record:
             problems.append(
-                ("header-retired-key", f"session header uses retired policy baseline field {retired}")
+                (R.HEADER_RETIRED_KEY, f"session header uses retired policy baseline field {retired}")
             )
-    if version <= 1:
-        seed_length = field("seedLength", is_safe_nonneg, "a non-negative safe integer")
-        if "isSeeded" in record:
-            problems.append(
-                ("header-unknown-key", f"isSeeded does not exist in a v{version} header (seedLength says it)")
-            )
-        extra = keys - _REQUIRED_V0 - _OPTIONAL_V0 - {"isSeeded", *_RETIRED}
-        if extra:
-            # v0 readers tolerate and drop unknown keys; the v1 codec refuses them (§2.2).
-            rule = "header-unknown-key"
-            problems.append(
-                (
-                    rule,
-                    f"header has unexpected keys {sorted(extra)}"
-                    + (" (a v0 reader drops them)" if version == 0 else ""),
-                )
-            )
-    else:
-        is_seeded = field("isSeeded", lambda v: type(v) is bool, "a boolean", True)
-        if "seedLength" in record:
-            problems.append(
-                ("header-unknown-key", f"seedLength is forbidden in a v{version} header (isSeeded)")
-            )
-        extra = keys - _REQUIRED_V2 - _OPTIONAL_V2 - {"seedLength", *_RETIRED}
-        if extra:
-            problems.append(("header-unknown-key", f"header has unexpected keys {sorted(extra)}"))
+    seed_length, is_seeded = _seed_keys(record, version, field, problems)
     header = Header(
         version=version,
         id=sid,

@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from sesstool.core import rule_ids as R
+
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 BOM = b"\xef\xbb\xbf"
 # A key whose value is the number -0. Inside a JSON string every quote is escaped, so an
@@ -35,26 +37,26 @@ def _reject_constant(name: str) -> Any:
 def decode_fallback(data: bytes, exc: Exception) -> Any:
     """Slow path after orjson refused ``data``: return the value or raise LineError."""
     if data.startswith(BOM):
-        raise LineError("bom", "record starts with a UTF-8 byte order mark")
+        raise LineError(R.BOM, "record starts with a UTF-8 byte order mark")
     if data and data.count(0) == len(data):
-        raise LineError("nul-bytes", f"{len(data)} NUL bytes where a record should be")
+        raise LineError(R.NUL_BYTES, f"{len(data)} NUL bytes where a record should be")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise LineError("invalid-utf8", f"invalid UTF-8 at byte {err.start} of the record") from None
+        raise LineError(R.INVALID_UTF8, f"invalid UTF-8 at byte {err.start} of the record") from None
     message = str(exc)
     if "depth limit" in message or "recursion" in message:
-        raise LineError("depth-limit", f"JSON nested deeper than the decoder allows: {message}")
+        raise LineError(R.DEPTH_LIMIT, f"JSON nested deeper than the decoder allows: {message}")
     if _SURROGATE_ESCAPE.search(data):
         try:
             return json.loads(text, parse_constant=_reject_constant)
         except RecursionError:
-            raise LineError("depth-limit", "JSON nested deeper than the decoder allows") from None
+            raise LineError(R.DEPTH_LIMIT, "JSON nested deeper than the decoder allows") from None
         except ValueError as err:
-            raise LineError("invalid-json", str(err)) from None
+            raise LineError(R.INVALID_JSON, str(err)) from None
     if b"\x00" in data:
-        raise LineError("invalid-json", f"NUL byte inside the record: {message}")
-    raise LineError("invalid-json", message)
+        raise LineError(R.INVALID_JSON, f"NUL byte inside the record: {message}")
+    raise LineError(R.INVALID_JSON, message)
 
 
 ORJSON_MAX_DEPTH = 1024  # orjson's own limit; deeper input is refused by the decoder itself
@@ -80,7 +82,7 @@ def loads(data: bytes, max_depth: int = ORJSON_MAX_DEPTH) -> Any:
     if max_depth < ORJSON_MAX_DEPTH and data.count(b"[") + data.count(b"{") > max_depth:
         depth = nesting_depth(data)
         if depth > max_depth:
-            raise LineError("depth-limit", f"JSON nested {depth} deep, over the limit of {max_depth}")
+            raise LineError(R.DEPTH_LIMIT, f"JSON nested {depth} deep, over the limit of {max_depth}")
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:

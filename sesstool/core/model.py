@@ -142,24 +142,51 @@ class Boundaries:
     split_row: tuple[int, int] | None  # (first, last) seq of a packed row --at cut in two
 
 
+NO_STATS = Stats(
+    0,
+    (),
+    0,
+    (),
+    0,
+    ToolCallStats(0, 0, 0, 0, 0, 0),
+    SurfaceStats(0, 0, 0, 0),
+    Usage(0, 0, 0, 0, 0),
+    TimeSpan(None, None, None, None, 0),
+    Lineage(None, False, None, None, None, 0),
+)
+NO_OPEN_STATE = OpenState(None, None, None, (), None, None, 0)
+NO_REQUEST = RequestEnvelope(None, None, None, None)
+
+
 @dataclass(frozen=True, slots=True)
 class ScanResult:
+    """What every dialect's scan returns (``dialects.base.DialectScanner.finish``).
+
+    The generic part every view needs: path, verdict (+ address, reason), findings, tail,
+    version, dialect name. The envelope dialects (dsh, mini) also fill the header, statistics,
+    open state, request envelope, timeline and boundaries; another dialect may leave those at
+    their empty defaults and put its own facts in ``facts`` (rendered by its ``Dialect``).
+    """
+
     path: str
-    header: Header | None
-    version: int | None
     findings: tuple[Finding, ...]
     findings_dropped: int
-    stats: Stats
-    open: OpenState
     tail: Tail
     verdict: Verdict
     verdict_address: Address | None
     verdict_reason: str
-    messages: tuple[Any, ...] | None  # derived messages, when requested
-    request: RequestEnvelope
-    timeline: tuple[TimelineEntry, ...] | None
-    stopped_at: int | None  # --at: last seq folded
+    dialect: str  # the name of the dialect that read the log (``dialects.registry``)
+    version: int | None = None  # the log's format version, when the dialect numbers them
+    header: Header | None = None
+    stats: Stats = NO_STATS
+    open: OpenState = NO_OPEN_STATE
+    messages: tuple[Any, ...] | None = None  # derived messages, when requested
+    request: RequestEnvelope = NO_REQUEST
+    timeline: tuple[TimelineEntry, ...] | None = None
+    stopped_at: int | None = None  # --at: last seq folded
     stop_offset: int | None = None  # --at: plaintext offset of the first unread record
     body_offset: int | None = None  # plaintext offset just after the header line
     boundaries: Boundaries = Boundaries(None, None, None, None)
-    dialect: str = "dsh"  # "dsh" | "mini"
+    session_id: str | None = None
+    version_label: str | None = None  # a version that is not a number (a CLI version)
+    facts: Any = None  # the dialect's own facts (its Dialect renders them)

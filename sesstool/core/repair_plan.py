@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sesstool.core.closers import closers_for
 from sesstool.core.model import ScanResult, Verdict
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Finding
@@ -28,7 +27,7 @@ class Salvage:
 
 @dataclass(frozen=True, slots=True)
 class RepairPlan:
-    version: int
+    version: int | None  # the log's format version (None: the dialect does not number them)
     source_encoding: Encoding
     output_encoding: Encoding
     source_verdict: Verdict
@@ -42,7 +41,7 @@ class RepairPlan:
     closers: tuple[dict[str, Any], ...]
     salvage: Salvage | None
     committed_events: int  # events in the kept prefix (the closers follow them)
-    dialect: str = "dsh"
+    header_frame: bool = True  # zstd output: the header line alone in the first frame (§9.2)
 
 
 def plan_repair(
@@ -53,13 +52,14 @@ def plan_repair(
     plaintext_bytes: int,
     frame_copy_point: tuple[int, int] | None,
     salvage: Salvage | None = None,
+    closers: tuple[dict[str, Any], ...] = (),
+    header_frame: bool = True,
 ) -> RepairPlan:
     """Plan from a scan of the committed region (for salvage: a scan of the kept prefix).
 
     ``frame_copy_point`` is (file offset, plaintext offset) after the last complete zstd frame
     lying wholly inside the committed region; None for raw input.
     """
-    assert scan.version is not None
     committed = salvage.cut if salvage is not None else scan.tail.committed_bytes
     if source_encoding == output_encoding == "raw":
         copy_file = copy_plain = committed
@@ -79,8 +79,8 @@ def plan_repair(
         dropped_plain=max(0, plaintext_bytes - committed),
         dropped_lines=scan.tail.dropped_lines,
         recovered_lines=scan.tail.recovered_lines,
-        closers=tuple(closers_for(scan)),
+        closers=closers,
         salvage=salvage,
         committed_events=scan.open.events,
-        dialect=scan.dialect,
+        header_frame=header_frame,
     )

@@ -188,14 +188,29 @@ _RULES: tuple[Rule, ...] = (
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
 
+
+def register_rules(rules: tuple[Rule, ...]) -> None:
+    """Add a dialect's own rules to the one registry (``dialects.registry`` does, once per
+    dialect). An id is registered once; the same rule again is a no-op, a different one an error."""
+    for rule in rules:
+        known = RULES.get(rule.id)
+        if known is not None and known != rule:
+            raise ValueError(f"rule id {rule.id!r} is registered twice with different definitions")
+        RULES[rule.id] = rule
+
+
 # Relational rules are enforced by the native v4 reader; v0–v3 readers accept the log (§6.2).
 RELATIONAL: frozenset[str] = frozenset(
     r.id for r in _RULES if r.section.startswith("§6.2") and r.id != "unresolved-call"
 )
 
 
-def severity_for(rule_id: str, version: int | None) -> Severity:
+def severity_for(rule_id: str, version: int | None, strict_relations: bool | None = None) -> Severity:
+    """The severity of a finding of ``rule_id``: relational rules are errors where the reader
+    enforces them (``strict_relations``; by default a dsh version of 4 or more, §6.2)."""
     rule = RULES[rule_id]
-    if version is not None and version >= 4 and (rule_id in RELATIONAL or rule_id == "unresolved-call"):
+    if strict_relations is None:
+        strict_relations = version is not None and version >= 4
+    if strict_relations and (rule_id in RELATIONAL or rule_id == "unresolved-call"):
         return Severity.ERROR
     return rule.severity

@@ -7,10 +7,9 @@ from typing import Any
 
 from sesstool.core.errors import Address, InputError, UnsupportedError, UsageError
 from sesstool.core.model import RequestEnvelope
+from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import Scanner, ScanOptions
 from sesstool.core.upgrade import UpgradeRefused
-from sesstool.core.upgrade.chain import chain
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits
@@ -70,26 +69,25 @@ def _as_version(request: DeriveRequest, report: ScanReport) -> tuple[tuple[Any, 
             "defines a downgrade"
         )
     try:
-        steps = chain(result.version, request.as_version, result.dialect)
+        steps = report.dialect.upgrade_chain(result.version, request.as_version)
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
     path = report.source.path
     if path is None:
         raise UsageError("--as-version needs a file: standard input cannot be read twice")
     committed = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
-    scanner = Scanner(report.source.display, ScanOptions(collect_messages=True))
-    with open(path, "rb") as f:  # read-only
-        head, lines = upgraded_lines(
-            f, report.source.encoding, dict(result.header.raw), result.dialect,
-            result.body_offset or 0, committed, steps, request.as_version, request.limits,
-        )  # fmt: skip
-        batch: list[bytes] = [head[:-1]]
-        for line in lines:
-            batch.append(line[:-1])
-            if len(batch) >= 4096:
-                scanner.feed_lines(batch, 0, 1, None)
-                batch = []
-        scanner.feed_lines(batch, 0, 1, None)
+    scanner = report.dialect.scanner(report.source.display, ScanOptions(collect_messages=True))
+    head, lines = upgraded_lines(
+        path, report.source.encoding, dict(result.header.raw), report.dialect,
+        result.body_offset or 0, committed, steps, request.as_version, request.limits,
+    )  # fmt: skip
+    batch: list[bytes] = [head[:-1]]
+    for line in lines:
+        batch.append(line[:-1])
+        if len(batch) >= 4096:
+            scanner.feed_lines(batch, 0, 1, None)
+            batch = []
+    scanner.feed_lines(batch, 0, 1, None)
     upgraded_scan = scanner.finish(None)
     errors = [f for f in upgraded_scan.findings if f.severity is Severity.ERROR]
     if errors:

@@ -14,16 +14,14 @@ import hashlib
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from sesstool.core.encode import encode_record, encode_records
 from sesstool.core.errors import (
     Address,
     InputError,
     LiveSessionError,
-    UnsupportedError,
     UsageError,
     WriteRefusedError,
 )
@@ -34,16 +32,16 @@ from sesstool.core.fork_plan import (
     check_at,
     check_split_row,
     default_boundary,
-    plan_fork,
 )
-from sesstool.core.physical import Encoding
-from sesstool.core.rules import Severity
-from sesstool.core.scanner import ScanOptions
-from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
+from sesstool.core.options import ScanOptions
+from sesstool.core.physical import Encoding, PhysicalIssue
+from sesstool.dialects.base import Dialect, ForkInput
+from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.engine.write import first_error, gate, rescan
 from sesstool.store.digest import sha256_file
-from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
-from sesstool.store.generations import canonical_name, log_name
-from sesstool.store.layout import dsh_session_dir, encode_session_id
+from sesstool.store.framing import FrameWriter, compress_frame
+from sesstool.store.lines import LineSplitter
+from sesstool.store.plaintext import SourceChanged, plaintext_range
 from sesstool.store.publish import (
     FileIdentity,
     Published,
@@ -52,10 +50,9 @@ from sesstool.store.publish import (
     publish,
     remove_created_directory,
 )
-from sesstool.store.source import ReadLimits, SourceInfo, open_source, resolve
+from sesstool.store.source import ReadLimits, SourceInfo, resolve
 
-Layout = Literal["option", "dsh-root", "beside-source"]
-_CHUNK = 1 << 20
+Layout = str  # "option", "beside-source" or "<dialect>-root" (a sibling in the root layout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,86 +123,42 @@ def _changed(path: Path) -> LiveSessionError:
     )
 
 
-# -- plaintext ranges ----------------------------------------------------------------------------
-
-
-class _Forward:
-    """Forward-only seeking over a sequential read-only stream (what ``open_source`` yields):
-    a seek reads and discards up to the new position."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._pos = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data: bytes = self._stream.read(size)
-        self._pos += len(data)
-        return data
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        if whence != 0 or offset < self._pos:
-            raise OSError("the source stream can only move forward")
-        while self._pos < offset:
-            if not self.read(min(_CHUNK, offset - self._pos)):
-                break
-        return self._pos
-
-
-def _plaintext(
-    path: Path, start: int, end: int, limits: ReadLimits, identity: FileIdentity | None = None
-) -> Iterator[bytes]:
-    """Plaintext bytes [start, end) of a raw or zstd log, in bounded pieces. With ``identity``
-    the file must still be the one that was scanned."""
-    with open_source(str(path)) as (stream, info):
-        if identity is not None and not _same_file(info, identity):
-            raise _changed(path)
-        forward: Any = _Forward(stream)
-        if info.encoding == "raw":
-            yield from copy_bytes(forward, start, end)
-            return
-        skip = start
-        for piece in zstd_plaintext(forward, 0, 0, end, limits.max_window):
-            if skip >= len(piece):
-                skip -= len(piece)
-                continue
-            yield piece[skip:] if skip else piece
-            skip = 0
-
-
 # -- where the child goes ------------------------------------------------------------------------
 
 
 def _target(
-    request: ForkRequest, source: Path, parent_id: str, child_id: str, version: int, zstd: bool, src: Encoding
+    request: ForkRequest,
+    source: Path,
+    dialect: Dialect,
+    ids: tuple[str, str],
+    version: int,
+    zstd: bool,
+    src: Encoding,
 ) -> tuple[Path, Layout, Path | None]:
-    """(file, layout, session directory to create). ``-o`` wins; a source in a dsh root gets a
-    sibling session directory; anything else a file beside the source. Ids only ever become one
-    encoded path component (§2.2)."""
+    """(file, layout, session directory to create). ``-o`` wins; a source in its dialect's root
+    layout gets a sibling session there (``Dialect.root_child``); anything else a file beside
+    the source (``Dialect.child_name``). Ids only ever become one encoded path component."""
     if request.output is not None:
         return Path(request.output), "option", None
-    encoded_child = encode_session_id(child_id)
-    layout = dsh_session_dir(source)
-    if layout is not None and source.parent.name == encode_session_id(parent_id):
-        _, project_dir = layout
+    parent_id, child_id = ids
+    in_root = dialect.root_child(source, parent_id, child_id, version, zstd)
+    if in_root is not None:
+        file, directory = in_root
         if request.encoding is not None and request.encoding != src:
             raise UsageError(
-                f"--encoding {request.encoding}: the source sits in a dsh root of {src} logs, and a "
-                "root is single-encoding (spec §9.2); write elsewhere with -o PATH"
+                f"--encoding {request.encoding}: the source sits in a {dialect.name} root of {src} logs, "
+                "and a root is single-encoding (spec §9.2); write elsewhere with -o PATH"
             )
-        directory = project_dir / encoded_child
-        return directory / canonical_name(version, zstd), "dsh-root", directory
-    return source.parent / log_name(encoded_child, zstd), "beside-source", None
+        return file, f"{dialect.name}-root", directory
+    return source.parent / dialect.child_name(child_id, zstd), "beside-source", None
 
 
 # -- the command ---------------------------------------------------------------------------------
 
 
-def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkReport:
-    """Plan (and unless dry-run, publish) the fork. Raises UsageError (2), InputError (3),
-    UnsupportedError (4), LiveSessionError (5) or WriteRefusedError (6)."""
+def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str]:
+    """(source file, its identity, what to scan: the path as given, or the generation file a
+    directory resolved to)."""
     if request.path == "-":
         raise UsageError("fork needs a session file or directory, not standard input")
     if request.child_id is not None and request.child_id == "":
@@ -219,114 +172,125 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         raise InputError(f"{request.path}: no such file or directory") from None
     except OSError as err:
         raise InputError(f"{request.path}: cannot read: {err.strerror or err}") from None
-    scan_arg = str(source) if from_dir else request.path
-    limits = request.limits
+    return source, identity, str(source) if from_dir else request.path
 
+
+def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkReport:
+    """Plan (and unless dry-run, publish) the fork. Raises UsageError (2), InputError (3),
+    UnsupportedError (4), LiveSessionError (5) or WriteRefusedError (6)."""
+    source, identity, scan_arg = _resolve(request)
     digest = hashlib.sha256()  # fed by the scan itself: the source is read once
-    full, facts = _scan(scan_arg, ScanOptions(), limits, progress, digest)
-    sha_before = digest.hexdigest()
+    full, facts = _scan(scan_arg, ScanOptions(), request.limits, progress, digest)
     result = full.scan
-    if result.verdict == "unsupported":
-        raise UnsupportedError(f"cannot fork: {result.verdict_reason}", result.verdict_address)
-    if result.verdict == "corrupt":
-        raise InputError(f"cannot fork a corrupt log: {result.verdict_reason}", result.verdict_address)
-    header = result.header
-    if header is None or result.version is None or result.body_offset is None:
+    gate(result, "fork")
+    if result.body_offset is None:  # no usable first record: nothing to fork from
         raise InputError(f"cannot fork: {result.verdict_reason}", result.verdict_address)
     if full.live or not _same_file(full.source, identity):
         raise _changed(source)
-
     if request.at is not None:
         check_at(request.at, facts.last_seq)
-        boundary = request.at
-    else:
-        boundary = default_boundary(facts)
+    boundary = request.at if request.at is not None else default_boundary(facts)
+    plan, end = _plan(request, full, scan_arg, identity, boundary)
+    body = result.body_offset
+    encoding: Encoding = request.encoding or full.source.encoding
+    parent_id = result.session_id
+    assert parent_id is not None  # the dialect's planner refused a log without a session id
+    target, layout, directory = _target(
+        request, source, full.dialect, (parent_id, plan.child_id or ""), plan.version, encoding == "zstd",
+        full.source.encoding,
+    )  # fmt: skip
+    report = ForkReport(
+        source=full,
+        source_sha256=digest.hexdigest(),
+        source_sha256_after=None,
+        plan=plan,
+        boundary_chosen="at" if request.at is not None else "default",
+        target=target,
+        layout=layout,
+        encoding=encoding,
+        created_directory=None,
+        seed_bytes=end - body,
+        published=None,
+        dry_run=request.dry_run,
+        target_exists=False,
+    )
+    if request.dry_run:
+        return replace(
+            report, target_exists=target.exists() or (directory is not None and directory.exists())
+        )
+    return _publish(request, report, (source, identity), (body, end), directory)
 
-    at_scan, at_facts = _scan(scan_arg, ScanOptions(at_seq=boundary), limits)
+
+def _plan(
+    request: ForkRequest, full: ScanReport, scan_arg: str, identity: FileIdentity, boundary: int
+) -> tuple[ForkPlan, int]:
+    """Fold the source up to the boundary (a second scan) and ask the dialect for the plan;
+    returns it with the plaintext offset where the seed's bytes end."""
+    at_scan, at_facts = _scan(scan_arg, ScanOptions(at_seq=boundary), request.limits)
     state = at_scan.scan.open
     if not _same_file(at_scan.source, identity):
-        raise _changed(source)
+        raise _changed(Path(full.source.display))
     if state.last_seq != boundary:
         raise InputError(
             f"reading up to seq {boundary} ended at seq {state.last_seq}", Address(full.source.display)
         )
-    child_id = request.child_id if request.child_id is not None else new_session_id()
-    created_at = request.created_at if request.created_at is not None else now_ms()
-    plan = plan_fork(
-        header,
-        boundary,
-        state,
-        child_id=child_id,
-        created_at=created_at,
-        seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
-        path=full.source.display,
-        dialect=result.dialect,
+    result = full.scan
+    plan = full.dialect.plan_fork(
+        ForkInput(
+            source=result,
+            at=at_scan.scan,
+            boundary=boundary,
+            child_id=request.child_id if request.child_id is not None else new_session_id(),
+            created_at=request.created_at if request.created_at is not None else now_ms(),
+            seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
+        )
     )
     check_split_row(at_facts, boundary)
-    body = result.body_offset
+    body = result.body_offset or 0
     end = at_scan.scan.stop_offset if at_scan.scan.stop_offset is not None else result.tail.committed_bytes
     if not body <= end:
         raise InputError(f"the seed's bytes end at {end}, before the body starts at {body}")
+    return plan, end
 
-    src_encoding = full.source.encoding
-    encoding: Encoding = request.encoding or src_encoding
-    zstd = encoding == "zstd"
-    assert header.id is not None  # plan_fork refused a header without an id
-    target, layout, directory = _target(
-        request, source, header.id, child_id, plan.version, zstd, src_encoding
+
+def _publish(
+    request: ForkRequest,
+    report: ForkReport,
+    source: tuple[Path, FileIdentity],
+    span: tuple[int, int],
+    directory: Path | None,
+) -> ForkReport:
+    """Write the child (in a new session directory when it goes into a root layout)."""
+    path, identity = source
+    full = report.source
+    writer = _ChildWriter(
+        report.plan,
+        path,
+        identity,
+        report.source_sha256,
+        span,
+        (full.source.encoding, report.encoding),
+        request.limits,
+        full.dialect,
     )
-
-    chosen: Literal["at", "default"] = "at" if request.at is not None else "default"
-    if request.dry_run:
-        exists = target.exists() or (directory is not None and directory.exists())
-        return ForkReport(
-            source=full,
-            source_sha256=sha_before,
-            source_sha256_after=None,
-            plan=plan,
-            boundary_chosen=chosen,
-            target=target,
-            layout=layout,
-            encoding=encoding,
-            created_directory=None,
-            seed_bytes=end - body,
-            published=None,
-            dry_run=True,
-            target_exists=exists,
-        )
-
-    writer = _ChildWriter(plan, source, identity, sha_before, body, end, zstd, limits, result.dialect)
-    created: Path | None = None
     if directory is not None:
         create_directory(directory, 0o700)
-        created = directory
     try:
         published = publish(
-            target, writer.produce, verify=writer.verify, source=source, source_identity=identity
+            report.target, writer.produce, verify=writer.verify, source=path, source_identity=identity
         )
     except BaseException:
-        if created is not None:
-            remove_created_directory(created)
+        if directory is not None:
+            remove_created_directory(directory)
         raise
-    return ForkReport(
-        source=full,
-        source_sha256=sha_before,
-        source_sha256_after=writer.sha_after,
-        plan=plan,
-        boundary_chosen=chosen,
-        target=target,
-        layout=layout,
-        encoding=encoding,
-        created_directory=created,
-        seed_bytes=end - body,
-        published=published,
-        dry_run=False,
-        target_exists=False,
+    return replace(
+        report, source_sha256_after=writer.sha_after, created_directory=directory, published=published
     )
 
 
 class _ChildWriter:
-    """Produces the child's bytes and verifies the temporary file against them."""
+    """Produces the child's bytes — header line, the seed's lines (copied byte for byte, or
+    through the plan's ``rewrite``), the appended records — and verifies the temporary file."""
 
     def __init__(
         self,
@@ -334,30 +298,53 @@ class _ChildWriter:
         source: Path,
         identity: FileIdentity,
         sha_before: str,
-        body: int,
-        end: int,
-        zstd: bool,
+        span: tuple[int, int],
+        encodings: tuple[Encoding, Encoding],
         limits: ReadLimits,
-        dialect: str = "dsh",
+        dialect: Dialect,
     ) -> None:
         self.dialect = dialect
         self.plan = plan
         self.source = source
         self.identity = identity
         self.sha_before = sha_before
-        self.body = body
-        self.end = end
-        self.zstd = zstd
+        self.body, self.end = span
+        self.src_encoding, self.encoding = encodings
+        self.zstd = self.encoding == "zstd"
         self.limits = limits
-        self.header_line = encode_record(plan.header)
-        self.suffix = encode_records(plan.appended)
-        self.seed_digest = ""  # of the source bytes actually copied
+        self.header_line = dialect.encode_record(plan.header)
+        self.suffix = b"".join(dialect.encode_record(r) for r in plan.appended)
+        self.seed_size = self.end - self.body  # bytes of seed written (differs under a rewrite)
+        self.seed_digest = ""  # of the seed bytes actually written
         self.plain_digest = ""  # of the whole plaintext written
         self.sha_after: str | None = None
 
     @property
     def plaintext_size(self) -> int:
-        return len(self.header_line) + (self.end - self.body) + len(self.suffix)
+        return len(self.header_line) + self.seed_size + len(self.suffix)
+
+    def _seed(self) -> Iterator[bytes]:
+        pieces = plaintext_range(
+            self.source,
+            self.src_encoding,
+            self.body,
+            self.end,
+            self.limits.max_window,
+            identity=self.identity,
+        )
+        rewrite = self.plan.rewrite
+        try:
+            if rewrite is None:
+                yield from pieces  # the seed records, byte for byte
+                return
+            splitter = LineSplitter(self.limits.max_line)
+            for piece in pieces:
+                for item in splitter.feed(piece):
+                    if isinstance(item, PhysicalIssue):
+                        raise WriteRefusedError(f"the seed does not read back: {item.message}")
+                    yield b"".join(rewrite(line) + b"\n" for line in item[0])
+        except SourceChanged:
+            raise _changed(self.source) from None
 
     def produce(self, sink: Sink) -> None:
         seed = hashlib.sha256()
@@ -370,47 +357,28 @@ class _ChildWriter:
         else:
             sink.write(self.header_line)
             write = sink.write
-        for piece in _plaintext(self.source, self.body, self.end, self.limits, self.identity):
+        size = 0
+        for piece in self._seed():
             seed.update(piece)
             plain.update(piece)
-            write(piece)  # the seed records, byte for byte
+            size += len(piece)
+            write(piece)
         plain.update(self.suffix)
         write(self.suffix)
         if frame is not None:
             frame.close()
+        self.seed_size = size
         self.seed_digest = seed.hexdigest()
         self.plain_digest = plain.hexdigest()
 
-    def verify(self, temp: Path) -> None:
-        plan = self.plan
-        report = scan_source(str(temp), ScanOptions(), self.limits)
-        child = report.scan
-        errors = [f for f in child.findings if f.severity is Severity.ERROR]
-        if errors:
-            first = errors[0]
-            raise WriteRefusedError(
-                f"verification failed: the new file has an error ({first.rule}: {first.message})"
-            )
+    def _child_problems(self, report: ScanReport) -> list[str]:
+        plan, child = self.plan, report.scan
         problems: list[str] = []
         if child.verdict != "clean":
             problems.append(f"verdict {child.verdict} ({child.verdict_reason}), expected clean")
-        if child.version != plan.version:
-            problems.append(f"version {child.version}, expected {plan.version}")
         if child.header is None or child.header.raw != plan.header:
             problems.append("its header is not the planned one")
-        if child.stats.events != plan.events:
-            problems.append(f"{child.stats.events} events, expected {plan.events}")
-        lineage = child.stats.lineage
-        if self.dialect == "mini":
-            if child.header is None or child.header.parent_session != plan.header["data"].get(
-                "parentSession"
-            ):
-                problems.append("the child header does not record its parent")
-        elif not lineage.seeded or lineage.inherited_events != plan.inherited:
-            problems.append(
-                f"lineage seeded={lineage.seeded} inherited={lineage.inherited_events}, "
-                f"expected seeded with {plan.inherited} inherited events"
-            )
+        problems.extend(self.dialect.fork_child_problems(child, plan))
         if child.body_offset != len(self.header_line):
             problems.append("the header is not exactly the first line")
         if report.read.plaintext_bytes != self.plaintext_size:
@@ -419,13 +387,23 @@ class _ChildWriter:
             problems.append(f"{report.read.frames} zstd frames, expected a header frame and one body frame")
         if not self.zstd and report.read.encoding != "raw":
             problems.append("it is not raw JSONL")
+        return problems
+
+    def verify(self, temp: Path) -> None:
+        report = rescan(temp, self.dialect, self.limits)
+        first = first_error(report.scan.findings)
+        if first is not None:
+            raise WriteRefusedError(
+                f"verification failed: the new file has an error ({first.rule}: {first.message})"
+            )
+        problems = self._child_problems(report)
         if problems:
             raise WriteRefusedError("verification failed: " + "; ".join(problems))
         seed = hashlib.sha256()
         plain = hashlib.sha256()
-        seed_start, seed_end = len(self.header_line), len(self.header_line) + (self.end - self.body)
+        seed_start, seed_end = len(self.header_line), len(self.header_line) + self.seed_size
         position = 0
-        for piece in _plaintext(temp, 0, self.plaintext_size, self.limits):
+        for piece in plaintext_range(temp, self.encoding, 0, self.plaintext_size, self.limits.max_window):
             plain.update(piece)
             lo, hi = max(seed_start - position, 0), min(seed_end - position, len(piece))
             if lo < hi:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sesstool.core.closers import closers_for
-from sesstool.core.scanner import ScanOptions
+from sesstool.core.options import ScanOptions
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits
 
@@ -34,8 +33,6 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
         progress,
     )
     result = report.scan
-    repairable = result.verdict in ("interrupted", "torn") and result.version is not None
-    closers: tuple[dict[str, Any], ...] = ()
-    if repairable and result.version is not None:
-        closers = tuple(closers_for(result))
+    repairable = result.verdict in ("interrupted", "torn")
+    closers = tuple(report.dialect.closers(result)) if repairable else ()
     return InspectReport(report, closers, repairable)

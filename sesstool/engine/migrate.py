@@ -7,22 +7,18 @@ the publisher re-reads and validates in full at the target version before it bec
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
-from sesstool.core import mini
-from sesstool.core.closers import closers_for
-from sesstool.core.errors import InputError, UnsupportedError, UsageError, WriteRefusedError
+from sesstool.core.errors import UnsupportedError, UsageError, WriteRefusedError
 from sesstool.core.physical import Encoding
-from sesstool.core.rules import Severity
-from sesstool.core.scanner import ScanOptions
-from sesstool.core.upgrade import UpgradeRefused
-from sesstool.core.upgrade.chain import chain
-from sesstool.core.vocabulary import CURRENT_VERSION
-from sesstool.engine.cold import ColdSource, cold_session
+from sesstool.core.upgrade import Step, UpgradeRefused
+from sesstool.dialects import registry
+from sesstool.dialects.base import Dialect
 from sesstool.engine.records import upgraded_lines
-from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
+from sesstool.engine.scan import Progress, ScanReport
+from sesstool.engine.write import SourceRead, gate, read_for_write, refuse_unless_valid, rescan
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
     canonical_name,
@@ -33,6 +29,8 @@ from sesstool.store.generations import (
 from sesstool.store.liveness import LockState
 from sesstool.store.publish import Published, Sink, publish
 from sesstool.store.source import ReadLimits
+
+MigrateStatus = Literal["migrated", "up-to-date", "planned"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +46,7 @@ class MigrateRequest:
 
 @dataclass(frozen=True, slots=True)
 class MigrateReport:
-    status: str  # "migrated" | "up-to-date" | "planned"
+    status: MigrateStatus
     source: Path
     source_sha256: str
     scan: ScanReport
@@ -74,44 +72,43 @@ def migrated_name(source: Path, version: int, encoding: Encoding) -> str:
 
 
 def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> MigrateReport:
-    if request.to is not None and not 0 <= request.to <= CURRENT_VERSION:
-        raise UsageError(f"--to {request.to}: sesstool writes versions 0–{CURRENT_VERSION}")
-    with cold_session(request.path, "migrate") as cold:
-        return _migrate(request, cold, progress)
+    newest = max(d.current_version for d in registry.DIALECTS if d.current_version is not None)
+    if request.to is not None and not 0 <= request.to <= newest:
+        raise UsageError(f"--to {request.to}: sesstool writes versions 0–{newest}")
+    with read_for_write(request.path, "migrate", request.limits, progress) as source:
+        gate(source.scan, "migrate")
+        base = _plan(request, source)
+        if base.status == "up-to-date" or request.dry_run:
+            return base
+        return _publish(request, source, base)
 
 
-def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | None) -> MigrateReport:
-    source, identity, lock, notes = cold.path, cold.identity, cold.lock, cold.notes
-    digest = hashlib.sha256()
-    report, _ = run_scan(str(source), ScanOptions(), request.limits, progress, digest=digest)
-    if report.live:
-        cold.recheck()
-    scan = report.scan
-    if scan.verdict == "unsupported":
-        raise UnsupportedError(f"cannot migrate: {scan.verdict_reason}", scan.verdict_address)
-    if scan.verdict == "corrupt":
-        raise InputError(f"cannot migrate a corrupt log: {scan.verdict_reason}", scan.verdict_address)
-    assert scan.version is not None and scan.header is not None
+def _target_version(request: MigrateRequest, dialect: Dialect, version: int) -> int:
+    current = dialect.current_version
+    assert current is not None
+    target = current if request.to is None else request.to
+    if target > current:
+        raise UsageError(f"--to {target}: the newest {dialect.name} format sesstool writes is v{current}")
+    if version > target:
+        raise UsageError(
+            f"the log is already v{version}; --to {target} would be a downgrade, which no harness defines"
+        )
+    return target
+
+
+def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
+    """The report of what migrate would do (status "up-to-date" or "planned")."""
+    scan, dialect, notes = source.scan, source.dialect, source.notes
+    if dialect.current_version is None or scan.version is None:
+        raise UnsupportedError(f"cannot migrate: sesstool has no upgrade chain for {dialect.title} logs")
+    assert scan.header is not None
     version = scan.version
-    encoding = report.source.encoding
-    out_encoding: Encoding = request.encoding or encoding
-    dialect_current = mini.CURRENT_VERSION if scan.dialect == mini.DIALECT else CURRENT_VERSION
-    target_version = dialect_current if request.to is None else request.to
-    if target_version > dialect_current:
-        raise UsageError(
-            f"--to {target_version}: the newest {scan.dialect} format sesstool writes is v{dialect_current}"
-        )
-    if version > target_version:
-        raise UsageError(
-            f"the log is already v{version}; --to {target_version} would be a downgrade, which "
-            "no harness defines"
-        )
-    source_sha = digest.hexdigest()
+    target_version = _target_version(request, dialect, version)
     base = MigrateReport(
         status="up-to-date",
-        source=source,
-        source_sha256=source_sha,
-        scan=report,
+        source=source.path,
+        source_sha256=source.sha256,
+        scan=source.report,
         from_version=version,
         to_version=target_version,
         steps=(),
@@ -121,24 +118,22 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
         closers_added=0,
         torn_dropped_bytes=scan.tail.dropped_bytes,
         torn_dropped_lines=scan.tail.dropped_lines,
-        lock=lock,
+        lock=source.lock,
         notes=tuple(notes),
     )
     if version == target_version:
         return base
-    try:
-        steps = chain(version, target_version, scan.dialect)
-    except UpgradeRefused as err:
-        raise UnsupportedError(str(err)) from None
-    closers = closers_for(scan) if request.repair else []
+    steps = _steps(dialect, version, target_version)
+    closers = dialect.closers(scan) if request.repair else []
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
+    out_encoding: Encoding = request.encoding or source.report.source.encoding
     target = (
         Path(request.output)
         if request.output
-        else source.parent / migrated_name(source, target_version, out_encoding)
+        else source.path.parent / migrated_name(source.path, target_version, out_encoding)
     )
-    base = replace(
+    return replace(
         base,
         status="planned",
         steps=tuple(s.name for s in steps),
@@ -146,44 +141,56 @@ def _migrate(request: MigrateRequest, cold: ColdSource, progress: Progress | Non
         closers_added=len(closers),
         notes=tuple(notes),
     )
-    if request.dry_run:
-        return base
-    committed = scan.tail.committed_bytes
-    body_offset = scan.body_offset or 0
+
+
+def _steps(dialect: Dialect, version: int, target: int) -> list[Step]:
+    try:
+        return dialect.upgrade_chain(version, target)
+    except UpgradeRefused as err:
+        raise UnsupportedError(str(err)) from None
+
+
+def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -> MigrateReport:
+    """Produce the upgraded log (streamed from the committed region) and publish it once its
+    rescan at the target version validates."""
+    scan, dialect = source.scan, source.dialect
+    assert scan.header is not None and plan.target is not None
+    target_version = plan.to_version
+    steps = _steps(dialect, plan.from_version, target_version)
+    closers = dialect.closers(scan) if request.repair else []
+    encoding = source.report.source.encoding
+    out_encoding: Encoding = request.encoding or encoding
     header = dict(scan.header.raw)
 
     def produce(sink: Sink) -> None:
-        with open(source, "rb") as f:  # read-only
-            head, lines = upgraded_lines(
-                f, encoding, header, scan.dialect, body_offset, committed, steps, target_version,
-                request.limits, closers,
-            )  # fmt: skip
-            if out_encoding == "zstd":
-                sink.write(compress_frame(head))
-                frame = FrameWriter(sink)
-                for line in lines:
-                    frame.write(line)
-                if frame.plaintext:
-                    frame.close()
-            else:
-                sink.write(head)
-                for line in lines:
-                    sink.write(line)
+        head, lines = upgraded_lines(
+            source.path, encoding, header, dialect, scan.body_offset or 0, scan.tail.committed_bytes,
+            steps, target_version, request.limits, closers,
+        )  # fmt: skip
+        if out_encoding == "zstd":
+            sink.write(compress_frame(head))
+            frame = FrameWriter(sink)
+            for line in lines:
+                frame.write(line)
+            if frame.plaintext:
+                frame.close()
+        else:
+            sink.write(head)
+            for line in lines:
+                sink.write(line)
 
     checked: list[ScanReport] = []
 
     def verify(tmp: Path) -> None:
-        result = scan_source(str(tmp), ScanOptions(filename_version=None), request.limits)
-        problems = [f for f in result.scan.findings if f.severity is Severity.ERROR]
+        result = rescan(tmp, dialect, request.limits)
         if result.scan.version != target_version:
             raise WriteRefusedError(
                 f"verification: the new file is v{result.scan.version}, not v{target_version}"
             )
-        if problems or result.scan.verdict in ("corrupt", "unsupported", "torn"):
-            f = problems[0] if problems else None
-            detail = f"[{f.rule}] {f.message} ({f.address.describe()})" if f else result.scan.verdict_reason
-            raise WriteRefusedError(f"verification: the v{target_version} output does not validate: {detail}")
+        refuse_unless_valid(result, f"the v{target_version} output")
         checked.append(result)
 
-    published = publish(target, produce, verify=verify, source=source, source_identity=identity)
-    return replace(base, status="migrated", output=published, output_scan=checked[-1])
+    published = publish(
+        plan.target, produce, verify=verify, source=source.path, source_identity=source.identity
+    )
+    return replace(plan, status="migrated", output=published, output_scan=checked[-1])

@@ -5,27 +5,26 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from sesstool.core import mini
-from sesstool.core.encode import encode_record
 from sesstool.core.errors import InputError, UnsupportedError
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.upgrade import Rec, Step, UpgradeRefused
 from sesstool.core.upgrade.chain import run_chain
-from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
-from sesstool.store.readers import make_reader
+from sesstool.core.upgrade.records import decode_records, encode_records
+from sesstool.dialects.base import Dialect
+from sesstool.store.plaintext import log_batches
 from sesstool.store.source import ReadLimits
 
 
 def committed_records(
-    f: Any, encoding: Encoding, body_offset: int, committed: int, limits: ReadLimits
+    path: Path, encoding: Encoding, body_offset: int, committed: int, limits: ReadLimits
 ) -> Iterator[Rec]:
     """The body records of the committed region, decoded (the torn tail is not carried)."""
-    reader = make_reader(f, encoding, limits)
 
     def lines() -> Iterator[bytes]:
-        for item in reader.batches():
+        for item in log_batches(path, encoding, limits):
             if isinstance(item, PhysicalIssue):
                 if item.fatal:
                     raise InputError(f"the source no longer reads cleanly: {item.message}")
@@ -43,10 +42,10 @@ def committed_records(
 
 
 def upgraded_lines(
-    f: Any,
+    path: Path,
     encoding: Encoding,
     header: dict[str, Any],
-    dialect: str,
+    dialect: Dialect,
     body_offset: int,
     committed: int,
     steps: list[Step],
@@ -57,15 +56,14 @@ def upgraded_lines(
     """The header line and the body lines of the log upgraded to ``target`` (§1.3), streamed
     from the committed region with ``closers`` appended before the upgrade. A step's refusal is
     an ``UnsupportedError`` (exit 4), whether it comes at the header or mid-stream."""
-    recs = committed_records(f, encoding, body_offset, committed, limits)
+    recs = committed_records(path, encoding, body_offset, committed, limits)
     if closers:
         recs = itertools.chain(recs, (Rec([c], None) for c in closers))
     try:
         new_header, upgraded = run_chain(steps, header, recs)
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
-    # the mini-agent header is an event: its own key order is kept
-    head = encode_record(new_header) if dialect == mini.DIALECT else encode_header(new_header)
+    head = dialect.encode_header(new_header)
     return head, _refusals_unsupported(encode_records(upgraded, target))
 
 

@@ -8,31 +8,36 @@ the result balanced — before it links it into place.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, Literal
 
-from sesstool.core.encode import encode_record
-from sesstool.core.errors import InputError, UnsupportedError, WriteRefusedError
+from sesstool.core import rule_ids as R
+from sesstool.core.documents import SCHEMA_VERSION, defect_doc
+from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.core.jsonline import dumps_pretty
+from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
-from sesstool.core.scanner import Scanner, ScanOptions
-from sesstool.engine.cold import ColdSource, cold_session
-from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.dialects.base import Dialect, DialectScanner
+from sesstool.dialects.registry import DetectingScanner
+from sesstool.engine.scan import Progress, ScanReport
+from sesstool.engine.write import SourceRead, gate, read_for_write
 from sesstool.store.digest import sha256_file
-from sesstool.store.framing import FrameWriter, compress_frame, copy_bytes, zstd_plaintext
-from sesstool.store.generations import log_name, log_stem
+from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
+from sesstool.store.plaintext import LogReading, file_range, plaintext_range, sha256_range
 from sesstool.store.publish import FileIdentity, Published, Sink, publish
 from sesstool.store.raw_reader import RawReader
-from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits
+
+RepairStatus = Literal["repaired", "balanced", "planned"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,7 @@ class SalvageReport:
 
 @dataclass(frozen=True, slots=True)
 class RepairReport:
-    status: str  # "repaired" | "balanced" | "planned"
+    status: RepairStatus
     source: Path
     source_sha256: str
     scan: ScanReport
@@ -66,88 +71,84 @@ class RepairReport:
     notes: tuple[str, ...]
 
 
-def repaired_name(source: Path, encoding: Encoding) -> str:
-    """DESIGN §3: ``<stem>.repaired.jsonl[.zstd]`` (session.jsonl.zstd → session.repaired…)."""
-    return log_name(f"{log_stem(source.name)}.repaired", encoding == "zstd")
+def repaired_name(dialect: Dialect, source: Path, encoding: Encoding) -> str:
+    """DESIGN §3: ``<stem>.repaired.jsonl[.zstd]`` (session.jsonl.zstd → session.repaired…),
+    as the log's dialect names it."""
+    return dialect.repaired_name(source.name, encoding == "zstd")
 
 
 def run_repair(request: RepairRequest, progress: Progress | None = None) -> RepairReport:
-    with cold_session(request.path, "repair") as cold:
-        return _repair(request, cold, progress)
-
-
-def _repair(request: RepairRequest, cold: ColdSource, progress: Progress | None) -> RepairReport:
-    source, identity, lock, notes = cold.path, cold.identity, cold.lock, cold.notes
-    digest = hashlib.sha256()
     boundaries: list[tuple[int, int]] = []
     copy_point: list[tuple[int, int]] = []
 
-    def on_frame_end(index: int, file_end: int, plain_end: int, scanner: Scanner) -> None:
+    def on_frame_end(index: int, file_end: int, plain_end: int, scanner: DetectingScanner) -> None:
         # A complete frame whose lines were all committed can be carried verbatim.
-        if scanner.issue is None and not scanner.fatal and plain_end <= scanner.committed:
+        if scanner.clean_so_far() and plain_end <= scanner.committed:
             copy_point[:] = [(file_end, plain_end)]
         if request.salvage:
             boundaries.append((file_end, plain_end))
 
-    report, scanner = run_scan(
-        str(source),
-        ScanOptions(),
-        request.limits,
-        progress,
-        digest=digest,
-        on_frame_end=on_frame_end,
-    )
-    source_sha = digest.hexdigest()
-    if report.live:
-        cold.recheck()
-    scan = report.scan
-    encoding = report.source.encoding
-    out_encoding: Encoding = request.encoding or encoding
-    if scan.verdict == "unsupported":
-        raise UnsupportedError(f"cannot repair: {scan.verdict_reason}", scan.verdict_address)
-    salvage: Salvage | None = None
-    if scan.verdict == "corrupt":
-        if not request.salvage:
-            raise InputError(
-                f"refusing to repair a corrupt log: {scan.verdict_reason} (the committed region "
-                "is damaged; --salvage keeps the prefix before it and records what it drops)",
-                scan.verdict_address,
+    with read_for_write(request.path, "repair", request.limits, progress, on_frame_end) as source:
+        scan, scanner = source.scan, source.scanner
+        salvage: Salvage | None = None
+        if scan.verdict == "corrupt" and request.salvage:
+            salvage, scanner, scan = _salvage_scan(
+                request, source.path, source.report, boundaries, copy_point
             )
-        salvage, scanner, scan = _salvage_scan(request, source, report, boundaries, copy_point)
+        else:
+            gate(
+                scan,
+                "repair",
+                corrupt=f"refusing to repair a corrupt log: {scan.verdict_reason} (the committed region "
+                "is damaged; --salvage keeps the prefix before it and records what it drops)",
+            )
+        return _repair(request, source, (scan, scanner), salvage, copy_point[0] if copy_point else None)
+
+
+def _repair(
+    request: RepairRequest,
+    source: SourceRead,
+    scanned: tuple[ScanResult, DialectScanner],
+    salvage: Salvage | None,
+    copy_point: tuple[int, int] | None,
+) -> RepairReport:
+    scan, scanner = scanned
+    report, dialect, path = source.report, source.dialect, source.path
+    done = (source.path, source.sha256, report)
+    lock, notes = source.lock, tuple(source.notes)
     if scan.verdict == "clean" and salvage is None:
-        return RepairReport(
-            "balanced", source, source_sha, report, None, None, None, None, lock, tuple(notes)
-        )
+        return RepairReport("balanced", *done, None, None, None, None, lock, notes)
+    out_encoding: Encoding = request.encoding or report.source.encoding
     plan = plan_repair(
         scan,
-        source_encoding=encoding,
+        source_encoding=report.source.encoding,
         output_encoding=out_encoding,
         plaintext_bytes=report.read.plaintext_bytes,
-        frame_copy_point=copy_point[0] if copy_point else None,
+        frame_copy_point=copy_point,
         salvage=salvage,
+        closers=tuple(dialect.closers(scan)),
+        header_frame=dialect.header_frame,
     )
-    target = Path(request.output) if request.output else source.parent / repaired_name(source, out_encoding)
+    target = (
+        Path(request.output) if request.output else path.parent / repaired_name(dialect, path, out_encoding)
+    )
     if request.dry_run:
-        return RepairReport(
-            "planned", source, source_sha, report, plan, target, None, None, lock, tuple(notes)
-        )
-    closer_lines = [encode_record(c) for c in plan.closers]
+        return RepairReport("planned", *done, plan, target, None, None, lock, notes)
+    closer_lines = [dialect.encode_record(c) for c in plan.closers]
     # the closers are judged once, before anything is published (a refusal leaves no salvage
     # sidecar either); the read-back then proves the file holds exactly these bytes
     _check_closers(plan, closer_lines, scanner, scan.findings)
     salvage_report = None
     if salvage is not None:
-        salvage_report = _publish_salvage(source, identity, target, salvage, scan.path)
+        salvage_report = _publish_salvage(path, source.identity, target, salvage, scan.path)
     published = publish(
         target,
-        lambda sink: _produce(sink, source, plan, closer_lines, request.limits),
-        verify=lambda tmp: _verify(tmp, source, plan, closer_lines, request.limits),
-        source=source,
-        source_identity=identity,
+        lambda sink: _produce(sink, path, plan, closer_lines, request.limits),
+        verify=lambda tmp: _verify(tmp, path, plan, closer_lines, request.limits),
+        source=path,
+        source_identity=source.identity,
     )
-    return RepairReport(
-        "repaired", source, source_sha, report, plan, target, published, salvage_report, lock, tuple(notes)
-    )
+    return RepairReport("repaired", *done, plan, target, published, salvage_report, lock, notes)
 
 
 # -- salvage ---------------------------------------------------------------------------------
@@ -167,7 +168,7 @@ def _salvage_scan(
     report: ScanReport,
     boundaries: list[tuple[int, int]],
     copy_point: list[tuple[int, int]],
-) -> tuple[Salvage, Scanner, Any]:
+) -> tuple[Salvage, DialectScanner, Any]:
     """Keep the prefix before the first defect: rescan exactly that prefix for its state."""
     defect = _first_error(report.scan.findings)
     cut = defect.address.offset or 0
@@ -177,17 +178,12 @@ def _salvage_scan(
             "cannot salvage: the defect is in the header, nothing before it survives", defect.address
         )
     encoding = report.source.encoding
-    with open(source, "rb") as f:  # read-only
-        if encoding == "zstd":
-            pieces: Iterator[bytes] = zstd_plaintext(f, 0, 0, cut, request.limits.max_window)
-        else:
-            pieces = copy_bytes(f, 0, cut)
-        scanner = Scanner(str(source), ScanOptions())
-        splitter = LineSplitter(request.limits.max_line)
-        for piece in pieces:
-            for item in splitter.feed(piece):
-                scanner.feed(item)
-        scan = scanner.finish(None)
+    scanner = report.dialect.scanner(str(source), ScanOptions())
+    splitter = LineSplitter(request.limits.max_line)
+    for piece in plaintext_range(source, encoding, 0, cut, request.limits.max_window):
+        for item in splitter.feed(piece):
+            scanner.feed(item)
+    scan = scanner.finish(None)
     bad = [f for f in scan.findings if f.severity is Severity.ERROR]
     if bad or scan.verdict in ("corrupt", "unsupported"):
         raise InputError(
@@ -210,16 +206,11 @@ def _publish_salvage(
 ) -> SalvageReport:
     """The dropped bytes and a report of them, published before the repaired file."""
     start, end = salvage.dropped_file_offset, salvage.dropped_file_offset + salvage.dropped_file_bytes
-    digest = hashlib.sha256()
-    with open(source, "rb") as f:  # read-only
-        for piece in copy_bytes(f, start, end):
-            digest.update(piece)
-    dropped_sha = digest.hexdigest()
+    dropped_sha = sha256_range(source, start, end)
 
     def produce_bytes(sink: Sink) -> None:
-        with open(source, "rb") as f:  # read-only
-            for piece in copy_bytes(f, start, end):
-                sink.write(piece)
+        for piece in file_range(source, start, end):
+            sink.write(piece)
 
     def verify_bytes(tmp: Path) -> None:
         # streamed, whatever the size: the sidecar must hash to what the source held
@@ -233,20 +224,10 @@ def _publish_salvage(
         source=source,
         source_identity=identity,
     )
-    from sesstool.core.jsonline import dumps_pretty
-
-    d = salvage.defect
     record = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "source": display,
-        "defect": {
-            "rule": d.rule,
-            "message": d.message,
-            "offset": d.address.offset,
-            "line": d.address.line,
-            "frame": d.address.frame,
-            "seq": d.address.seq,
-        },
+        "defect": defect_doc(salvage.defect),
         "kept_plaintext_bytes": salvage.cut,
         "dropped_file_offset": salvage.dropped_file_offset,
         "dropped_file_bytes": salvage.dropped_file_bytes,
@@ -268,47 +249,45 @@ def _publish_salvage(
 
 
 def _committed_plaintext(
-    f: BinaryIO, plan: RepairPlan, start: int, limits: ReadLimits, frame_file_offset: int = 0
+    source: Path, plan: RepairPlan, start: int, limits: ReadLimits, frame_file_offset: int = 0
 ) -> Iterator[bytes]:
     """Source plaintext [start, committed) (raw: file bytes; zstd: decoded from ``frame_file_offset``,
     the file offset of the frame whose plaintext begins at ``start``)."""
-    if plan.source_encoding == "raw":
-        yield from copy_bytes(f, start, plan.committed)
-    else:
-        yield from zstd_plaintext(f, frame_file_offset, start, plan.committed, limits.max_window)
+    return plaintext_range(
+        source, plan.source_encoding, start, plan.committed, limits.max_window, (frame_file_offset, start)
+    )
 
 
 def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
-    with open(source, "rb") as f:  # read-only
-        if plan.output_encoding == "raw":
-            for piece in _committed_plaintext(f, plan, 0, limits):
-                sink.write(piece)
-            for line in closers:
-                sink.write(line)
-            return
-        # zstd output: verbatim whole frames, then one new frame (§7.4)
-        frame = FrameWriter(sink)
-        if plan.source_encoding == "zstd" and plan.copy_file:
-            for piece in copy_bytes(f, 0, plan.copy_file):
-                sink.write(piece)
-            for piece in _committed_plaintext(f, plan, plan.copy_plain, limits, plan.copy_file):
-                frame.write(piece)
-        else:
-            # a new zstd layout: the header line alone in the first frame (§9.2), then the body
-            head = bytearray()
-            for piece in _committed_plaintext(f, plan, 0, limits):
-                if len(head) < plan.body_offset:
-                    need = plan.body_offset - len(head)
-                    head += piece[:need]
-                    piece = piece[need:]
-                    if len(head) == plan.body_offset:
-                        sink.write(compress_frame(bytes(head)))
-                if piece:
-                    frame.write(piece)
+    if plan.output_encoding == "raw":
+        for piece in _committed_plaintext(source, plan, 0, limits):
+            sink.write(piece)
         for line in closers:
-            frame.write(line)
-        if frame.plaintext:
-            frame.close()
+            sink.write(line)
+        return
+    # zstd output: verbatim whole frames, then one new frame (§7.4)
+    frame = FrameWriter(sink)
+    if plan.source_encoding == "zstd" and plan.copy_file:
+        for piece in file_range(source, 0, plan.copy_file):
+            sink.write(piece)
+        for piece in _committed_plaintext(source, plan, plan.copy_plain, limits, plan.copy_file):
+            frame.write(piece)
+    else:
+        # a new zstd layout: the header line alone in the first frame (§9.2), then the body
+        head = bytearray()
+        for piece in _committed_plaintext(source, plan, 0, limits):
+            if len(head) < plan.body_offset:
+                need = plan.body_offset - len(head)
+                head += piece[:need]
+                piece = piece[need:]
+                if len(head) == plan.body_offset:
+                    sink.write(compress_frame(bytes(head)))
+            if piece:
+                frame.write(piece)
+    for line in closers:
+        frame.write(line)
+    if frame.plaintext:
+        frame.close()
 
 
 # -- verification (DESIGN §4) ------------------------------------------------------------------
@@ -338,16 +317,12 @@ def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes],
     """Raw output: compare the prefix as byte chunks with the source's committed plaintext
     (which the scan read as complete lines), then read the appended part with the reader."""
     tail = b"".join(closers)
-    with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
-        position = 0
-        for expected in _committed_plaintext(src, plan, 0, limits):
-            got = out.read(len(expected))
-            if got != expected:
-                raise WriteRefusedError(
-                    f"verification: the new file differs from the source near byte {position}"
-                )
-            position += len(expected)
-        rest = out.read(len(tail) + 1)
+    position = _first_difference(
+        file_range(tmp, 0, plan.committed, strict=False), _committed_plaintext(source, plan, 0, limits)
+    )
+    if position is not None:
+        raise WriteRefusedError(f"verification: the new file differs from the source near byte {position}")
+    rest = b"".join(file_range(tmp, plan.committed, plan.committed + len(tail) + 1, strict=False))
     if rest != tail:
         raise WriteRefusedError("verification: the appended records are not what was planned")
     reader = RawReader(io.BytesIO(rest), max_line=limits.max_line)
@@ -356,38 +331,57 @@ def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes],
         raise WriteRefusedError("verification: the appended records are not complete lines")
 
 
+def _first_difference(got: Iterator[bytes], expected: Iterator[bytes]) -> int | None:
+    """The first offset where two byte streams differ (a shorter one differs at its end)."""
+    position = 0
+    pending = b""
+    for want in expected:
+        while len(pending) < len(want):
+            more = next(got, b"")
+            if not more:
+                break
+            pending += more
+        have, pending = pending[: len(want)], pending[len(want) :]
+        if have != want:
+            return position + next(
+                (i for i, (a, b) in enumerate(zip(have, want, strict=False)) if a != b), len(have)
+            )
+        position += len(want)
+    return None
+
+
 def _verify_lines(
     tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits
 ) -> None:
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
     the header line) and compare its lines with the committed source lines, then the closers."""
-    with open(tmp, "rb") as out, open(source, "rb") as src:  # read-only
-        reader = make_reader(out, plan.output_encoding, limits)
-        expected = itertools.chain(
-            _lines_of(_committed_plaintext(src, plan, 0, limits), limits.max_line),
-            (line[:-1] for line in closers),
-        )
-        count = 0
-        for item in reader.batches():
-            if isinstance(item, PhysicalIssue):
-                if item.rule == "zstd-header-frame" and plan.dialect == "mini":
-                    continue  # a dsh framing rule; the mini layout has none
-                raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
-            for line in item[0]:
-                count += 1
-                if line != next(expected, None):
-                    raise WriteRefusedError(
-                        f"verification: line {count} of the new file differs from what was planned"
-                    )
-        if next(expected, None) is not None:
-            raise WriteRefusedError("verification: the new file is shorter than planned")
-        summary = reader.summary
-        if summary.partial_line is not None or summary.torn_frame is not None:
-            raise WriteRefusedError("verification: the new file ends in a torn record")
+    reading = LogReading(tmp, plan.output_encoding, limits)
+    expected = itertools.chain(
+        _lines_of(_committed_plaintext(source, plan, 0, limits), limits.max_line),
+        (line[:-1] for line in closers),
+    )
+    count = 0
+    for item in reading.batches():
+        if isinstance(item, PhysicalIssue):
+            if item.rule == R.ZSTD_HEADER_FRAME and not plan.header_frame:
+                continue  # a framing rule of a layout this dialect does not have
+            raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
+        for line in item[0]:
+            count += 1
+            if line != next(expected, None):
+                raise WriteRefusedError(
+                    f"verification: line {count} of the new file differs from what was planned"
+                )
+    if next(expected, None) is not None:
+        raise WriteRefusedError("verification: the new file is shorter than planned")
+    summary = reading.summary
+    assert summary is not None
+    if summary.partial_line is not None or summary.torn_frame is not None:
+        raise WriteRefusedError("verification: the new file ends in a torn record")
 
 
 def _check_closers(
-    plan: RepairPlan, closers: list[bytes], scanner: Scanner, known: tuple[Finding, ...]
+    plan: RepairPlan, closers: list[bytes], scanner: DialectScanner, known: tuple[Finding, ...]
 ) -> None:
     """The closers, in the state the committed prefix left (the read-back later shows the
     prefix is byte-identical to what was scanned). A warning the kept prefix already carried (a

@@ -9,8 +9,11 @@ from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
 
 from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import ReadSummary
-from sesstool.core.scanner import Scanner, ScanOptions
+from sesstool.dialects import registry
+from sesstool.dialects.base import Dialect
+from sesstool.dialects.registry import DetectingScanner
 from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits, SourceInfo, changed_since, open_source
 from sesstool.store.zstd_reader import ZstdReader
@@ -24,6 +27,7 @@ class ScanReport:
     read: ReadSummary
     scan: ScanResult
     live: bool  # the file changed while it was read: the report covers the stable prefix
+    dialect: Dialect  # the dialect that read the log
 
 
 class _Hashing:
@@ -65,7 +69,7 @@ class _Hashing:
             raise self._failure
 
 
-FrameHook = Callable[[int, int, int, Scanner], None]
+FrameHook = Callable[[int, int, int, DetectingScanner], None]
 
 
 def scan_source(
@@ -86,7 +90,7 @@ def run_scan(
     *,
     digest: Any = None,
     on_frame_end: FrameHook | None = None,
-) -> tuple[ScanReport, Scanner]:
+) -> tuple[ScanReport, DetectingScanner]:
     """``scan_source`` for write commands: also returns the scanner (its state continues into
     verification), feeds every source byte to ``digest``, and reports complete zstd frames."""
     limits = limits or ReadLimits()
@@ -107,24 +111,21 @@ def _scan_stream(
     limits: ReadLimits,
     progress: Progress | None,
     on_frame_end: FrameHook | None,
-) -> tuple[ScanReport, Scanner]:
+) -> tuple[ScanReport, DetectingScanner]:
     """Stream ``stream`` through a scanner (``run_scan`` owns the file and the digest)."""
     if info.filename_version is not None:
         options = replace(options, filename_version=info.filename_version)
     if limits.max_depth != options.max_depth:
         options = replace(options, max_depth=limits.max_depth)
-    if limits.dialect != "auto" and options.dialect == "auto":
-        options = replace(options, dialect=limits.dialect)
-    scanner = Scanner(info.display, options)
+    scanner = registry.open_scanner(info.display, options, registry.forced(limits.dialect))
     reader = make_reader(stream, info.encoding, limits)
     if isinstance(reader, ZstdReader) and on_frame_end is not None:
         hook = on_frame_end
         reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
-    feed = scanner.feed
     total = info.size if info.encoding == "raw" else None
     summary: ReadSummary | None = None
     for item in reader.batches():
-        feed(item)
+        scanner.feed(item)
         if progress is not None and type(item) is tuple:
             progress(item[1], total)
         if scanner.stopped:
@@ -137,4 +138,4 @@ def _scan_stream(
         summary = reader.summary
     result = scanner.finish(summary)
     live = changed_since(info)
-    return ScanReport(info, summary, result, live), scanner
+    return ScanReport(info, summary, result, live, scanner.chosen()), scanner

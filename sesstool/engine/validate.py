@@ -8,13 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sesstool.core.errors import InputError
+from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import ScanOptions
+from sesstool.dialects import registry
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.source import ReadLimits
-
-LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +49,11 @@ class ValidateReport:
         return any(f.failing(self.fail_on) for f in self.files)
 
 
+def log_suffixes() -> tuple[str, ...]:
+    """The file-name endings of a log of any registered dialect (``Dialect.layout``)."""
+    return tuple(sorted({s for d in registry.DIALECTS for s in d.layout.suffixes}))
+
+
 def expand_paths(args: tuple[str, ...]) -> list[str]:
     """Files as given; directories walked for *.jsonl[.zstd] (sorted); unexpanded globs expanded.
 
@@ -64,7 +68,7 @@ def expand_paths(args: tuple[str, ...]) -> list[str]:
             out.extend(matches)
         elif arg != "-" and os.path.isdir(arg):
             found = sorted(
-                str(p) for p in Path(arg).rglob("*") if p.is_file() and p.name.endswith(LOG_SUFFIXES)
+                str(p) for p in Path(arg).rglob("*") if p.is_file() and p.name.endswith(log_suffixes())
             )
             out.extend(found)
         else:

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.documents import SCHEMA_VERSION
 from sesstool.core.jsonline import dumps
 from sesstool.engine.fork import ForkReport
 from sesstool.render.escape import safe_line
@@ -14,8 +15,6 @@ from sesstool.render.escape import safe_line
 
 def fork_doc(rep: ForkReport) -> dict[str, Any]:
     """The ``--json`` document (exact log values, never escaped)."""
-    from sesstool.render.jsonout import SCHEMA_VERSION
-
     plan, src, pub = rep.plan, rep.source, rep.published
     header = src.scan.header
     return {
@@ -48,7 +47,7 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
             "exists": rep.target_exists if rep.dry_run else None,
         },
         "child": {
-            "id": child_id(plan.header),
+            "id": plan.child_id,
             "version": plan.version,
             "header": plan.header,
             "inherited_events": plan.inherited,
@@ -58,14 +57,6 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
         "marker": plan.marker,
         "closers": list(plan.closers),
     }
-
-
-def child_id(header: dict[str, Any]) -> Any:
-    """The child's id: a dsh header field, or in the mini-agent header event's data."""
-    if "id" in header:
-        return header["id"]
-    data = header.get("data")
-    return data.get("id") if isinstance(data, dict) else None
 
 
 def _record_line(record: dict[str, Any]) -> str:
@@ -86,7 +77,7 @@ def render_fork(rep: ForkReport, console: Console) -> None:
     title = "fork plan (dry run: nothing written)" if rep.dry_run else "forked"
     console.print(
         Text(
-            f"{title}: {safe_line(str(parent))} → {safe_line(str(child_id(plan.header)))} (v{plan.version})",
+            f"{title}: {safe_line(str(parent))} → {safe_line(str(plan.child_id))} (v{plan.version})",
             style="bold yellow" if rep.dry_run else "bold green",
         )
     )
@@ -114,10 +105,8 @@ def render_fork(rep: ForkReport, console: Console) -> None:
     row("header", safe_line(_record_line(plan.header)))
     if plan.marker is not None:
         row("marker", safe_line(_record_line(plan.marker)))
-    elif src.scan.dialect == "mini":
-        row("marker", "none: the mini-agent layout has no seed marker (the header records the parent)")
     else:
-        row("marker", f"none: the seed already ends with session/end-seed (seq {plan.boundary})")
+        row("marker", src.dialect.fork_marker_note(plan))
     if not plan.closers:
         row("closers", "none")
     for i, closer in enumerate(plan.closers):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
 from sesstool.engine.inspect import InspectReport
@@ -22,32 +22,6 @@ VERDICT_STYLE = {
 }
 SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 MAX_FINDINGS_SHOWN = 12
-
-
-def fmt_time(ms: int | None) -> str:
-    if ms is None:
-        return "—"
-    try:
-        stamp = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
-    except (OverflowError, OSError, ValueError):
-        return f"{ms} ms"
-    return stamp.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
-
-
-def fmt_duration(ms: int) -> str:
-    if ms < 1000:
-        return f"{ms} ms"
-    seconds = ms / 1000
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    minutes = seconds / 60
-    if minutes < 120:
-        return f"{minutes:.1f} min"
-    return f"{minutes / 60:.1f} h"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 class _Rows:
@@ -81,58 +55,8 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
                 "yellow",
             ),
         )
-    grid.add_row("session", _session_line(s))
-    grid.add_row("lineage", _lineage_line(s))
-    st = s.stats
-    ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends)
-    open_note = f" ({s.open.turn} open)" if s.open.turn is not None else ""
-    grid.add_row(
-        "events",
-        f"{st.events} · {_plural(st.turns, 'turn')}{open_note} · "
-        f"{_plural(st.steps, 'step')}" + (f" · ended: {ends}" if ends else ""),
-    )
-    if st.by_type:
-        grid.add_row("by type", safe_line(" · ".join(f"{k} {v}" for k, v in st.by_type)))
-    if s.open.turn is not None:
-        step = f", step {s.open.step}" if s.open.step is not None else ", no open step"
-        grid.add_row("open", Text(f"turn {s.open.turn} (since seq {s.open.turn_seq}){step}", "yellow"))
-    tc = st.tool_calls
-    grid.add_row(
-        "tool calls",
-        f"{tc.advertised} requested · {tc.started} started · "
-        f"{tc.answered} answered ({tc.failed} failed) · "
-        f"{tc.dangling} dangling · {tc.never_started} never started",
-    )
-    for p in s.open.pending:
-        state = f"started at seq {p.call_seq}, outcome unknown" if p.call_seq is not None else "never started"
-        step = f" (step {p.step})" if s.dialect != "mini" else ""
-        grid.add_row(
-            "",
-            Text(
-                f"pending {safe_line(p.call_id)} {safe_line(p.name or '?')}{step}: {state}",
-                "yellow",
-            ),
-        )
-    sf = st.surface
-    grid.add_row(
-        "surface",
-        f"{sf.current} current nodes · {sf.shadowed} shadowed · "
-        f"{sf.log_only} log-only events · {sf.replacements} replacements",
-    )
-    us = st.usage
-    grid.add_row(
-        "usage",
-        f"input {us.input_tokens} · output {us.output_tokens} · cache read "
-        f"{us.cache_read_tokens} · cache write {us.cache_write_tokens} · "
-        f"reasoning {us.reasoning_tokens} tokens",
-    )
-    tm = st.time
-    if tm.first is not None:
-        span = ""
-        if tm.earliest is not None and tm.latest is not None:
-            span = f" ({fmt_duration(tm.latest - tm.earliest)})"
-        back = f" · time went backwards {tm.backwards_steps}×" if tm.backwards_steps else ""
-        grid.add_row("time", f"{fmt_time(tm.first)} → {fmt_time(tm.last)}{span}{back}")
+    for row in sr.dialect.inspect_rows(s):
+        grid.add_row(row.label, Text(safe_line(row.text), row.style or ""))
     _render_findings(s, console)
     _render_repair(rep, console)
     if s.timeline is not None:
@@ -153,32 +77,6 @@ def _file_line(rep: InspectReport) -> Text:
     if rd.partial_line is not None:
         parts.append(f"{rd.partial_line.length} torn byte(s) after the last newline")
     return Text(" · ".join(parts))
-
-
-def _session_line(s: ScanResult) -> str:
-    h = s.header
-    if h is None:
-        return "no usable header" + (f" (format v{s.version})" if s.version is not None else "")
-    cwd = f" · cwd {safe_line(h.cwd)}" if h.cwd else ""
-    preset = f" · preset {safe_line(h.agent_preset)}" if h.agent_preset else ""
-    return f"{safe_line(h.id or '?')} · format v{h.version} · created {fmt_time(h.created_at)}{cwd}{preset}"
-
-
-def _lineage_line(s: ScanResult) -> str:
-    ln = s.stats.lineage
-    who = "subagent" if ln.origin == "subagent" else "top-level"
-    depth = f" (delegation depth {ln.delegation_depth})" if ln.delegation_depth is not None else ""
-    parts = [who + depth]
-    if ln.parent_session is not None:
-        parts.append(f"parent {safe_line(ln.parent_session)}")
-    if ln.seeded:
-        inherited = ln.inherited_events if ln.inherited_events is not None else "?"
-        parts.append(f"forked/seeded: {inherited} inherited events")
-    else:
-        parts.append("not seeded")
-    if ln.end_seed_markers:
-        parts.append(_plural(ln.end_seed_markers, "end-seed marker"))
-    return " · ".join(parts)
 
 
 def _render_findings(s: ScanResult, console: Console) -> None:
@@ -225,27 +123,7 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
         Text(f"repair      would append {_plural(len(rep.closers), 'closer')}{drop}:", style="bold")
     )
     for c in rep.closers:
-        console.print("  " + safe_line(describe_closer(c)))
-
-
-def describe_closer(c: dict[str, Any]) -> str:
-    data = c["data"]
-    t = c["type"]
-    if t == "tool/result" and "tool_call_id" in data.get("message", {}):  # mini-agent
-        cites = c.get("sourceEventSeqs")
-        why = f"outcome unknown, cites tool/call seq {cites[0]}" if cites else "never started"
-        return f"seq {c['seq']:<5} tool/result  {data['message']['tool_call_id']}: {why}"
-    if t == "turn/end" and isinstance(data.get("reason"), str):  # mini-agent
-        return f"seq {c['seq']:<5} turn/end     turn {data['turn']} reason {data['reason']}"
-    if t == "tool/result":
-        msg = data["message"]
-        call = msg["source"]["callId"]
-        cites = c.get("sourceEventSeqs")
-        why = f"cites tool/call seq {cites[0]}" if cites else "no tool/call was recorded"
-        return f"seq {c['seq']:<5} tool/result  {call}: {data['error']['code']} ({why}), id {msg['id']}"
-    if t == "step/end":
-        return f"seq {c['seq']:<5} step/end     turn {data['turn']} step {data['step']}"
-    return f"seq {c['seq']:<5} turn/end     turn {data['turn']} reason {data['reason']['kind']}"
+        console.print("  " + safe_line(rep.scan.dialect.describe_closer(c)))
 
 
 def render_timeline(entries: tuple[TimelineEntry, ...], console: Console) -> None:

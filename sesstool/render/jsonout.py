@@ -4,80 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sesstool.core.errors import Address
-from sesstool.core.model import ScanResult, Stats
+from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
 from sesstool.core.request import envelope_document
-from sesstool.core.rules import Finding
 from sesstool.engine.derive import DeriveReport
 from sesstool.engine.inspect import InspectReport
 from sesstool.engine.scan import ScanReport
 from sesstool.engine.validate import ValidateReport
-
-SCHEMA_VERSION = 1
-
-
-def address(a: Address | None) -> dict[str, Any] | None:
-    if a is None:
-        return None
-    return {
-        "file": a.file,
-        "offset": a.offset,
-        "line": a.line,
-        "frame": a.frame,
-        "frame_offset": a.frame_offset,
-        "seq": a.seq,
-    }
-
-
-def finding(f: Finding) -> dict[str, Any]:
-    return {"rule": f.rule, "severity": f.severity.label, "message": f.message, "address": address(f.address)}
-
-
-def stats(s: Stats) -> dict[str, Any]:
-    tc, sf, us, tm, ln = s.tool_calls, s.surface, s.usage, s.time, s.lineage
-    return {
-        "events": s.events,
-        "by_type": dict(s.by_type),
-        "turns": s.turns,
-        "turn_ends": dict(s.turn_ends),
-        "steps": s.steps,
-        "tool_calls": {
-            "advertised": tc.advertised,
-            "started": tc.started,
-            "answered": tc.answered,
-            "failed": tc.failed,
-            "dangling": tc.dangling,
-            "never_started": tc.never_started,
-        },
-        "surface": {
-            "current": sf.current,
-            "shadowed": sf.shadowed,
-            "log_only": sf.log_only,
-            "replacements": sf.replacements,
-        },
-        "usage": {
-            "input_tokens": us.input_tokens,
-            "output_tokens": us.output_tokens,
-            "cache_read_tokens": us.cache_read_tokens,
-            "cache_write_tokens": us.cache_write_tokens,
-            "reasoning_tokens": us.reasoning_tokens,
-        },
-        "time": {
-            "first": tm.first,
-            "last": tm.last,
-            "earliest": tm.earliest,
-            "latest": tm.latest,
-            "backwards_steps": tm.backwards_steps,
-        },
-        "lineage": {
-            "parent_session": ln.parent_session,
-            "seeded": ln.seeded,
-            "inherited_events": ln.inherited_events,
-            "origin": ln.origin,
-            "delegation_depth": ln.delegation_depth,
-            "end_seed_markers": ln.end_seed_markers,
-        },
-    }
 
 
 def file_facts(r: ScanReport) -> dict[str, Any]:
@@ -104,41 +36,31 @@ def file_facts(r: ScanReport) -> dict[str, Any]:
     }
 
 
-def scan_summary(s: ScanResult) -> dict[str, Any]:
-    tail, op = s.tail, s.open
-    return {
+def scan_summary(r: ScanReport) -> dict[str, Any]:
+    """The generic members of a scan, with the dialect's own between verdict and tail."""
+    s = r.scan
+    tail = s.tail
+    doc: dict[str, Any] = {
         "header": s.header.raw if s.header is not None else None,
-        "version": s.version,
-        "verdict": {"verdict": s.verdict, "reason": s.verdict_reason, "address": address(s.verdict_address)},
-        "stats": stats(s.stats),
-        "open": {
-            "turn": op.turn,
-            "turn_seq": op.turn_seq,
-            "step": op.step,
-            "pending_calls": [
-                {
-                    "call_id": p.call_id,
-                    "step": p.step,
-                    "call_seq": p.call_seq,
-                    "name": p.name,
-                    "status": "started" if p.call_seq is not None else "never-started",
-                }
-                for p in op.pending
-            ],
-            "last_seq": op.last_seq,
-            "last_time": op.last_time,
+        "version": s.version if s.version is not None else s.version_label,
+        "verdict": {
+            "verdict": s.verdict,
+            "reason": s.verdict_reason,
+            "address": address_doc(s.verdict_address),
         },
-        "tail": {
-            "kind": tail.kind,
-            "committed_bytes": tail.committed_bytes,
-            "dropped_bytes": tail.dropped_bytes,
-            "dropped_lines": tail.dropped_lines,
-            "recovered_lines": tail.recovered_lines,
-            "address": address(tail.address),
-        },
-        "findings": [finding(f) for f in s.findings],
-        "findings_dropped": s.findings_dropped,
     }
+    doc.update(r.dialect.inspect_body(s))
+    doc["tail"] = {
+        "kind": tail.kind,
+        "committed_bytes": tail.committed_bytes,
+        "dropped_bytes": tail.dropped_bytes,
+        "dropped_lines": tail.dropped_lines,
+        "recovered_lines": tail.recovered_lines,
+        "address": address_doc(tail.address),
+    }
+    doc["findings"] = [finding_doc(f) for f in s.findings]
+    doc["findings_dropped"] = s.findings_dropped
+    return doc
 
 
 def inspect_doc(rep: InspectReport) -> dict[str, Any]:
@@ -148,7 +70,7 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
         "command": "inspect",
         "file": file_facts(rep.scan),
     }
-    doc.update(scan_summary(s))
+    doc.update(scan_summary(rep.scan))
     doc["repair"] = {"repairable": rep.repairable, "closers": list(rep.closers)}
     if s.timeline is not None:
         doc["timeline"] = [
@@ -191,11 +113,11 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
                 "path": fr.path,
                 "error": None,
                 "verdict": s.verdict,
-                "version": s.version,
+                "version": s.version if s.version is not None else s.version_label,
                 "encoding": fr.report.source.encoding,
                 "events": s.stats.events,
                 "live": fr.report.live,
-                "findings": [finding(f) for f in s.findings],
+                "findings": [finding_doc(f) for f in s.findings],
                 "findings_dropped": s.findings_dropped,
                 "failed": fr.failing(rep.fail_on),
             }
@@ -217,7 +139,7 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "command": "derive",
         "path": rep.scan.source.display,
-        "session": s.header.id if s.header is not None else None,
+        "session": s.session_id,
         "version": rep.as_version if rep.as_version is not None else s.version,
         "source_version": s.version,
         "verdict": s.verdict,

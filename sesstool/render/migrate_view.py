@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.documents import SCHEMA_VERSION
 from sesstool.engine.migrate import MigrateReport
 from sesstool.render.escape import safe_line
 
@@ -15,7 +16,7 @@ def migrate_doc(rep: MigrateReport) -> dict[str, Any]:
     out = rep.output
     checked = rep.output_scan.scan if rep.output_scan is not None else None
     return {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "command": "migrate",
         "status": rep.status,
         "source": {

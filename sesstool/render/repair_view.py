@@ -7,16 +7,16 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.documents import SCHEMA_VERSION, defect_doc
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
-from sesstool.render.inspect_view import describe_closer
 
 
 def repair_doc(rep: RepairReport) -> dict[str, Any]:
     scan = rep.scan.scan
     plan = rep.plan
     doc: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "command": "repair",
         "status": rep.status,
         "source": {
@@ -53,14 +53,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
     if plan is not None and plan.salvage is not None:
         sv = plan.salvage
         doc["salvage"] = {
-            "defect": {
-                "rule": sv.defect.rule,
-                "message": sv.defect.message,
-                "offset": sv.defect.address.offset,
-                "line": sv.defect.address.line,
-                "frame": sv.defect.address.frame,
-                "seq": sv.defect.address.seq,
-            },
+            "defect": defect_doc(sv.defect),
             "kept_plaintext_bytes": sv.cut,
             "dropped_file_offset": sv.dropped_file_offset,
             "dropped_file_bytes": sv.dropped_file_bytes,
@@ -118,7 +111,7 @@ def render_repair(rep: RepairReport, console: Console) -> None:
     if plan.closers:
         console.print(f"  appended  {len(plan.closers)} closer(s):")
         for c in plan.closers:
-            console.print("    " + safe_line(describe_closer(c)))
+            console.print("    " + safe_line(rep.scan.dialect.describe_closer(c)))
     else:
         console.print("  appended  nothing: every turn was already closed")
     if rep.output is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sesstool.core import rule_ids as R
 from sesstool.core.physical import Batch, PartialLine, PhysicalIssue
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
@@ -110,7 +111,7 @@ class LineSplitter:
     ) -> PhysicalIssue:
         more = "more than " if at_least else ""
         return PhysicalIssue(
-            "line-too-long",
+            R.LINE_TOO_LONG,
             f"line is {more}{length} bytes, over the limit of {self.max_line}",
             offset=offset,
             line=line,

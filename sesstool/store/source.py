@@ -32,7 +32,7 @@ class ReadLimits:
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED
     max_window: int = DEFAULT_MAX_WINDOW
     max_depth: int = ORJSON_MAX_DEPTH
-    dialect: str = "auto"  # "auto" (from the first line), "dsh" or "mini"
+    dialect: str = "auto"  # "auto" (detected from the first line) or a registered dialect name
 
 
 @dataclass(frozen=True, slots=True)

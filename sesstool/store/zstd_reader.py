@@ -11,6 +11,7 @@ from typing import BinaryIO
 
 import zstandard
 
+from sesstool.core import rule_ids as R
 from sesstool.core.physical import Batch, Encoding, PhysicalIssue, ReadSummary, TornFrame
 from sesstool.store.lines import DEFAULT_MAX_LINE, LineSplitter
 from sesstool.store.raw_reader import CHUNK_SIZE, PhysicalReader
@@ -172,7 +173,7 @@ class ZstdReader(PhysicalReader):
         fhd = descriptor[0]
         if fhd & 0x08:
             yield self._issue(
-                "zstd-reserved-bit",
+                R.ZSTD_RESERVED_BIT,
                 f"frame header descriptor 0x{fhd:02x} has the reserved bit set",
                 index,
                 start,
@@ -196,7 +197,7 @@ class ZstdReader(PhysicalReader):
             window = base + (base >> 3) * mantissa
         if window > self.max_window:
             yield self._issue(
-                "zstd-window-too-large",
+                R.ZSTD_WINDOW_TOO_LARGE,
                 f"frame needs a {window}-byte window, over the limit of {self.max_window}",
                 index,
                 start,
@@ -204,7 +205,7 @@ class ZstdReader(PhysicalReader):
             return _End.FATAL
         if not has_checksum:
             yield self._issue(
-                "zstd-no-checksum",
+                R.ZSTD_NO_CHECKSUM,
                 "frame has no content checksum (writers always set it)",
                 index,
                 start,
@@ -236,7 +237,7 @@ class ZstdReader(PhysicalReader):
             size = header >> 3
             if block_type == 3:
                 yield self._issue(
-                    "zstd-reserved-block",
+                    R.ZSTD_RESERVED_BLOCK,
                     f"block at file offset {block_at} has the reserved block type 3",
                     index,
                     start,
@@ -244,7 +245,7 @@ class ZstdReader(PhysicalReader):
                 return _End.FATAL
             if size > _MAX_BLOCK:
                 yield self._issue(
-                    "zstd-decode-error",
+                    R.ZSTD_DECODE_ERROR,
                     f"{_BLOCK_TYPES[block_type]} block at file offset {block_at} declares "
                     f"{size} bytes, over the 128 KiB block maximum",
                     index,
@@ -289,10 +290,14 @@ class ZstdReader(PhysicalReader):
                 if out and not (yield from self._deliver(out, index, start)):
                     return _End.FATAL
             return self._tear(index, start)
-        if error is None and not dobj.eof:
+        return (yield from self._complete(index, start, error, dobj.eof))
+
+    def _complete(self, index: int, start: int, error: str | None, eof: bool) -> Generator[Item, None, _End]:
+        """A frame whose every block and checksum is present: decoded cleanly, or corruption."""
+        if error is None and not eof:
             error = "frame data did not end after its last block"
         if error is not None:
-            rule = "zstd-checksum" if "checksum" in error else "zstd-decode-error"
+            rule = R.ZSTD_CHECKSUM if "checksum" in error else R.ZSTD_DECODE_ERROR
             yield self._issue(rule, f"complete frame failed to decode: {error}", index, start)
             return _End.FATAL
         if index == 0 and not self._header_seen and not self._header_relaxed:
@@ -302,7 +307,7 @@ class ZstdReader(PhysicalReader):
         self._boundary = None
         if pending_bytes:
             self._boundary = self._issue(
-                "zstd-frame-boundary",
+                R.ZSTD_FRAME_BOUNDARY,
                 f"complete frames end inside a record ({pending_bytes} bytes after the last newline)",
                 index,
                 start,
@@ -316,7 +321,7 @@ class ZstdReader(PhysicalReader):
         splitter = self._splitter
         if splitter.offset + len(out) > self.max_decompressed:
             yield self._issue(
-                "zstd-budget-exceeded",
+                R.ZSTD_BUDGET_EXCEEDED,
                 f"decompressed data exceeds the budget of {self.max_decompressed} bytes",
                 index,
                 start,
@@ -353,13 +358,13 @@ class ZstdReader(PhysicalReader):
         value = int.from_bytes(magic, "little")
         if len(magic) == 4 and value & _SKIPPABLE_MASK == _SKIPPABLE_MAGIC:
             return self._issue(
-                "zstd-skippable-frame",
+                R.ZSTD_SKIPPABLE_FRAME,
                 f"skippable frame (magic 0x{value:08x}) where a zstd frame should start",
                 index,
                 start,
             )
         return self._issue(
-            "zstd-bad-magic",
+            R.ZSTD_BAD_MAGIC,
             f"bytes {magic.hex(' ')} where a zstd frame should start",
             index,
             start,
@@ -367,7 +372,7 @@ class ZstdReader(PhysicalReader):
 
     def _header_issue(self, what: str, index: int, start: int) -> PhysicalIssue:
         return self._issue(
-            "zstd-header-frame",
+            R.ZSTD_HEADER_FRAME,
             f"{what}: it must be exactly one line (spec §9.2)",
             index,
             start,

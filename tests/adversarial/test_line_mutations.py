@@ -30,8 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import Scanner
+from sesstool.dialects.registry import open_scanner
 from sesstool.store.framing import compress_frame
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.zstd_reader import ZstdReader
@@ -40,7 +41,7 @@ from tests.conftest import FIXTURES, Sesstool, examples
 
 def _scan(data: bytes, zstd: bool = False) -> ScanResult:
     reader = ZstdReader(io.BytesIO(data), max_decompressed=1 << 24) if zstd else RawReader(io.BytesIO(data))
-    scanner = Scanner("mutated")
+    scanner = open_scanner("mutated", ScanOptions())
     for item in reader.batches():
         scanner.feed(item)
     return scanner.finish(reader.summary)

@@ -19,7 +19,6 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sesstool.core.encode import encode_records
 from sesstool.engine import fork as fork_engine
 from sesstool.store import publish as publish_module
 from sesstool.store.publish import Sink
@@ -354,9 +353,13 @@ def test_a_failed_verification_publishes_nothing(
 ) -> None:
     session_dir = _dsh_root(tmp_path)
     stray = b'{"type":"step/end","seq":999,"time":1,"data":{"turn":1,"step":1}}\n'
-    monkeypatch.setattr(
-        "sesstool.engine.fork.encode_records", lambda records: encode_records(records) + stray
-    )
+    real_init = fork_engine._ChildWriter.__init__
+
+    def init(self: fork_engine._ChildWriter, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        self.suffix += stray  # what the writer appends is not what the plan says
+
+    monkeypatch.setattr(fork_engine._ChildWriter, "__init__", init)
     state = snapshot(tmp_path)
     result = sesstool("fork", str(session_dir), "--id", "bad")
     assert result.exit_code == 6

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sesstool.core.model import ScanResult
-from sesstool.core.scanner import Scanner
+from sesstool.core.options import ScanOptions
+from sesstool.dialects.registry import open_scanner
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.zstd_reader import ZstdReader
 from tests.conftest import FIXTURES, examples
@@ -40,7 +41,7 @@ def _log(scenario: str, zstd: bool) -> bytes:
 
 def _scan(reader: RawReader | ZstdReader) -> tuple[list[bytes], ScanResult]:
     lines: list[bytes] = []
-    scanner = Scanner("cut")
+    scanner = open_scanner("cut", ScanOptions())
     for item in reader.batches():
         if isinstance(item, tuple):
             lines.extend(item[0])

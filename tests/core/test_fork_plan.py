@@ -9,7 +9,6 @@ from typing import Any
 import orjson
 import pytest
 
-from sesstool.core.closers import TEXT_FORKED_NOT_STARTED, TEXT_FORKED_UNKNOWN
 from sesstool.core.encode import encode_record
 from sesstool.core.errors import InputError, UnsupportedError, UsageError
 from sesstool.core.fork_plan import (
@@ -19,12 +18,16 @@ from sesstool.core.fork_plan import (
     check_at,
     check_split_row,
     default_boundary,
-    plan_fork,
 )
 from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import ReadSummary
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import Scanner, ScanOptions
+from sesstool.dialects import registry
+from sesstool.dialects.base import ForkInput
+from sesstool.dialects.dsh.closers import TEXT_FORKED_NOT_STARTED, TEXT_FORKED_UNKNOWN
+from sesstool.dialects.dsh.fork import plan_fork
+from sesstool.dialects.registry import open_scanner
 from tests.conftest import FIXTURES
 
 DSH = FIXTURES / "dsh"
@@ -32,7 +35,7 @@ T = 1760000000000
 
 
 def scan(lines: list[bytes], at: int | None = None) -> tuple[ScanResult, BoundaryFacts]:
-    scanner = Scanner("mem", ScanOptions(at_seq=at))
+    scanner = open_scanner("mem", ScanOptions(at_seq=at))
     scanner.feed_lines(lines, 0, 1, None)
     size = sum(map(len, lines)) + len(lines)
     summary = ReadSummary("raw", size, size, len(lines), 0, None, None, at is not None, None)
@@ -46,6 +49,9 @@ def plan_at(lines: list[bytes], boundary: int, **kwargs: Any) -> ForkPlan:
     kwargs.setdefault("child_id", "child")
     kwargs.setdefault("created_at", 5)
     kwargs.setdefault("seed_ends_with_end_seed", facts.last_end_seed == boundary)
+    dialect = kwargs.pop("dialect", "dsh")
+    if dialect != "dsh":  # the dialect object plans from the scans (ForkInput)
+        return registry.by_name(dialect).plan_fork(ForkInput(result, result, boundary, **kwargs))
     return plan_fork(result.header, boundary, result.open, **kwargs)
 
 
@@ -60,7 +66,7 @@ def child_lines(parent: list[bytes], plan: ForkPlan) -> list[bytes]:
 
 
 def assert_valid_clean(lines: list[bytes]) -> ScanResult:
-    scanner = Scanner("child")
+    scanner = open_scanner("child", ScanOptions())
     scanner.feed_lines(lines, 0, 1, None)
     size = sum(map(len, lines)) + len(lines)
     result = scanner.finish(ReadSummary("raw", size, size, len(lines), 0, None, None, False, None))
@@ -635,12 +641,4 @@ def test_mini_refusals() -> None:
     result, _ = scan(MINI_BASIC, 1)
     assert result.header is not None
     with pytest.raises(ValueError, match=r"^open state ends at seq 1, not at the boundary 2$"):
-        plan_fork(
-            result.header,
-            2,
-            result.open,
-            child_id="c",
-            created_at=1,
-            seed_ends_with_end_seed=False,
-            dialect="mini",
-        )
+        registry.by_name("mini").plan_fork(ForkInput(result, result, 2, "c", 1, False))

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 import zstandard
 
-from sesstool.core.closers import closers_for
 from sesstool.core.model import ScanResult
-from sesstool.core.repair_plan import Salvage, plan_repair
+from sesstool.core.options import ScanOptions
+from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding
-from sesstool.core.scanner import Scanner
+from sesstool.dialects import registry
+from sesstool.dialects.registry import open_scanner
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.zstd_reader import ZstdReader
 from tests.cli.test_read_commands import fixture_log
@@ -30,10 +31,18 @@ def scan_of(data: bytes) -> ScanResult:
     reader = (
         ZstdReader(io.BytesIO(data)) if data.startswith(b"\x28\xb5\x2f\xfd") else RawReader(io.BytesIO(data))
     )
-    scanner = Scanner("log")
+    scanner = open_scanner("log", ScanOptions())
     for item in reader.batches():
         scanner.feed(item)
     return scanner.finish(reader.summary)
+
+
+def plan_of(scan: ScanResult, **kwargs: Any) -> RepairPlan:
+    """``plan_repair`` with what the engine passes from the log's dialect."""
+    dialect = registry.by_name(scan.dialect)
+    return plan_repair(
+        scan, closers=tuple(dialect.closers(scan)), header_frame=dialect.header_frame, **kwargs
+    )
 
 
 # -- the pure planner ----------------------------------------------------------------------------
@@ -45,17 +54,17 @@ def test_raw_to_raw_copies_the_committed_prefix() -> None:
     scan = scan_of(TORN)
     committed = TORN.rfind(b"\n") + 1
     assert scan.tail.committed_bytes == committed
-    plan = plan_repair(
+    plan = plan_of(
         scan, source_encoding="raw", output_encoding="raw", plaintext_bytes=len(TORN), frame_copy_point=None
     )
     assert (plan.committed, plan.copy_file, plan.copy_plain) == (committed, committed, committed)
     assert plan.dropped_plain == len(TORN) - committed > 0
     assert plan.body_offset == TORN.index(b"\n") + 1
-    assert (plan.version, plan.source_verdict, plan.dialect) == (0, "torn", "dsh")
+    assert (plan.version, plan.source_verdict, plan.header_frame) == (0, "torn", True)
     assert (plan.source_encoding, plan.output_encoding) == ("raw", "raw")
     assert plan.committed_events == scan.open.events and plan.committed_events > 0
     assert (plan.dropped_lines, plan.recovered_lines) == (1, 0)  # the torn last line
-    assert plan.closers == tuple(closers_for(scan))
+    assert plan.closers == tuple(registry.by_name(scan.dialect).closers(scan))
     assert plan.salvage is None
 
 
@@ -73,7 +82,7 @@ def test_what_is_copied_verbatim(
     source: Any, output: Any, copy_point: tuple[int, int] | None, expected: tuple[int, int]
 ) -> None:
     scan = scan_of(TORN)
-    plan = plan_repair(
+    plan = plan_of(
         scan,
         source_encoding=source,
         output_encoding=output,
@@ -88,7 +97,7 @@ def test_nothing_dropped_is_never_negative() -> None:
     scan = scan_of(TORN)
     committed = scan.tail.committed_bytes
     for plaintext, dropped in ((committed, 0), (committed - 5, 0), (committed + 1, 1)):
-        plan = plan_repair(
+        plan = plan_of(
             scan,
             source_encoding="raw",
             output_encoding="raw",
@@ -102,7 +111,7 @@ def test_salvage_keeps_only_the_prefix_before_the_defect() -> None:
     scan = scan_of(TORN)
     defect: Finding = scan.findings[0]
     salvage = Salvage(defect, cut=200, dropped_file_offset=200, dropped_file_bytes=len(TORN) - 200)
-    plan = plan_repair(
+    plan = plan_of(
         scan,
         source_encoding="raw",
         output_encoding="raw",
@@ -117,7 +126,7 @@ def test_salvage_keeps_only_the_prefix_before_the_defect() -> None:
 
 def test_a_header_only_log_has_no_body_offset_default() -> None:
     scan = dataclasses.replace(scan_of(TORN), body_offset=None)
-    plan = plan_repair(
+    plan = plan_of(
         scan, source_encoding="raw", output_encoding="raw", plaintext_bytes=len(TORN), frame_copy_point=None
     )
     assert plan.body_offset == 0

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from sesstool.core.scanner import Scanner
+from sesstool.core.options import ScanOptions
 from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+from sesstool.dialects.registry import open_scanner
 from sesstool.store.raw_reader import RawReader
 from tests.rules.examples import find, header, jsonl, line_of, with_tool_pair
 
@@ -112,7 +113,7 @@ def test_a_malformed_citation_in_a_log_is_a_finding_not_a_crash(value: Any) -> N
     events = with_tool_pair(2)
     result = find(events, "tool/result")
     result["sourceEventSeqs"] = value
-    scanner = Scanner("log")
+    scanner = open_scanner("log", ScanOptions())
     reader = RawReader(io.BytesIO(jsonl(header(2), events)))
     for item in reader.batches():
         scanner.feed(item)

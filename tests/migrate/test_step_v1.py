@@ -19,12 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sesstool.core.jsonline import loads
+from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import Scanner, ScanOptions
 from sesstool.core.upgrade import Rec, UpgradeRefused
 from sesstool.core.upgrade.chain import chain, step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v1 import STEP, legacy_message_id
+from sesstool.dialects.registry import open_scanner
 from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, examples
 
 CASES = FIXTURES / "migrate" / "v0-to-v1"
@@ -62,7 +63,7 @@ def refusal(data: bytes) -> UpgradeRefused:
 
 
 def scan(data: bytes, collect: bool = False) -> Any:
-    scanner = Scanner("<memory>", ScanOptions(collect_messages=collect))
+    scanner = open_scanner("<memory>", ScanOptions(collect_messages=collect))
     scanner.feed_lines(data.split(b"\n")[:-1], 0, 1, None)
     return scanner.finish(None)
 

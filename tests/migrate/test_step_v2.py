@@ -22,12 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sesstool.core.jsonline import dumps, loads
+from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import Scanner, ScanOptions
 from sesstool.core.upgrade import Rec, Step, UpgradeRefused
 from sesstool.core.upgrade.chain import step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v2 import STEP
+from sesstool.dialects.registry import open_scanner
 from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, examples
 
 CASES = FIXTURES / "migrate" / "v1-to-v2"
@@ -63,7 +64,7 @@ def events_of(data: bytes) -> list[Event]:
 
 
 def scan(data: bytes, collect: bool = False) -> Any:
-    scanner = Scanner("<memory>", ScanOptions(collect_messages=collect))
+    scanner = open_scanner("<memory>", ScanOptions(collect_messages=collect))
     scanner.feed_lines(data.split(b"\n")[:-1], 0, 1, None)
     return scanner.finish(None)
 

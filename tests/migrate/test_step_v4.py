@@ -18,12 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sesstool.core.jsonline import loads
+from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
-from sesstool.core.scanner import Scanner, ScanOptions
 from sesstool.core.upgrade import Rec, UpgradeRefused
 from sesstool.core.upgrade.chain import chain, step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v4 import FIRST_PARTY_PRODUCERS, STEP, direct_kind
+from sesstool.dialects.registry import open_scanner
 from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, examples
 
 CASES = FIXTURES / "migrate" / "v3-to-v4"
@@ -55,7 +56,7 @@ def migrate_bytes(data: bytes) -> bytes:
 
 
 def scan(data: bytes, collect: bool = False) -> Any:
-    scanner = Scanner("<memory>", ScanOptions(collect_messages=collect))
+    scanner = open_scanner("<memory>", ScanOptions(collect_messages=collect))
     scanner.feed_lines(data.split(b"\n")[:-1], 0, 1, None)
     return scanner.finish(None)
 

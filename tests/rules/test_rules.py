@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
 from sesstool.core.rules import RULES, Finding
-from sesstool.core.scanner import ScanOptions
 from sesstool.engine.scan import scan_source
 from sesstool.store.source import ReadLimits
 from tests.rules.examples import (

@@ -55,6 +55,50 @@ class Step(Protocol):
         ...
 
 
+class StepShell:
+    """What every ``Step`` shares: its name and edge (``class X(StepShell, name=..., source=N)``:
+    the target is N+1), the check of its source header (``check``, before both ``header`` and
+    ``run``), and a header that changes by its version alone unless ``edit_header`` says more.
+    A step writes ``events``."""
+
+    name: str
+    source: int
+    target: int
+
+    def __init_subclass__(cls, *, name: str, source: int, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name, cls.source, cls.target = name, source, source + 1
+
+    def check(self, header: dict[str, Any]) -> None:
+        """Refuse a source header this step cannot read (nothing by default)."""
+
+    def edit_header(self, header: dict[str, Any]) -> dict[str, Any]:
+        out = dict(header)
+        out["version"] = self.target
+        return out
+
+    def header(self, header: dict[str, Any]) -> dict[str, Any]:
+        self.check(header)
+        return self.edit_header(header)
+
+    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
+        self.check(header)
+        return self.events(header, recs)
+
+    def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
+        raise NotImplementedError
+
+
+def each_event(recs: Iterator[Rec]) -> Iterator[tuple[dict[str, Any], bytes | None, bool]]:
+    """Every event of every record: (event, the record's bytes when it holds just this event,
+    whether it is the record's last event)."""
+    for rec in recs:
+        raw = rec.raw if len(rec.events) == 1 else None
+        last = len(rec.events) - 1
+        for i, event in enumerate(rec.events):
+            yield event, raw, i == last
+
+
 def check_header_keys(
     step: str,
     version: int,

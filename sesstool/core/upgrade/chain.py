@@ -18,12 +18,8 @@ STEP_MODULES: dict[int, str] = {
 }
 
 
-MINI_STEP_MODULES: dict[int, str] = {0: "sesstool.core.upgrade.mini_v1"}
-
-
-def step_for(source: int, dialect: str = "dsh") -> Step:
-    modules = MINI_STEP_MODULES if dialect == "mini" else STEP_MODULES
-    module_name = modules.get(source)
+def step_for(source: int) -> Step:
+    module_name = STEP_MODULES.get(source)
     try:
         module = importlib.import_module(module_name) if module_name else None
     except ModuleNotFoundError:
@@ -36,8 +32,8 @@ def step_for(source: int, dialect: str = "dsh") -> Step:
     return step
 
 
-def chain(source: int, target: int, dialect: str = "dsh") -> list[Step]:
-    return [step_for(v, dialect) for v in range(source, target)]
+def chain(source: int, target: int) -> list[Step]:
+    return [step_for(v) for v in range(source, target)]
 
 
 def run_chain(

@@ -29,7 +29,7 @@ from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.jsonline import dumps
-from sesstool.core.upgrade import Rec, UpgradeRefused, check_header_keys
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, check_header_keys
 from sesstool.core.vocabulary import KNOWN, LEGACY_V0, RETIRED_V0
 
 NAME = "session-format-v0-to-v1"
@@ -425,21 +425,12 @@ _HANDLERS = {
 }
 
 
-class V0ToV1:
+class V0ToV1(StepShell, name=NAME, source=0):
     """The Step (see ``sesstool.core.upgrade.Step``)."""
 
-    name: str = NAME
-    source: int = 0
-    target: int = 1
+    check = staticmethod(check_header)
 
-    def header(self, header: dict[str, Any]) -> dict[str, Any]:
-        check_header(header)
-        out = dict(header)
-        out["version"] = 1
-        return out
-
-    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
-        check_header(header)
+    def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         norm = _Normaliser(header["id"])
         event = norm.event
         for rec in recs:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from sesstool.core.header import MAX_SAFE
-from sesstool.core.upgrade import Rec, UpgradeRefused
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, each_event
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
 from sesstool.core.vocabulary import KNOWN, LEGACY_PREFIXES_V0, LEGACY_V0
 
@@ -499,24 +499,19 @@ def _goal_round_zero(data: dict[str, Any]) -> bool:
     )
 
 
-class V1ToV2:
-    name = NAME
-    source = 1
-    target = 2
-
-    def header(self, header: dict[str, Any]) -> dict[str, Any]:
+class V1ToV2(StepShell, name=NAME, source=1):
+    def edit_header(self, header: dict[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in header.items() if k != "seedLength"}
         out["version"] = 2
         out["isSeeded"] = "seedLength" in header
         return out
 
-    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
+    def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         state = _Run(header)
-        for rec in recs:
-            raw = rec.raw if len(rec.events) == 1 else None
-            for event in rec.events:
-                state.event(event, raw)
-            yield from state.flush()
+        for event, raw, last in each_event(recs):
+            state.event(event, raw)
+            if last:
+                yield from state.flush()
         yield from state.finish()
 
 

@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.jsonline import dumps
-from sesstool.core.upgrade import Rec, UpgradeRefused
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, each_event
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
 from sesstool.core.vocabulary import KNOWN, PTC_DISPATCH, SURFACE
 
@@ -240,28 +240,9 @@ class _Run:
                 raise refuse("an unseeded Session contains an inherited end-seed marker")
             self.tagged = True
         if t == "request/header":
-            header = d.get("header")
-            if not isinstance(header, dict):
-                raise refuse("request/header data.header is not an object")
-            prompt = header.get("system", "")
-            if not isinstance(prompt, str):
-                raise refuse("request/header header.system is not a string")
-            if prompt != self.prompt:
-                if self.open_step is None or self.head is None:
-                    raise refuse("the system prompt changes at a request/header outside an open step")
-                yield self.system(seq, t, event.get("time"), prompt)
-            canonical = {
-                k: v
-                for k, v in header.items()
-                if not (
-                    k == "system"
-                    or (k == "tools" and isinstance(v, list) and not v)
-                    or (k == "adapterDefaults" and isinstance(v, dict) and not v)
-                )
-            }
-            if canonical != header or list(canonical) != list(header):
-                event = {**event, "data": {**d, "header": canonical}}
-                touched = True
+            event, touched, system = self.request_header(event, d, refuse)
+            if system is not None:
+                yield system
         elif t in _PTC_TYPES:
             event = {**event, "type": _PTC_TYPES[t]}
             touched = True
@@ -291,6 +272,35 @@ class _Run:
                 yield self.system(seq, t, event.get("time"), "")
         elif t == "step/end":
             self.open_step = None
+
+    def request_header(
+        self, event: dict[str, Any], d: dict[str, Any], refuse: Refuse
+    ) -> tuple[dict[str, Any], bool, Rec | None]:
+        """A v2 request/header: (the event with its canonical header, whether it changed, the
+        system/message a changed prompt inserts before it)."""
+        header = d.get("header")
+        if not isinstance(header, dict):
+            raise refuse("request/header data.header is not an object")
+        prompt = header.get("system", "")
+        if not isinstance(prompt, str):
+            raise refuse("request/header header.system is not a string")
+        system = None
+        if prompt != self.prompt:
+            if self.open_step is None or self.head is None:
+                raise refuse("the system prompt changes at a request/header outside an open step")
+            system = self.system(event["seq"], event["type"], event.get("time"), prompt)
+        canonical = {
+            k: v
+            for k, v in header.items()
+            if not (
+                k == "system"
+                or (k == "tools" and isinstance(v, list) and not v)
+                or (k == "adapterDefaults" and isinstance(v, dict) and not v)
+            )
+        }
+        if canonical != header or list(canonical) != list(header):
+            return {**event, "data": {**d, "header": canonical}}, True, system
+        return event, False, system
 
     def emit(self, event: dict[str, Any], old: int, t: str, raw: bytes | None, touched: bool) -> Rec:
         new = self.next
@@ -356,24 +366,17 @@ def _q(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-class V2ToV3:
-    name = NAME
-    source = 2
-    target = 3
-
-    def header(self, header: dict[str, Any]) -> dict[str, Any]:
-        out = dict(header)
-        out["version"] = 3
+class V2ToV3(StepShell, name=NAME, source=2):
+    def edit_header(self, header: dict[str, Any]) -> dict[str, Any]:
+        out = super().edit_header(header)
         if out.get("agentPreset") == "code":
             out["agentPreset"] = "ptc"
         return out
 
-    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
+    def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         state = _Run(header)
-        for rec in recs:
-            raw = rec.raw if len(rec.events) == 1 else None
-            for event in rec.events:
-                yield from state.event(event, raw)
+        for event, raw, _ in each_event(recs):
+            yield from state.event(event, raw)
         state.finish()
 
 

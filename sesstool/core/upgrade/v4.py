@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
-from sesstool.core.upgrade import Rec, UpgradeRefused, check_header_keys
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, check_header_keys
 from sesstool.core.vocabulary import KNOWN
 
 NAME = "session-format-v3-to-v4"
@@ -348,21 +348,12 @@ class _Renumber:
         return out
 
 
-class V3ToV4:
+class V3ToV4(StepShell, name=NAME, source=3):
     """The Step (see ``sesstool.core.upgrade.Step``)."""
 
-    name: str = NAME
-    source: int = 3
-    target: int = 4
+    check = staticmethod(check_header)
 
-    def header(self, header: dict[str, Any]) -> dict[str, Any]:
-        check_header(header)
-        out = dict(header)
-        out["version"] = 4
-        return out
-
-    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
-        check_header(header)
+    def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         refuse = _Refuse()
         renumber = _Renumber()
         open_turn: Any = None

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.rules import Finding, Severity
@@ -21,7 +22,7 @@ from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.rules import RULES
 
 _SEVERITY = {r.id: r.severity for r in RULES}
-_PHYSICAL_SEVERITY = {"torn-tail": Severity.WARNING}
+_PHYSICAL_SEVERITY = {R.TORN_TAIL: Severity.WARNING}
 
 Json = dict[str, Any]
 
@@ -182,7 +183,7 @@ class TranscriptScanner:
             stripped = data.lstrip(b"\0")
             run = len(data) - len(stripped)
             self._find(
-                "nul-bytes",
+                R.NUL_BYTES,
                 f"run of {run} NUL bytes (an append whose blocks were never written)",
                 offset,
                 lineno,
@@ -197,7 +198,7 @@ class TranscriptScanner:
         try:
             value = loads(data, self.max_depth)
         except LineError as err:
-            if err.rule in ("invalid-json", "invalid-utf8"):
+            if err.rule in (R.INVALID_JSON, R.INVALID_UTF8):
                 self._find(
                     "claude-fragment",
                     f"line does not decode ({err.message}): the CLI skips it",
@@ -208,7 +209,7 @@ class TranscriptScanner:
                 self._find(err.rule, err.message, offset, lineno, Severity.ERROR)
             return
         if not isinstance(value, dict):
-            self._find("not-an-object", "line is JSON but not an object", offset, lineno, Severity.ERROR)
+            self._find(R.NOT_AN_OBJECT, "line is JSON but not an object", offset, lineno, Severity.ERROR)
             return
         self._entry(value, offset, lineno)
 
@@ -399,7 +400,7 @@ class TranscriptScanner:
         if torn is not None:
             offset, length, line = torn
             self._find(
-                "torn-tail",
+                R.TORN_TAIL,
                 f"last line has no newline: {length} bytes of a torn entry",
                 offset,
                 line,
@@ -686,7 +687,7 @@ def _verdict(findings: tuple[Finding, ...]) -> tuple[str, str, str | None]:
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
         return "corrupt", errors[0].message, errors[0].rule
-    torn = [f for f in findings if f.rule in ("torn-tail", "zstd-torn-frame")]
+    torn = [f for f in findings if f.rule in (R.TORN_TAIL, R.ZSTD_TORN_FRAME)]
     if torn:
         return "torn", torn[0].message, torn[0].rule
     open_ = [f for f in findings if verdict_of.get(f.rule) == "interrupted"]

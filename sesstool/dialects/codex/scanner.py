@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.model import Tail, Verdict
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
@@ -40,7 +41,7 @@ _NUL_RUN = b"\0" * 8
 # Reader findings that are dsh layout rules (spec §9.2), not Codex's: Codex reads a .jsonl.zst as
 # one plaintext stream across frames (a line may span frames, the first frame is not a header
 # frame), and its compression worker writes frames without a content checksum (observed).
-_NOT_CODEX_RULES = frozenset({"zstd-header-frame", "zstd-frame-boundary", "zstd-no-checksum"})
+_NOT_CODEX_RULES = frozenset({R.ZSTD_HEADER_FRAME, R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM})
 
 
 def rule(rule_id: str) -> Rule:
@@ -128,7 +129,7 @@ class CodexScanner:
         return not self._defect
 
     def _physical(self, issue: PhysicalIssue) -> None:
-        if issue.rule == "zstd-torn-frame":
+        if issue.rule == R.ZSTD_TORN_FRAME:
             return  # the summary's torn frame becomes the tail finding in finish()
         if issue.rule in _NOT_CODEX_RULES:
             return
@@ -469,7 +470,7 @@ class CodexScanner:
             address = Address(self.path, torn.plaintext_offset, None, torn.index, torn.file_offset)
             dropped = summary.plaintext_bytes - self.committed
             self._add(
-                "zstd-torn-frame",
+                R.ZSTD_TORN_FRAME,
                 f"last zstd frame {torn.index} is cut by EOF after "
                 f"{torn.file_length} bytes; {torn.lines} complete line(s) recovered from it; "
                 f"{dropped} byte(s) of a torn line after them",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from sesstool.core import mini
-from sesstool.core.model import OpenState, ScanResult
+from sesstool.core.closing import answer_calls
+from sesstool.core.model import OpenState, PendingCall
 
 Cause = Literal["interrupted", "forked"]
 
@@ -85,8 +85,8 @@ def plan_closers(
     prefix = "interrupted" if cause == "interrupted" else "forked"
     started_text = TEXT_OUTCOME_UNKNOWN if cause == "interrupted" else TEXT_FORKED_UNKNOWN
     not_started_text = TEXT_NOT_STARTED if cause == "interrupted" else TEXT_FORKED_NOT_STARTED
-    out: list[dict[str, Any]] = []
-    for call in state.pending:
+
+    def answer(call: PendingCall, seq: int) -> dict[str, Any]:
         started = call.call_seq is not None
         msg = _result_message(
             call.call_id,
@@ -94,22 +94,16 @@ def plan_closers(
             started_text if started else not_started_text,
             version,
         )
-        event: dict[str, Any] = {
+        error = dict(OUTCOME_UNKNOWN if started else NOT_STARTED)
+        return {
             "type": "tool/result",
             "seq": seq,
             "time": when,
-            "data": {
-                "turn": state.turn,
-                "step": call.step,
-                "message": msg,
-                "error": dict(OUTCOME_UNKNOWN if started else NOT_STARTED),
-            },
+            "data": {"turn": state.turn, "step": call.step, "message": msg, "error": error},
             "surfaceOp": "append",
         }
-        if started:
-            event["sourceEventSeqs"] = [call.call_seq]
-        out.append(event)
-        seq += 1
+
+    out, seq = answer_calls(state.pending, seq, answer)
     if state.step is not None:
         out.append(
             {"type": "step/end", "seq": seq, "time": when, "data": {"turn": state.turn, "step": state.step}}
@@ -124,12 +118,3 @@ def plan_closers(
         }
     )
     return out
-
-
-def closers_for(scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
-    """The closers of a scanned log in its own dialect (dsh §7.1 or the mini-agent layout)."""
-    if scan.dialect == mini.DIALECT:
-        return mini.plan_closers(scan.open, cause)
-    if scan.version is None:
-        return []
-    return plan_closers(scan.open, scan.version, cause)

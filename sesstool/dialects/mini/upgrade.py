@@ -7,21 +7,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sesstool.core.upgrade import Rec
+from sesstool.core.upgrade import Rec, StepShell
 
 
-class MiniV0ToV1:
-    name = "mini-agent-format-v0-to-v1"
-    source = 0
-    target = 1
-
-    def header(self, header: dict[str, Any]) -> dict[str, Any]:
+class MiniV0ToV1(StepShell, name="mini-agent-format-v0-to-v1", source=0):
+    def edit_header(self, header: dict[str, Any]) -> dict[str, Any]:
         data = header.get("data")
         new = dict(header)
         new["data"] = {**(data if isinstance(data, dict) else {}), "version": self.target}
         return new
 
-    def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
+    def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         yield from recs
 
 

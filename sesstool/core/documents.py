@@ -1,0 +1,52 @@
+"""The one home of the machine-readable documents' shared parts: the schema version every
+``--json`` document (and the salvage report) carries, and how an address, a finding and a
+salvage defect are written. Renderers build the rest of each document around these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sesstool.core.errors import Address
+from sesstool.core.rules import Finding
+
+SCHEMA_VERSION = 1
+
+
+def document(command: str, **members: Any) -> dict[str, Any]:
+    """A command's document: ``schema_version`` and ``command`` first, then ``members``."""
+    return {"schema_version": SCHEMA_VERSION, "command": command, **members}
+
+
+def address_doc(a: Address | None) -> dict[str, Any] | None:
+    if a is None:
+        return None
+    return {
+        "file": a.file,
+        "offset": a.offset,
+        "line": a.line,
+        "frame": a.frame,
+        "frame_offset": a.frame_offset,
+        "seq": a.seq,
+    }
+
+
+def finding_doc(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "severity": f.severity.label,
+        "message": f.message,
+        "address": address_doc(f.address),
+    }
+
+
+def defect_doc(f: Finding) -> dict[str, Any]:
+    """The first defect a salvage cuts at (repair's JSON and the ``.dropped.json`` report)."""
+    a = f.address
+    return {
+        "rule": f.rule,
+        "message": f.message,
+        "offset": a.offset,
+        "line": a.line,
+        "frame": a.frame,
+        "seq": a.seq,
+    }

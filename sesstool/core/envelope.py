@@ -1,0 +1,54 @@
+"""The envelope rules (§3, §1.4) as pure judgements: what an event's top-level keys and an
+unhandled event type mean under a profile. The scanner reports what these return."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sesstool.core import rule_ids as R
+from sesstool.core.profile import Profile
+
+ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
+Problem = tuple[str, str]  # (rule id, message)
+
+
+def envelope_problems(obj: dict[str, Any], keys: Any, t: Any, profile: Profile | None) -> list[Problem]:
+    """Keys beyond type/seq/time/data: what does not belong (§3)."""
+    problems: list[Problem] = []
+    if not keys <= ENVELOPE_KEYS:
+        problems.append(
+            (R.ENVELOPE_KEY, f"event has keys that do not belong: {sorted(keys - ENVELOPE_KEYS)}")
+        )
+    if "data" not in keys:
+        problems.append((R.ENVELOPE_DATA, "event has no data"))
+    ignorable = obj.get("ignorable")
+    if ignorable is not None and ignorable is not True:
+        problems.append((R.ENVELOPE_IGNORABLE, f"ignorable must be absent or true, got {ignorable!r}"))
+    if (
+        profile is not None
+        and ("surfaceOp" in keys or "sourceEventSeqs" in keys)
+        and isinstance(t, str)
+        and t not in profile.surface
+        and t not in profile.surface_meta_exempt
+        and profile.known(t)
+    ):
+        problems.append(
+            (R.SURFACE_META_ON_LOG_ONLY, f"{t} is not a surface event but carries surface metadata")
+        )
+    return problems
+
+
+def refusal(profile: Profile, t: str, seq: int, session_id: str | None) -> Problem:
+    """An event type the log's version neither handles nor knows, not marked ignorable (§1.4)."""
+    if t in profile.retired:
+        return (
+            R.RETIRED_EVENT_TYPE,
+            f'retired event type "{t}" is refused by v0 readers and by the v0→v1 migration',
+        )
+    if t in profile.all_known:
+        return (R.VERSION_EVENT_TYPE, f'event type "{t}" does not exist in format v{profile.version}')
+    return (
+        R.UNKNOWN_EVENT_TYPE,
+        f'session "{session_id}" contains event type "{t}" (seq {seq}) unknown '
+        "to this harness and not marked ignorable; refusing to interpret the log",
+    )

@@ -1,0 +1,31 @@
+"""Numbers and times as people read them (pure; shared by the dialects' rows and the views)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+
+def fmt_time(ms: int | None) -> str:
+    if ms is None:
+        return "—"
+    try:
+        stamp = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+    return stamp.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
+
+
+def fmt_duration(ms: int) -> str:
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms / 1000
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    minutes = seconds / 60
+    if minutes < 120:
+        return f"{minutes:.1f} min"
+    return f"{minutes / 60:.1f} h"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

@@ -1,0 +1,22 @@
+"""What a scan collects and how strictly it reads (shared by every dialect's scanner)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sesstool.core.jsonline import ORJSON_MAX_DEPTH
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    """What to collect and how strictly to read."""
+
+    fixture: bool = False  # seq/time may be omitted; header optional
+    assume_version: int = 0  # fixture mode without a header
+    at_seq: int | None = None  # fold only events with seq <= at_seq
+    collect_messages: bool = False  # derive: keep the projected messages
+    collect_timeline: bool = False  # inspect --timeline
+    max_findings: int = 1000
+    max_depth: int = ORJSON_MAX_DEPTH  # below orjson's own 1024, every line is depth-checked
+    strict: bool = False  # also report duplicate object keys (every line takes the careful path)
+    filename_version: int | None = None  # version implied by a canonical file name

@@ -1,0 +1,240 @@
+"""The state a scan carries between records, split by concern, each part with its own ``copy()``.
+
+* ``Relations`` — turns, steps and tool calls (spec §6.2, the §7.1 repair registry) and the
+  boundaries a fork cuts at (§8.3);
+* ``Fold`` — the projection fold (§5): surface nodes, replacements, the request envelope;
+* ``Statistics`` — counts and times for the reports;
+* ``EventState`` — what an event handler receives: the three parts above, the timeline, the
+  log's version and header, and a ``report`` callable. Never the scanner itself.
+
+A continuation (a repair's closers, a fork's marker) copies the three parts with ``copy()``: a
+new field is carried because ``copy`` copies every slot, not a list of names.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from sesstool.core.header import MAX_SAFE, Header
+from sesstool.core.model import PendingCall, RequestEnvelope, TimelineEntry
+
+Report = Callable[..., None]  # report(rule, message, address=None, severity=None)
+
+
+class _Copyable:
+    """``copy()``: every slot copied; containers (dict, list, set) copied one level deep."""
+
+    __slots__ = ()
+
+    def copy(self) -> Any:
+        twin = copy.copy(self)
+        names: tuple[str, ...] = type(self).__slots__
+        for name in names:
+            value = getattr(self, name)
+            if isinstance(value, (dict, list, set)):
+                setattr(twin, name, copy.copy(value))
+        return twin
+
+
+class Relations(_Copyable):
+    """Open turn and step, pending calls (§6.2, §7.1) and fork boundaries (§8.3)."""
+
+    __slots__ = (
+        "advertised",
+        "last_end_seed",
+        "last_turn",
+        "last_turn_end",
+        "next_step",
+        "open_step",
+        "open_turn",
+        "open_turn_seq",
+        "resume_seq",
+        "started",
+    )
+
+    def __init__(self) -> None:
+        self.open_turn: int | None = None
+        self.open_turn_seq: int | None = None
+        self.open_step: int | None = None
+        self.last_turn = 0
+        self.next_step = 1
+        self.advertised: dict[str, list[Any]] = {}  # callId -> [step, call_seq, name]
+        self.started: dict[str, int] = {}  # callId -> tool/call seq
+        self.last_turn_end: int | None = None
+        self.resume_seq: int | None = None
+        self.last_end_seed: int | None = None
+
+    def copy(self) -> Relations:
+        twin: Relations = super().copy()
+        twin.advertised = {k: list(v) for k, v in self.advertised.items()}
+        return twin
+
+    def pending(self, by_log: bool) -> tuple[PendingCall, ...]:
+        """Calls a repair must answer: those of the open step (§7.1), or — a dialect that pairs
+        calls across the whole log (``by_log``) — every unanswered call."""
+        if self.open_turn is None and not by_log:
+            return ()
+        return tuple(
+            PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None)
+            for cid, e in self.advertised.items()
+        )
+
+    def resumes(self, seq: int) -> None:
+        """The first event that starts new work after the last completed turn (§8.3)."""
+        if self.last_turn_end is not None and self.resume_seq is None:
+            self.resume_seq = seq
+
+
+class Fold(_Copyable):
+    """The projection fold (§5): current surface nodes in order, and the request envelope."""
+
+    __slots__ = (
+        "node_type",
+        "nodes",
+        "projected",
+        "replacements",
+        "request_context",
+        "request_context_seq",
+        "request_header",
+        "request_header_seq",
+        "shadowed",
+        "tool_fp",
+    )
+
+    def __init__(self) -> None:
+        self.nodes: list[int] = []
+        self.node_type: dict[int, str] = {}
+        self.tool_fp: dict[int, int | None] = {}
+        self.projected: dict[int, Any] = {}
+        self.replacements = 0
+        self.shadowed = 0
+        self.request_header: Any = None
+        self.request_header_seq: int | None = None
+        self.request_context: Any = None
+        self.request_context_seq: int | None = None
+
+    def append(self, seq: int, t: str) -> None:
+        self.nodes.append(seq)
+        self.node_type[seq] = t
+
+    def messages(self) -> tuple[Any, ...]:
+        """The projected messages of the current surface nodes, in order (§5)."""
+        projected = self.projected
+        return tuple(projected[s] for s in self.nodes if projected.get(s) is not None)
+
+    def request(self) -> RequestEnvelope:
+        return RequestEnvelope(
+            self.request_header, self.request_header_seq, self.request_context, self.request_context_seq
+        )
+
+
+class Statistics(_Copyable):
+    """Counts and times (every report's numbers)."""
+
+    __slots__ = (
+        "advertised_total",
+        "answered",
+        "backwards",
+        "counts",
+        "dangling",
+        "failed",
+        "first_time",
+        "last_time_text",
+        "marker_count",
+        "markers",
+        "max_time",
+        "min_time",
+        "never_started",
+        "started_total",
+        "steps",
+        "surface_events",
+        "turn_ends",
+        "turns",
+        "usage",
+    )
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.turns = 0
+        self.turn_ends: dict[str, int] = {}
+        self.steps = 0
+        self.advertised_total = 0
+        self.started_total = 0
+        self.answered = 0
+        self.failed = 0
+        self.dangling = 0
+        self.never_started = 0
+        self.usage = [0, 0, 0, 0, 0]
+        self.first_time: int | None = None
+        self.min_time: int | None = None
+        self.max_time = -MAX_SAFE
+        self.backwards = 0
+        self.surface_events = 0
+        self.markers: list[tuple[int, bool]] = []  # (seq, tagged) of session/end-seed
+        self.marker_count = 0
+        self.last_time_text: str | None = None  # a dialect with text times: the last one, verbatim
+
+    def irregular_time(self, ms: int, last: int) -> None:
+        """A time the hot loop did not take as a plain step forward: the first one, or one
+        below its predecessor ``last`` (legal, §3: a peak ends there)."""
+        if self.first_time is None:
+            self.first_time = self.min_time = self.max_time = ms
+            return
+        if ms < last:
+            self.backwards += 1
+            self.max_time = max(self.max_time, last)
+        if ms < self.min_time:  # type: ignore[operator]
+            self.min_time = ms
+
+    def count(self, t: str) -> None:
+        self.counts[t] = self.counts.get(t, 0) + 1
+
+    def turn_end(self, reason: str) -> None:
+        self.turn_ends[reason] = self.turn_ends.get(reason, 0) + 1
+
+
+class EventState:
+    """What an event handler may read and change: the narrow state, not the scanner."""
+
+    __slots__ = (
+        "collect_messages",
+        "fold",
+        "header",
+        "profile",
+        "rel",
+        "report",
+        "report_once",
+        "stats",
+        "timeline",
+        "version",
+    )
+
+    def __init__(
+        self,
+        report: Report,
+        report_once: Callable[[str, str, str], None],
+        collect_messages: bool,
+        timeline: list[TimelineEntry] | None,
+    ) -> None:
+        self.rel = Relations()
+        self.fold = Fold()
+        self.stats = Statistics()
+        self.timeline = timeline
+        self.report = report
+        self.report_once = report_once
+        self.collect_messages = collect_messages
+        self.version: int | None = None
+        self.header: Header | None = None
+        self.profile: Any = None  # the installed core.profile.Profile
+
+    def copy(self, report: Report, report_once: Callable[[str, str, str], None]) -> EventState:
+        """The state for a continuation: every part copied, no timeline, new report callables."""
+        twin = EventState(report, report_once, self.collect_messages, None)
+        twin.rel, twin.fold, twin.stats = self.rel.copy(), self.fold.copy(), self.stats.copy()
+        twin.version, twin.header, twin.profile = self.version, self.header, self.profile
+        return twin
+
+    def session_id(self) -> str | None:
+        return self.header.id if self.header is not None else None

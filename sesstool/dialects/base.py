@@ -1,0 +1,201 @@
+"""The dialect contract: what one log dialect supplies, and what the engine does with it.
+
+A dialect is one object (a ``Dialect`` subclass instance) in its own package
+``sesstool/dialects/<name>/``, listed once in ``sesstool/dialects/registry.py``. The engine and the
+renderers only ever talk to it through the methods below; no module outside the dialect packages
+and the registry compares a dialect name. See docs/architecture.md "Adding a dialect".
+
+Two kinds of dialect exist:
+
+* an *envelope* dialect (dsh, mini, the test-only toy) writes ``{type, seq, time, data}`` events
+  and reuses the shared streaming scanner (``core.scanner.Scanner``): it subclasses
+  ``dialects.envelope.EnvelopeDialect`` and supplies a header codec and one ``Profile`` per
+  version (handlers, vocabulary, replace keys, time codec, pairing scope);
+* any other dialect (Codex rollouts, Claude Code transcripts) subclasses ``Dialect`` directly and
+  brings its own scanner implementing ``DialectScanner``: it is fed the same reader batches and
+  physical issues and returns the same generic ``ScanResult``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal, NamedTuple, Protocol
+
+from sesstool.core.encode import encode_record
+from sesstool.core.errors import UnsupportedError
+from sesstool.core.fork_plan import ForkPlan
+from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
+from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.rules import Rule
+from sesstool.core.upgrade import Step, UpgradeRefused
+from sesstool.store.generations import log_name, log_stem
+from sesstool.store.layout import encode_session_id
+
+Cause = Literal["interrupted", "forked"]
+
+
+class Row(NamedTuple):
+    """One ``label  text`` line of the human ``inspect`` screen. ``text`` is raw (log text
+    included): the renderer escapes it. A row with an empty label continues the one above."""
+
+    label: str
+    text: str
+    style: str | None = None  # a rich style name ("yellow"), None for plain
+
+
+@dataclass(frozen=True, slots=True)
+class RootLayout:
+    """Where a dialect's logs live; the store ring does the walking.
+
+    ``suffixes`` are the file-name endings that make a file a log of this dialect when a
+    directory is walked (``validate DIR`` keeps the files ending in any registered dialect's
+    suffix). ``patterns`` are glob patterns relative to a root (``"--*--/*/session.v*.jsonl*"``,
+    ``"sessions/*/*/*/rollout-*.jsonl*"``): declared for a command that lists a root; none does
+    yet.
+    """
+
+    patterns: tuple[str, ...]
+    suffixes: tuple[str, ...]
+
+
+class DialectScanner(Protocol):
+    """The streaming pass of one dialect over one log (the engine drives it).
+
+    Fed in order with what the store's readers produce — batches ``(lines, first_offset,
+    first_line, frame)`` and ``PhysicalIssue``s — then ``finish(summary)`` classifies the tail
+    and returns the frozen, generic ``ScanResult``: verdict, verdict address and reason,
+    findings (``core.rules.Finding`` with an ``Address``), tail (committed plaintext bytes,
+    dropped bytes), version, and the dialect's own facts in ``ScanResult.facts``.
+    """
+
+    @property
+    def stopped(self) -> bool:
+        """Nothing more is wanted (--at reached, an unusable header): the engine stops reading."""
+        ...
+
+    @property
+    def committed(self) -> int:
+        """Plaintext offset just after the last committed line fed so far."""
+        ...
+
+    def feed(self, item: Batch | PhysicalIssue) -> None: ...
+
+    def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None: ...
+
+    def finish(self, summary: ReadSummary | None) -> ScanResult: ...
+
+    def clean_so_far(self) -> bool:
+        """No defect and no suspect record yet: every line fed up to ``committed`` is committed
+        (a repair may copy the zstd frames that end there verbatim)."""
+        ...
+
+    def continuation(self) -> DialectScanner:
+        """An independent copy in the state the committed prefix left, with no findings and no
+        tail: the records a repair or fork appends are fed to it and must validate there."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ForkInput:
+    """What the fork engine knows when it asks a dialect for a plan (spec §8 for dsh)."""
+
+    source: ScanResult  # the full scan of the source
+    at: ScanResult  # the scan folded up to and including ``boundary`` (``ScanOptions.at_seq``)
+    boundary: int  # inclusive: the seed is seq 0..boundary
+    child_id: str
+    created_at: int  # epoch ms
+    seed_ends_with_end_seed: bool
+
+
+class Dialect(ABC):
+    """One log dialect. Instances are stateless singletons; every method is pure (no I/O)."""
+
+    name: ClassVar[str]  # "dsh", "mini": what ``--dialect NAME`` and the JSON documents say
+    title: ClassVar[str]  # human name ("DeepSeek Harness")
+    current_version: ClassVar[int | None] = None  # newest version ``migrate`` writes; None: no chain
+    header_frame: ClassVar[bool] = False  # zstd: the first frame holds exactly the header line
+    has_steps: ClassVar[bool] = False  # pending calls belong to a step (shown as "(step N)")
+    layout: ClassVar[RootLayout] = RootLayout((), (".jsonl", ".jsonl.zstd"))
+    rules: ClassVar[tuple[Rule, ...]] = ()  # the dialect's own rules (ids unique across dialects)
+
+    # -- detection and scanning -----------------------------------------------------------------
+
+    @abstractmethod
+    def detect(self, first: Any) -> float:
+        """How sure this dialect is that a log whose first decoded record is ``first`` is its
+        own: 0 (no) to 1 (certain). ``first`` may be any JSON value. The registry picks the
+        highest score; when every score is 0 the default dialect reads the log."""
+
+    @abstractmethod
+    def scanner(self, path: str, options: ScanOptions) -> DialectScanner:
+        """A fresh scanner for one log (``path`` is only used in addresses)."""
+
+    # -- repair -----------------------------------------------------------------------------------
+
+    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
+        """The records a repair appends after the committed prefix to balance ``scan``, in order
+        (empty: nothing to append)."""
+        return []
+
+    def encode_record(self, record: dict[str, Any]) -> bytes:
+        """One new record as the dialect's writer would write it, ``\\n``-terminated."""
+        return encode_record(record)
+
+    def describe_closer(self, record: dict[str, Any]) -> str:
+        """One raw line describing a closer (``inspect``, ``repair --dry-run``)."""
+        return self.encode_record(record)[:-1].decode("utf-8", "replace")
+
+    def repaired_name(self, source_name: str, zstd: bool) -> str:
+        """File name of a repaired log beside its source (DESIGN §3: ``session.jsonl.zstd`` →
+        ``session.repaired.jsonl.zstd``)."""
+        return log_name(f"{log_stem(source_name)}.repaired", zstd)
+
+    # -- fork and migrate (optional) --------------------------------------------------------------
+
+    def child_name(self, child_id: str, zstd: bool) -> str:
+        """File name of a forked child written beside its source (the id as one safe path
+        component, spec §2.2 encoding)."""
+        return log_name(encode_session_id(child_id), zstd)
+
+    def root_child(
+        self, source: Path, parent_id: str, child_id: str, version: int, zstd: bool
+    ) -> tuple[Path, Path] | None:
+        """(child file, session directory to create) when ``source`` sits in this dialect's
+        root layout as the session ``parent_id``; None otherwise (the child goes beside it)."""
+        return None
+
+    def plan_fork(self, request: ForkInput) -> ForkPlan:
+        """The child's header, appended records and seed rewrite; a dialect that cannot fork
+        refuses (``UnsupportedError``, exit 4)."""
+        raise UnsupportedError(f"sesstool cannot fork {self.title} logs")
+
+    def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
+        """What is wrong with the written child (its rescan), beyond the generic checks of the
+        fork verification (clean verdict, header, event count, bytes)."""
+        return []
+
+    def upgrade_chain(self, source: int, target: int) -> list[Step]:
+        """The steps from ``source`` to ``target`` (spec §1.3 for dsh); none by default."""
+        raise UpgradeRefused(f"{self.name}-format", source, "this dialect has no upgrade chain")
+
+    def encode_header(self, header: dict[str, Any]) -> bytes:
+        """The (upgraded) header record as a line."""
+        return encode_record(header)
+
+    # -- presentation ---------------------------------------------------------------------------
+
+    def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
+        """The dialect's rows of the ``inspect`` screen (between ``file`` and ``findings``)."""
+        return ()
+
+    def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
+        """The dialect's members of the ``inspect --json`` document (after ``verdict``, before
+        ``tail``)."""
+        return {}
+
+    def fork_marker_note(self, plan: ForkPlan) -> str:
+        """What ``fork`` shows when the plan appends no seed marker."""
+        return "none"

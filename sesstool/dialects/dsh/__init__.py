@@ -1,0 +1,107 @@
+"""The DeepSeek Harness session log (spec/session-format.md), format versions v0–v4."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sesstool.core.fork_plan import ForkPlan
+from sesstool.core.header import Header
+from sesstool.core.model import ScanResult
+from sesstool.core.profile import HeaderProblem, Profile
+from sesstool.core.upgrade import Step
+from sesstool.core.upgrade.chain import chain
+from sesstool.core.upgrade.records import encode_header
+from sesstool.core.vocabulary import CURRENT_VERSION
+from sesstool.dialects.base import Cause, ForkInput, RootLayout
+from sesstool.dialects.dsh import fork, profiles
+from sesstool.dialects.dsh.closers import plan_closers
+from sesstool.dialects.envelope import EnvelopeDialect
+from sesstool.store.generations import canonical_name
+from sesstool.store.layout import dsh_session_dir, encode_session_id
+
+
+class DshDialect(EnvelopeDialect):
+    name = "dsh"
+    title = "DeepSeek Harness"
+    current_version = CURRENT_VERSION
+    header_frame = True  # §9.2: frame 0 is exactly the header line
+    has_steps = True
+    layout = RootLayout(("--*--/*/session.jsonl*", "--*--/*/session.v*.jsonl*"), (".jsonl", ".jsonl.zstd"))
+
+    def detect(self, first: Any) -> float:
+        return 1.0 if isinstance(first, dict) and first.get("type") == profiles.HEADER_TYPE else 0.0
+
+    def is_header(self, obj: Any) -> bool:
+        return isinstance(obj, dict) and obj.get("type") == profiles.HEADER_TYPE
+
+    def read_header(
+        self, obj: Any, raw: bytes, filename_version: int | None
+    ) -> tuple[Header | None, list[HeaderProblem], bool]:
+        return profiles.read_header(obj, raw, filename_version)
+
+    def profile(self, version: int) -> Profile:
+        return profiles.profile(version)
+
+    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
+        if scan.version is None:
+            return []
+        return plan_closers(scan.open, scan.version, cause)
+
+    def describe_closer(self, record: dict[str, Any]) -> str:
+        data, t, seq = record["data"], record["type"], record["seq"]
+        if t == "tool/result":
+            msg = data["message"]
+            call = msg["source"]["callId"]
+            cites = record.get("sourceEventSeqs")
+            why = f"cites tool/call seq {cites[0]}" if cites else "no tool/call was recorded"
+            return f"seq {seq:<5} tool/result  {call}: {data['error']['code']} ({why}), id {msg['id']}"
+        if t == "step/end":
+            return f"seq {seq:<5} step/end     turn {data['turn']} step {data['step']}"
+        return f"seq {seq:<5} turn/end     turn {data['turn']} reason {data['reason']['kind']}"
+
+    def plan_fork(self, request: ForkInput) -> ForkPlan:
+        header = request.source.header
+        assert header is not None
+        return fork.plan_fork(
+            header,
+            request.boundary,
+            request.at.open,
+            child_id=request.child_id,
+            created_at=request.created_at,
+            seed_ends_with_end_seed=request.seed_ends_with_end_seed,
+            path=request.source.path,
+        )
+
+    def fork_marker_note(self, plan: ForkPlan) -> str:
+        return f"none: the seed already ends with session/end-seed (seq {plan.boundary})"
+
+    def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
+        problems = super().fork_child_problems(child, plan)
+        lineage = child.stats.lineage
+        if not lineage.seeded or lineage.inherited_events != plan.inherited:
+            problems.append(
+                f"lineage seeded={lineage.seeded} inherited={lineage.inherited_events}, "
+                f"expected seeded with {plan.inherited} inherited events"
+            )
+        return problems
+
+    def root_child(
+        self, source: Path, parent_id: str, child_id: str, version: int, zstd: bool
+    ) -> tuple[Path, Path] | None:
+        """A source laid out as ``<root>/--<project>--/<encoded id>/<generation>`` (§2.2) gets
+        a sibling session directory with a canonical generation name (§10.1)."""
+        layout = dsh_session_dir(source)
+        if layout is None or source.parent.name != encode_session_id(parent_id):
+            return None
+        directory = layout[1] / encode_session_id(child_id)
+        return directory / canonical_name(version, zstd), directory
+
+    def upgrade_chain(self, source: int, target: int) -> list[Step]:
+        return chain(source, target)
+
+    def encode_header(self, header: dict[str, Any]) -> bytes:
+        return encode_header(header)
+
+
+DIALECT = DshDialect()

@@ -1,0 +1,132 @@
+"""The dialects sesstool reads, and how one log's dialect is chosen.
+
+Adding a dialect = its package under ``sesstool/dialects/`` plus one entry in ``DIALECTS``
+(docs/architecture.md "Adding a dialect"). The registry is the only place besides the dialect
+packages that knows dialects by name.
+
+Detection reads the first record (the first line that decodes): every dialect scores it
+(``Dialect.detect``), the highest score wins, and a tie or an all-zero score falls to the
+first dialect listed (``DIALECTS[0]``, dsh: its scanner then reports what is wrong with the
+header). ``--dialect NAME`` skips detection.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sesstool.core.errors import UsageError
+from sesstool.core.jsonline import LineError, loads
+from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
+from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.rules import register_rules
+from sesstool.dialects import dsh, mini
+from sesstool.dialects.base import Dialect, DialectScanner
+
+DIALECTS: tuple[Dialect, ...] = (
+    dsh.DIALECT,
+    mini.DIALECT,
+)
+
+AUTO = "auto"
+
+
+def names() -> tuple[str, ...]:
+    return tuple(d.name for d in DIALECTS)
+
+
+def by_name(name: str) -> Dialect:
+    for dialect in DIALECTS:
+        if dialect.name == name:
+            return dialect
+    raise UsageError(f"unknown dialect {name!r}: sesstool reads {', '.join(names())}")
+
+
+def forced(name: str) -> Dialect | None:
+    """The dialect ``--dialect NAME`` forces; None for ``auto``."""
+    return None if name == AUTO else by_name(name)
+
+
+def detect(first: Any) -> Dialect:
+    """The dialect of a log whose first decoded record is ``first`` (see the module doc)."""
+    best, score = DIALECTS[0], 0.0
+    for dialect in DIALECTS:
+        s = dialect.detect(first)
+        if s > score:
+            best, score = dialect, s
+    return best
+
+
+def _first_record(line: bytes, max_depth: int) -> Any:
+    """The first line decoded as the scanner will decode it (None when it does not decode)."""
+    try:
+        return loads(line, max_depth)
+    except LineError:
+        return None
+
+
+class DetectingScanner:
+    """A ``DialectScanner`` that picks the dialect from the first line it is fed, then hands
+    everything (physical issues seen before it included, in order) to that dialect's scanner."""
+
+    def __init__(self, path: str, options: ScanOptions, dialect: Dialect | None = None) -> None:
+        self.path = path
+        self.options = options
+        self.dialect = dialect
+        self.inner: DialectScanner | None = dialect.scanner(path, options) if dialect is not None else None
+        self._held: list[PhysicalIssue] = []
+
+    def _choose(self, dialect: Dialect) -> DialectScanner:
+        self.dialect = dialect
+        inner = self.inner = dialect.scanner(self.path, self.options)
+        for issue in self._held:
+            inner.feed(issue)
+        self._held = []
+        return inner
+
+    @property
+    def stopped(self) -> bool:
+        return self.inner.stopped if self.inner is not None else False
+
+    @property
+    def committed(self) -> int:
+        return self.inner.committed if self.inner is not None else 0
+
+    def feed(self, item: Batch | PhysicalIssue) -> None:
+        inner = self.inner
+        if inner is None:
+            if type(item) is not tuple:
+                assert isinstance(item, PhysicalIssue)
+                self._held.append(item)
+                return
+            inner = self._choose(
+                detect(_first_record(item[0][0], self.options.max_depth)) if item[0] else DIALECTS[0]
+            )
+        inner.feed(item)
+
+    def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
+        self.feed((lines, offset, lineno, frame))
+
+    def finish(self, summary: ReadSummary | None) -> ScanResult:
+        inner = self.inner if self.inner is not None else self._choose(DIALECTS[0])
+        return inner.finish(summary)
+
+    def clean_so_far(self) -> bool:
+        return self.inner.clean_so_far() if self.inner is not None else not self._held
+
+    def continuation(self) -> DialectScanner:
+        assert self.inner is not None, "a continuation follows a scan that read a header"
+        return self.inner.continuation()
+
+    def chosen(self) -> Dialect:
+        """The dialect that read (or will read) the log."""
+        return self.dialect if self.dialect is not None else DIALECTS[0]
+
+
+def open_scanner(path: str, options: ScanOptions, dialect: Dialect | None = None) -> DetectingScanner:
+    """A scanner for one log: ``dialect`` if forced, else detected from its first line."""
+    return DetectingScanner(path, options, dialect)
+
+
+for _dialect in DIALECTS:
+    register_rules(_dialect.rules)

@@ -1,0 +1,99 @@
+"""The one write pipeline every command that writes a log shares (DESIGN §3–§5).
+
+1. ``read_for_write``: resolve the source, hold ``session.lock`` (``engine.cold``), refuse a
+   live writer, and scan it once through its dialect with the SHA-256 fed by the same bytes;
+2. ``gate``: refuse a source whose verdict forbids the command (unsupported: exit 4; corrupt:
+   exit 3 unless the command can salvage);
+3. the command plans purely, then ``produce`` writes the bytes (reading ranges back through
+   ``store.plaintext``) and ``store.publish`` links them after ``verify`` — for a rewritten log,
+   ``rescan``: the temp file read back with the same dialect's scanner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sesstool.core.errors import InputError, UnsupportedError, WriteRefusedError
+from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
+from sesstool.core.rules import Finding, Severity
+from sesstool.dialects.base import Dialect, DialectScanner
+from sesstool.engine.cold import cold_session
+from sesstool.engine.scan import FrameHook, Progress, ScanReport, run_scan, scan_source
+from sesstool.store.liveness import LockState
+from sesstool.store.publish import FileIdentity
+from sesstool.store.source import ReadLimits
+
+
+@dataclass(slots=True)
+class SourceRead:
+    """A cold source, read once: its scan, the scanner's state at the end, its digest."""
+
+    path: Path
+    identity: FileIdentity  # as first seen: compared again before publication
+    lock: LockState | None
+    notes: list[str]
+    sha256: str
+    report: ScanReport
+    scanner: DialectScanner
+
+    @property
+    def scan(self) -> ScanResult:
+        return self.report.scan
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.report.dialect
+
+
+@contextmanager
+def read_for_write(
+    arg: str,
+    command: str,
+    limits: ReadLimits,
+    progress: Progress | None = None,
+    on_frame_end: FrameHook | None = None,
+) -> Iterator[SourceRead]:
+    """Steps 1 of the pipeline; the lock is held until the ``with`` block ends."""
+    with cold_session(arg, command) as cold:
+        digest = hashlib.sha256()
+        report, scanner = run_scan(
+            str(cold.path), ScanOptions(), limits, progress, digest=digest, on_frame_end=on_frame_end
+        )
+        if report.live:
+            cold.recheck()
+        yield SourceRead(cold.path, cold.identity, cold.lock, cold.notes, digest.hexdigest(), report, scanner)
+
+
+def gate(scan: ScanResult, verb: str, corrupt: str | None = None) -> None:
+    """Refuse what ``verb`` cannot work on: an unsupported log (exit 4), a corrupt one (exit 3,
+    with ``corrupt`` as the message when the command words it itself)."""
+    if scan.verdict == "unsupported":
+        raise UnsupportedError(f"cannot {verb}: {scan.verdict_reason}", scan.verdict_address)
+    if scan.verdict == "corrupt":
+        raise InputError(
+            corrupt or f"cannot {verb} a corrupt log: {scan.verdict_reason}", scan.verdict_address
+        )
+
+
+def first_error(findings: tuple[Finding, ...]) -> Finding | None:
+    return next((f for f in findings if f.severity is Severity.ERROR), None)
+
+
+def rescan(tmp: Path, dialect: Dialect, limits: ReadLimits) -> ScanReport:
+    """Verify by rescan: the temporary output read back by the same dialect (no file-name
+    version: a temp name is not canonical)."""
+    return scan_source(str(tmp), ScanOptions(filename_version=None), replace(limits, dialect=dialect.name))
+
+
+def refuse_unless_valid(report: ScanReport, what: str) -> None:
+    """A rewritten log must validate: no error, and neither corrupt, unsupported nor torn."""
+    scan = report.scan
+    f = first_error(scan.findings)
+    if f is not None or scan.verdict in ("corrupt", "unsupported", "torn"):
+        detail = f"[{f.rule}] {f.message} ({f.address.describe()})" if f else scan.verdict_reason
+        raise WriteRefusedError(f"verification: {what} does not validate: {detail}")

@@ -1,0 +1,96 @@
+"""Reading back what a scan planned: plaintext ranges, file byte ranges and reader batches of a
+log the engine already scanned (the one place write commands read their source a second time).
+
+Every function opens the file read-only itself and closes it when the returned iterator is
+exhausted or closed; the engine never opens a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from sesstool.core.physical import Batch, Encoding, PhysicalIssue, ReadSummary
+from sesstool.store.framing import copy_bytes, zstd_plaintext
+from sesstool.store.publish import FileIdentity
+from sesstool.store.readers import make_reader
+from sesstool.store.source import ReadLimits
+
+_CHUNK = 1 << 20
+
+
+class SourceChanged(Exception):
+    """The file is no longer the one that was scanned (``identity`` differs)."""
+
+
+def plaintext_range(
+    path: Path,
+    encoding: Encoding,
+    start: int,
+    end: int,
+    max_window: int,
+    frame: tuple[int, int] = (0, 0),
+    identity: FileIdentity | None = None,
+) -> Iterator[bytes]:
+    """Plaintext bytes [start, end) of a raw or zstd log, in bounded pieces.
+
+    zstd: decoding starts at ``frame`` = (file offset of a frame, plaintext offset where that
+    frame starts), at or before ``start`` (the default decodes from the first frame). With
+    ``identity`` the opened file must still be the one that was scanned (``SourceChanged``)."""
+    with open(path, "rb") as f:  # read-only
+        if identity is not None and FileIdentity.of_fd(f.fileno()).changes_since(identity):
+            raise SourceChanged(str(path))
+        if encoding == "raw":
+            yield from copy_bytes(f, start, end)
+            return
+        skip = start - frame[1]
+        for piece in zstd_plaintext(f, frame[0], frame[1], end, max_window):
+            if skip >= len(piece):
+                skip -= len(piece)
+                continue
+            yield piece[skip:] if skip else piece
+            skip = 0
+
+
+def file_range(path: Path, start: int, end: int, *, strict: bool = True) -> Iterator[bytes]:
+    """File bytes [start, end) (compressed bytes for a zstd file), in bounded pieces. A file
+    that ends before ``end`` is an ``InputError``, or with ``strict=False`` just ends early."""
+    with open(path, "rb") as f:  # read-only
+        if strict:
+            yield from copy_bytes(f, start, end)
+            return
+        f.seek(start)
+        left = end - start
+        while left > 0 and (piece := f.read(min(_CHUNK, left))):
+            left -= len(piece)
+            yield piece
+
+
+def sha256_range(path: Path, start: int, end: int) -> str:
+    digest = hashlib.sha256()
+    for piece in file_range(path, start, end):
+        digest.update(piece)
+    return digest.hexdigest()
+
+
+class LogReading:
+    """The project's reader over the log at ``path``: ``batches()`` yields what it yields, and
+    ``summary`` holds its ``ReadSummary`` once they are exhausted."""
+
+    def __init__(self, path: Path, encoding: Encoding, limits: ReadLimits) -> None:
+        self.path = path
+        self.encoding = encoding
+        self.limits = limits
+        self.summary: ReadSummary | None = None
+
+    def batches(self) -> Iterator[Batch | PhysicalIssue]:
+        with open(self.path, "rb") as f:  # read-only
+            reader = make_reader(f, self.encoding, self.limits)
+            yield from reader.batches()
+            self.summary = reader.summary
+
+
+def log_batches(path: Path, encoding: Encoding, limits: ReadLimits) -> Iterator[Batch | PhysicalIssue]:
+    """What the project's reader yields for the log at ``path``."""
+    return LogReading(path, encoding, limits).batches()
