@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "derive": "sesstool.cli.derive_cmd:derive_cmd",
     "fork": "sesstool.cli.fork_cmd:fork_cmd",
     "inspect": "sesstool.cli.inspect_cmd:inspect_cmd",
+    "list": "sesstool.cli.list_cmd:list_cmd",
     "migrate": "sesstool.cli.migrate_cmd:migrate_cmd",
     "repair": "sesstool.cli.repair_cmd:repair_cmd",
     "validate": "sesstool.cli.validate_cmd:validate_cmd",

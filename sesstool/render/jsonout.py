@@ -135,7 +135,8 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
 def derive_doc(rep: DeriveReport) -> dict[str, Any]:
     s = rep.scan.scan
     req = rep.request
-    return {
+    notes = rep.scan.dialect.derive_notes(s)
+    doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "command": "derive",
         "path": rep.scan.source.display,
@@ -150,3 +151,6 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
             req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
         ),
     }
+    if notes:
+        doc["best_effort"] = list(notes)
+    return doc

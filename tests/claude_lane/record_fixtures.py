@@ -10,9 +10,10 @@ against the mock API, under a fixed scratch path so the recorded cwd is stable, 
   fixtures/claude/lane/<scenario>/runs.json                 how each run ended
 
 and ``fixtures/claude/zstd/<scenario>/<session-id>.jsonl.zstd``, a multi-frame zstd twin of
-each (twins.py). ``damaged-*`` scenarios are real sessions damaged by hand (tests/claude_lane/damage.py) before
-the resume, so the CLI's reaction to each defect is recorded too. uuids and timestamps differ on every
-regeneration; goldens must then be refreshed (``make goldens``) after reading their diff.
+each (twins.py). ``damaged-*`` scenarios are real sessions damaged by hand
+(tests/claude_lane/damage.py) before the resume, so the CLI's reaction to each defect is
+recorded too. uuids and timestamps differ on every regeneration; goldens must then be
+refreshed (``make goldens``) after reading their diff.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ def twin(raw: bytes) -> bytes:
     cut = raw.rfind(b"\n") + 1
     lines = [line + b"\n" for line in raw[:cut].split(b"\n")[:-1]]
     frames = [
-        compressor.compress(b"".join(lines[i : i + LINES_PER_FRAME])) for i in range(0, len(lines), LINES_PER_FRAME)
+        compressor.compress(b"".join(lines[i : i + LINES_PER_FRAME]))
+        for i in range(0, len(lines), LINES_PER_FRAME)
     ]
     if cut < len(raw):
         last = compressor.compress(raw[cut:])
