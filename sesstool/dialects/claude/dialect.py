@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address, UnsupportedError, UsageError
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
@@ -76,6 +77,8 @@ class ClaudeScanner:
             self.feed_lines(lines, offset, lineno, frame)
             return
         assert isinstance(item, PhysicalIssue)
+        if item.rule == R.ZSTD_HEADER_FRAME:
+            return  # a framing rule (dsh §9.2) of a layout transcripts do not have
         rule = CORE_RULES.get(item.rule)
         severity = rule.severity if rule is not None else Severity.ERROR
         address = Address(self.path, item.offset, item.line, item.frame, item.frame_offset, None)
