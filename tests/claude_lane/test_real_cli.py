@@ -100,13 +100,13 @@ def test_closers_equal_what_the_cli_appends(name: str, recordings: dict[str, Rec
     assert [list(e) for e in ours] == [list(e) for e in cli]
 
 
-def _repaired(source: bytes, path: Path) -> bytes:
-    scan = scan_file(path)
-    prefix = source[: scan.committed] if scan.torn_bytes else source
-    return prefix + b"".join(
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        for r in plan_closers(scan.closing, scan.session_id)
-    )
+def _repaired(path: Path, out: Path) -> bytes:
+    """What ``sesstool repair`` writes for ``path`` (the real command, through its exit boundary)."""
+    from tests.conftest import run_sesstool
+
+    result = run_sesstool("repair", str(path), "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    return out.read_bytes()
 
 
 REPAIRABLE = [n for n in SCENARIOS if EXPECTED[n][0] in ("interrupted", "torn")]
@@ -117,12 +117,11 @@ def test_the_cli_resumes_the_repair_and_adds_no_closer(
     name: str, recordings: dict[str, Recording], claude_binary: str, mock: MockServer, tmp_path: Path
 ) -> None:
     rec = recordings[name]
-    repaired = _repaired(rec.transcript.read_bytes(), rec.transcript)
     home = Home.make(tmp_path, "repaired")
     project = home.config / "projects" / "-lane-repaired"
     project.mkdir(parents=True)
     target = project / rec.transcript.name
-    target.write_bytes(repaired)
+    repaired = _repaired(rec.transcript, target)  # -o into a projects/ directory: asked for
     side = rec.session_dir / rec.session_id
     if side.is_dir():
         shutil.copytree(side, project / rec.session_id)
