@@ -315,7 +315,7 @@ class _ChildWriter:
         self.zstd = self.encoding == "zstd"
         self.limits = limits
         # a headerless dialect (Claude Code) forks its lines only: no header line, no header frame
-        self.header_line = dialect.encode_record(plan.header) if plan.header is not None else b""
+        self.header_line = dialect.encode_record(plan.header) if plan.header else b""
         self.suffix = b"".join(dialect.encode_record(r) for r in plan.appended)
         self.seed_size = self.end - self.body  # bytes of seed written (differs under a rewrite)
         self.seed_digest = ""  # of the seed bytes actually written
@@ -382,14 +382,14 @@ class _ChildWriter:
         problems: list[str] = []
         if child.verdict != "clean":
             problems.append(f"verdict {child.verdict} ({child.verdict_reason}), expected clean")
-        if plan.header is not None and (child.header is None or child.header.raw != plan.header):
+        if plan.header and (child.header is None or child.header.raw != plan.header):
             problems.append("its header is not the planned one")
         problems.extend(self.dialect.fork_child_problems(child, plan))
         if child.body_offset != len(self.header_line):
             problems.append("the header is not exactly the first line")
         if report.read.plaintext_bytes != self.plaintext_size:
             problems.append(f"{report.read.plaintext_bytes} plaintext bytes, expected {self.plaintext_size}")
-        frames = 2 if plan.header is not None else 1
+        frames = 2 if plan.header else 1
         if self.zstd and (report.read.encoding != "zstd" or report.read.frames != frames):
             problems.append(f"{report.read.frames} zstd frames, expected a header frame and one body frame")
         if not self.zstd and report.read.encoding != "raw":

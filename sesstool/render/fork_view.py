@@ -24,7 +24,7 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
         "source": {
             "path": src.source.display,
             "encoding": src.source.encoding,
-            "session": header.id if header is not None else None,
+            "session": header.id if header is not None else src.scan.session_id,
             "version": src.scan.version,
             "verdict": src.scan.verdict,
             "sha256": rep.source_sha256,
@@ -78,7 +78,7 @@ def render_fork(rep: ForkReport, console: Console) -> None:
     console.print(
         Text(
             f"{title}: {safe_line(str(parent))} → {safe_line(str(plan.child_id))}"
-            + (f" (v{plan.version})" if plan.header is not None else ""),
+            + (f" (v{plan.version})" if plan.header else ""),
             style="bold yellow" if rep.dry_run else "bold green",
         )
     )
@@ -103,7 +103,7 @@ def render_fork(rep: ForkReport, console: Console) -> None:
         "inherited",
         f"{plan.inherited} events (seq 0–{plan.boundary}), {rep.seed_bytes} bytes copied verbatim",
     )
-    if plan.header is not None:
+    if plan.header:
         row("header", safe_line(_record_line(plan.header)))
     if plan.rewrite is not None:
         row("rewrite", src.dialect.fork_rewrite_note(plan))

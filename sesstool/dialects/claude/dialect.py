@@ -246,7 +246,7 @@ class ClaudeDialect(Dialect):
         return ForkPlan(
             version=0,
             boundary=request.boundary,
-            header=None,
+            header={},  # no header line: a transcript is entries only
             marker=None,
             closers=tuple(closers),
             open_turn=None,

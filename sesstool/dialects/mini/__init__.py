@@ -91,8 +91,7 @@ class MiniDialect(EnvelopeDialect):
 
     def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
         problems = super().fork_child_problems(child, plan)
-        wanted = plan.header["data"].get("parentSession") if plan.header is not None else None
-        if child.header is None or child.header.parent_session != wanted:
+        if child.header is None or child.header.parent_session != plan.header["data"].get("parentSession"):
             problems.append("the child header does not record its parent")
         return problems
 
