@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.claude._support import CLAUDE, SCENARIOS, Scenario
+from tests.claude._support import CLAUDE, RESUME_PROMPT, SCENARIOS, Scenario
 from tests.claude.test_transcript import EXPECTED
+from tests.claude_lane.judge import appended_by_cli, shape
 from tests.conftest import ROOT, UPDATE_GOLDENS, Sesstool
 
 EXPECTED_DIR = CLAUDE / "expected"
@@ -93,6 +94,12 @@ def test_repair(sesstool: Sesstool, tmp_path: Path, name: str, zstd: bool) -> No
     repaired = out.read_bytes()
     assert repaired.startswith(committed)
     _check(EXPECTED_DIR / name / "repaired.jsonl", repaired)
+    # entry for entry (uuid/timestamp values aside) what Claude Code appended on resume (§0)
+    ours = [json.loads(line) for line in repaired[len(committed) :].split(b"\n")[:-1]]
+    cli = appended_by_cli(raw, scenario.resumed.read_bytes(), RESUME_PROMPT)
+    known = {e["uuid"]: e["uuid"] for e in map(json.loads, committed.split(b"\n")[:-1]) if "uuid" in e}
+    assert shape(ours, known) == shape(cli, known)
+    assert [list(e) for e in ours] == [list(e) for e in cli]
     again = sesstool("inspect", "--json", str(out))
     assert json.loads(again.stdout)["verdict"]["verdict"] == "clean", again.stdout
 

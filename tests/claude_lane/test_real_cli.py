@@ -125,6 +125,13 @@ def test_the_cli_resumes_the_repair_and_adds_no_closer(
     side = rec.session_dir / rec.session_id
     if side.is_dir():
         shutil.copytree(side, project / rec.session_id)
+    source = rec.transcript.read_bytes()
+    committed = source[: source.rfind(b"\n") + 1]
+    assert repaired.startswith(committed)
+    # the repair appends, entry for entry, what the CLI itself appended when it resumed (§0)
+    ours = [json.loads(line) for line in repaired[len(committed) :].split(b"\n")[:-1]]
+    cli = appended_by_cli(source, rec.resumed.read_bytes(), RESUME_PROMPT)
+    assert shape(ours, _uuids(source)) == shape(cli, _uuids(source))
     after_scan = scan_file(target)
     assert after_scan.verdict == "clean", after_scan.verdict_reason
     derived = _derived(target)
