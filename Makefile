@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
 .PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures \
-	claude-lane claude-fixtures bench-claude
+	claude-lane claude-fixtures bench-claude browser-lane
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -50,6 +50,17 @@ interop: $(STAMP)  ## differential tests against the published dsh packages (Nod
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10
 	SESSTOOL_INTEROP=1 $(BIN)/pytest -q tests/interop
 
+CHROMIUM ?= /usr/bin/chromium
+PLAYWRIGHT := playwright==1.65.2
+
+browser-lane: $(STAMP)  ## the report pages in headless Chromium (installs Debian's chromium as root, Playwright into .venv)
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || { \
+	  [ "$$(id -u)" = 0 ] || { echo "browser-lane: $(CHROMIUM) is missing; as root: apt-get install chromium" >&2; exit 1; }; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
+	$(BIN)/pip install --quiet $(PLAYWRIGHT)
+	SESSTOOL_BROWSER=1 SESSTOOL_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q tests/report/test_browser.py
+
 claude-lane: $(STAMP)  ## judge the Claude dialect by the real Claude Code CLI (npm, private netns, mock API)
 	bash tests/claude_lane/setup.sh >/dev/null
 	SESSTOOL_CLAUDE_LANE=1 unshare -n $(BIN)/pytest -q -p no:cacheprovider tests/claude_lane
@@ -64,7 +75,7 @@ codex-fixtures: $(STAMP)  ## re-record fixtures/codex with the real Codex CLI (n
 	$(BIN)/python -m tests.codex_cli.generate
 
 clean:  ## remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info test-artifacts
 
 MODULE ?=
 BUDGET ?= 30

@@ -270,6 +270,7 @@ class Run:
     peak_rss_kib: int | None = None
     exit_code: int | None = None
     note: str = ""
+    output_bytes: int | None = None  # size of what the command wrote (the report page)
 
     @property
     def mib_per_s(self) -> float | None:
@@ -291,6 +292,7 @@ class Run:
             "all_seconds": [round(s, 4) for s in self.all_seconds],
             "mib_per_s": _round(self.mib_per_s, 2),
             "peak_rss_mib": _round(self.peak_rss_mib, 2),
+            "output_bytes": self.output_bytes,
             "note": self.note,
         }
 
@@ -363,6 +365,8 @@ def execute(ctx: Context, run: Run) -> None:
             break
         finally:
             if run.output is not None:
+                if run.output.exists():
+                    run.output_bytes = run.output.stat().st_size
                 run.output.unlink(missing_ok=True)
         run.exit_code = m.exit_code
         if m.timed_out:
@@ -426,6 +430,14 @@ def build_runs(
                 [*sesstool, "derive", p, "--format", "jsonl"],
                 gf.plain_bytes,
                 sesstool_command="derive",
+            ),
+            Run(
+                "report",
+                gf.kind,
+                [*sesstool, "report", p, "-o", str(work / f"report-{gf.kind}.html")],
+                gf.plain_bytes,
+                sesstool_command="report",
+                output=work / f"report-{gf.kind}.html",
             ),
         ]
     repaired = work / "repaired.jsonl"
@@ -848,7 +860,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"  {run.name:<16} {run.file_kind:<5} {run.status:<8} "
                     f"{_fmt(run.seconds, '.2f'):>7} s  {_fmt(run.mib_per_s, '.1f'):>7} MiB/s  "
-                    f"{_fmt(run.peak_rss_mib, '.1f'):>7} MiB  {run.note}",
+                    f"{_fmt(run.peak_rss_mib, '.1f'):>7} MiB  {run.note}"
+                    + (f"  (wrote {run.output_bytes} bytes)" if run.output_bytes is not None else ""),
                     flush=True,
                 )
         except genlog.VerifyError as exc:
@@ -897,7 +910,7 @@ def main(argv: list[str] | None = None) -> int:
             _fmt(r.peak_rss_mib, ".1f"),
             "-" if r.exit_code is None else str(r.exit_code),
             r.status,
-            r.note[:70],
+            (r.note or (f"wrote {r.output_bytes} bytes" if r.output_bytes is not None else ""))[:70],
         ]
         for label, runs in per_size.items()
         for r in runs

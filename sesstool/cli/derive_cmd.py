@@ -16,11 +16,13 @@ from sesstool.core.vocabulary import CURRENT_VERSION
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "jsonl", "text"]),
+    type=click.Choice(["json", "jsonl", "text", "markdown"]),
     default="json",
     show_default=True,
-    help="json: messages + request envelope; jsonl: one message per line; text: a readable transcript.",
+    help="json: messages + request envelope; jsonl: one message per line; text: a readable "
+    "transcript; markdown: the transcript as Markdown (tool calls and results in fenced blocks).",
 )
+@click.option("--redact", is_flag=True, help="Replace credential-shaped values with stable tokens.")
 @click.option(
     "--at",
     type=click.IntRange(0),
@@ -44,6 +46,7 @@ def derive_cmd(
     fmt: str,
     at: int | None,
     as_version: int | None,
+    redact: bool,
     fixture: bool,
     **kwargs: Any,
 ) -> None:
@@ -57,7 +60,7 @@ def derive_cmd(
     from sesstool.render import derive_view
     from sesstool.render.progress import scan_progress
 
-    request = DeriveRequest(path, at, limits_from(kwargs), fixture, as_version)
+    request = DeriveRequest(path, at, limits_from(kwargs), fixture, as_version, redact)
     cons = consoles(ctx)
     with scan_progress(cons, "deriving") as progress:
         report = run_derive(request, progress)
@@ -65,8 +68,15 @@ def derive_cmd(
         derive_view.render_json(report, sys.stdout.buffer)
     elif fmt == "jsonl":
         derive_view.render_jsonl(report, sys.stdout.buffer)
+    elif fmt == "markdown":
+        from sesstool.render.derive_markdown import render_markdown
+
+        render_markdown(report, sys.stdout)
     else:
         derive_view.render_text(report, cons.out)
+    if report.redactions is not None:
+        counts = ", ".join(f"{kind} {n}" for kind, n in report.redactions) or "nothing found"
+        cons.err.print(f"redacted: {counts}")
     verdict = report.scan.scan.verdict
     if verdict in ("torn", "interrupted"):
         cons.err.print(f"note: the log is {verdict}; derived from its committed events")

@@ -21,7 +21,9 @@ COMMANDS: dict[str, str] = {
     "inspect": "sesstool.cli.inspect_cmd:inspect_cmd",
     "list": "sesstool.cli.list_cmd:list_cmd",
     "migrate": "sesstool.cli.migrate_cmd:migrate_cmd",
+    "redact": "sesstool.cli.redact_cmd:redact_cmd",
     "repair": "sesstool.cli.repair_cmd:repair_cmd",
+    "report": "sesstool.cli.report_cmd:report_cmd",
     "validate": "sesstool.cli.validate_cmd:validate_cmd",
 }
 

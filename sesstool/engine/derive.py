@@ -8,6 +8,7 @@ from typing import Any
 from sesstool.core.errors import Address, InputError, UnsupportedError, UsageError
 from sesstool.core.model import RequestEnvelope
 from sesstool.core.options import ScanOptions
+from sesstool.core.redact import Redactor
 from sesstool.core.rules import Severity
 from sesstool.core.upgrade import UpgradeRefused
 from sesstool.engine.records import upgraded_lines
@@ -22,6 +23,7 @@ class DeriveRequest:
     limits: ReadLimits = field(default_factory=ReadLimits)
     fixture: bool = False
     as_version: int | None = None  # derive what a reader of this version sees after upgrading
+    redact: bool = False  # replace credential-shaped values with stable tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,7 @@ class DeriveReport:
     request: RequestEnvelope
     at: int | None
     as_version: int | None = None
+    redactions: tuple[tuple[str, int], ...] | None = None  # kind -> values replaced (--redact)
 
 
 def run_derive(request: DeriveRequest, progress: Progress | None = None) -> DeriveReport:
@@ -52,10 +55,24 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
             f"--at {request.at}: the log's committed events end at seq {last}", Address(report.source.display)
         )
     assert result.messages is not None
+    messages, envelope = result.messages, result.request
     if request.as_version is not None and request.as_version != result.version:
         messages, envelope = _as_version(request, report)
-        return DeriveReport(report, messages, envelope, request.at, request.as_version)
-    return DeriveReport(report, result.messages, result.request, request.at, request.as_version)
+    if request.redact:
+        return _redacted(DeriveReport(report, messages, envelope, request.at, request.as_version))
+    return DeriveReport(report, messages, envelope, request.at, request.as_version)
+
+
+def _redacted(rep: DeriveReport) -> DeriveReport:
+    """Messages and request envelope with every credential-shaped value replaced: the same
+    value by the same token throughout (core.redact)."""
+    redactor = Redactor()
+    messages = tuple(redactor.value(m) for m in rep.messages)
+    req = rep.request
+    envelope = RequestEnvelope(
+        redactor.value(req.header), req.header_seq, redactor.value(req.context), req.context_seq
+    )
+    return DeriveReport(rep.scan, messages, envelope, rep.at, rep.as_version, redactor.counts().by_kind)
 
 
 def _as_version(request: DeriveRequest, report: ScanReport) -> tuple[tuple[Any, ...], RequestEnvelope]:

@@ -70,6 +70,7 @@ class _Hashing:
 
 
 FrameHook = Callable[[int, int, int, DetectingScanner], None]
+Tap = Callable[[list[bytes], int, int, "int | None"], None]
 
 
 def scan_source(
@@ -90,15 +91,17 @@ def run_scan(
     *,
     digest: Any = None,
     on_frame_end: FrameHook | None = None,
+    tap: Tap | None = None,
 ) -> tuple[ScanReport, DetectingScanner]:
     """``scan_source`` for write commands: also returns the scanner (its state continues into
-    verification), feeds every source byte to ``digest``, and reports complete zstd frames."""
+    verification), feeds every source byte to ``digest``, and reports complete zstd frames.
+    ``tap`` sees every batch of lines the scanner is fed (the report's timeline)."""
     limits = limits or ReadLimits()
     options = options or ScanOptions()
     with open_source(arg) as (opened, info):
         hashing = _Hashing(opened, digest) if digest is not None else None
         try:
-            return _scan_stream(hashing or opened, info, options, limits, progress, on_frame_end)
+            return _scan_stream(hashing or opened, info, options, limits, progress, on_frame_end, tap)
         finally:
             if hashing is not None:
                 hashing.close()
@@ -111,6 +114,7 @@ def _scan_stream(
     limits: ReadLimits,
     progress: Progress | None,
     on_frame_end: FrameHook | None,
+    tap: Tap | None = None,
 ) -> tuple[ScanReport, DetectingScanner]:
     """Stream ``stream`` through a scanner (``run_scan`` owns the file and the digest)."""
     if info.filename_version is not None:
@@ -126,6 +130,8 @@ def _scan_stream(
     summary: ReadSummary | None = None
     for item in reader.batches():
         scanner.feed(item)
+        if tap is not None and type(item) is tuple:
+            tap(*item)
         if progress is not None and type(item) is tuple:
             progress(item[1], total)
         if scanner.stopped:

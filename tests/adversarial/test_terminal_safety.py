@@ -15,7 +15,7 @@ EVIL = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eevil\u2066\x00"
 UNSAFE = ["\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\x00"]
 
 
-def crashed_log(tmp_path: Path) -> Path:
+def crashed_log(tmp_path: Path, EVIL: str = EVIL) -> Path:
     """A v0 log with hostile text in every free-form field a view prints, crashed mid-call."""
     header = {
         "type": "session",
@@ -83,6 +83,9 @@ VIEWS = [
     ("repair",),
     ("fork", "--dry-run", "--at", "5"),
     ("migrate", "--dry-run"),
+    ("derive", "--format", "markdown"),
+    ("report",),
+    ("redact", "--dry-run"),
 ]
 
 

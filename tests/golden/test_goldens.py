@@ -86,3 +86,27 @@ def test_derive_json(sesstool: Sesstool, log: Path) -> None:
         assert result.stdout == ""
         actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
     _check(_golden(log, "derive", "json"), actual)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_derive_markdown(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("derive", "--format", "markdown", *_args(log))
+    if result.exit_code == 0:
+        actual = result.stdout
+    else:
+        assert result.stdout == ""
+        actual = f"exit {result.exit_code}\n{result.stderr}"
+    _check(_golden(log, "derive", "md"), actual)
+
+
+CRASHES = [p for p in LOGS if p.parent.name in ("crash-dangling-call", "crash-not-started", "dangling-call")]
+
+
+CRASH_IDS = [f"{p.parent.parent.name}/{p.parent.name}/{p.name}" for p in CRASHES]
+
+
+@pytest.mark.parametrize("log", CRASHES, ids=CRASH_IDS)
+def test_report_html(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("report", *_args(log))
+    assert result.exit_code == 0, result.stderr
+    _check(_golden(log, "report", "html"), result.stdout)

@@ -1,0 +1,47 @@
+"""`sesstool redact PATH`: publish a copy of a log with credential-shaped values replaced."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+
+
+@click.command("redact")
+@click.argument("path")
+@write_options("<stem>.redacted.jsonl[.zstd] beside the source", "what would be replaced")
+@limit_options
+@click.pass_context
+def redact_cmd(
+    ctx: click.Context,
+    /,
+    path: str,
+    output: str | None,
+    encoding: str | None,
+    dry_run: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Write a copy of a session log with every credential-shaped value (API keys, tokens,
+    passwords in URLs, private keys, …) replaced by a token; the source is never touched.
+
+    The same value becomes the same token throughout the file, records without a secret are
+    copied byte for byte, and the copy is read back before it is published: it must read as the
+    same log (same verdict and findings). Exit 0, 3 unreadable, 5 live, 6 write refused.
+    """
+    from sesstool.core.jsonline import dumps_pretty
+    from sesstool.engine.redact import RedactRequest, run_redact
+    from sesstool.render.progress import scan_progress
+    from sesstool.render.redact_view import redact_doc, render_redact
+
+    request = RedactRequest(path, output, as_encoding(encoding), dry_run, limits_from(kwargs))
+    cons = consoles(ctx)
+    with scan_progress(cons, "redacting") as progress:
+        report = run_redact(request, progress)
+    if as_json:
+        sys.stdout.buffer.write(dumps_pretty(redact_doc(report)) + b"\n")
+    else:
+        render_redact(report, cons.out)

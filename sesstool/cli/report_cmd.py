@@ -1,0 +1,53 @@
+"""`sesstool report PATH`: one self-contained HTML page (verdict, findings, timeline, conversation)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+
+
+@click.command("report")
+@click.argument("path")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the page to this file (must not exist; published like every file sesstool "
+    "writes). Default: standard output.",
+)
+@click.option("--redact", is_flag=True, help="Replace credential-shaped values with stable tokens.")
+@fixture_option
+@limit_options
+@click.pass_context
+def report_cmd(
+    ctx: click.Context, /, path: str, output: str | None, redact: bool, fixture: bool, **kwargs: Any
+) -> None:
+    """Write an HTML report of a log: verdict and findings, a timeline drawn to scale, the
+    conversation a resume would see, and what a repair would append.
+
+    The page is one file with no network access (inline style and script, locked by a
+    Content-Security-Policy) and a bounded size whatever the log's size.
+    """
+    from sesstool.engine.report import ReportRequest, run_report
+    from sesstool.engine.report_file import write_report
+    from sesstool.render.progress import scan_progress
+    from sesstool.render.report_html import render_html
+
+    cons = consoles(ctx)
+    request = ReportRequest(path, limits_from(kwargs), fixture, redact)
+    with scan_progress(cons, "reporting") as progress:
+        report = run_report(request, progress)
+    page = render_html(report)
+    if output is None:
+        sys.stdout.buffer.write(page)
+    else:
+        published = write_report(output, page)
+        cons.err.print(f"wrote {published.path} ({published.size} bytes, sha256 {published.sha256})")
+    if report.redactions:
+        counts = ", ".join(f"{kind} {n}" for kind, n in report.redactions)
+        cons.err.print(f"redacted: {counts}")

@@ -1,0 +1,168 @@
+"""Credential-shaped values found and replaced by stable tokens (``--redact``, ``sesstool redact``).
+
+Detection uses the pattern plugins of Yelp's ``detect-secrets`` (AWS, GitHub, GitLab, Slack,
+Stripe, JWT, private keys, basic-auth URLs, the ``password = "…"`` keyword heuristic, …), not a
+list of our own; its entropy plugins are left out (every commit hash would go) and so is its
+public-IP plugin (an address is not a credential). A few shapes its 1.5 release does not know
+are added and documented in docs/format.md ("Redaction"). One ``Redactor`` holds the mapping for
+one file: the same value always becomes the same token (``[REDACTED:aws-access-key:1]``), so
+equal values stay equal and the redacted log keeps its pairings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+_TOKEN = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
+_PEM = re.compile(
+    r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----.*?(-----END \1PRIVATE KEY\2-----|\Z)", re.DOTALL
+)
+# Shapes detect-secrets 1.5 does not know (docs/format.md "Redaction").
+_EXTRA: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("api-key", re.compile(r"\bsk-(?:proj-|ant-[a-z0-9]+-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}")),
+    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{40,}")),
+    ("json-web-token", re.compile(r"\beyJ[A-Za-z0-9_=-]+\.eyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+")),
+)
+_SKIPPED_PLUGINS = ("High Entropy", "Public IP", "Private Key", "JSON Web Token")
+_TRIM = " \t\r\n\"'=:,"
+_MIN_LENGTH = 6
+
+
+def _slug(kind: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
+
+
+Finder = Callable[[str], Iterator[str]]
+
+
+def _detect_secrets_finders() -> list[tuple[str, Finder]]:
+    # imported on use: detect-secrets takes ~0.5 s to import, and only --redact needs it
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    finders: list[tuple[str, Finder]] = []
+    mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    for kind, cls in sorted(mapping.items()):
+        if any(skip in kind for skip in _SKIPPED_PLUGINS):
+            continue
+        plugin = cls()
+        if isinstance(plugin, RegexBasedDetector):
+            patterns = tuple(plugin.denylist)
+            finders.append((_slug(kind), _regex_finder(patterns)))
+        else:
+            finders.append((_slug(kind), _plugin_finder(plugin)))
+    return finders
+
+
+def _regex_finder(patterns: tuple[re.Pattern[str], ...]) -> Finder:
+    """The whole credential of each match: a capturing group when it holds the value (a
+    password in a URL), else the match (some plugins capture only a prefix such as ``ghp``)."""
+
+    def find(text: str) -> Iterator[str]:
+        for pattern in patterns:
+            for m in pattern.finditer(text):
+                groups = [g for g in m.groups() if g and len(g) >= 8]
+                yield (groups[-1] if groups else m.group(0)).strip(_TRIM)
+
+    return find
+
+
+def _plugin_finder(plugin: Any) -> Finder:
+    def find(text: str) -> Iterator[str]:
+        for line in text.splitlines() or [text]:
+            for value in plugin.analyze_string(line):
+                if isinstance(value, str):
+                    yield value.strip(_TRIM)
+
+    return find
+
+
+def _extra_finders() -> list[tuple[str, Finder]]:
+    def pem(text: str) -> Iterator[str]:
+        for m in _PEM.finditer(text):
+            yield m.group(0)
+
+    finders: list[tuple[str, Finder]] = [("private-key", pem)]
+    for kind, pattern in _EXTRA:
+        finders.append((kind, _regex_finder((pattern,))))
+    return finders
+
+
+@dataclass(frozen=True, slots=True)
+class RedactionCounts:
+    """Distinct values replaced, by kind, and replacements made in total."""
+
+    by_kind: tuple[tuple[str, int], ...]
+    replacements: int
+
+    @property
+    def values(self) -> int:
+        return sum(n for _, n in self.by_kind)
+
+
+class Redactor:
+    """Finds credential-shaped values and maps each distinct value to one token."""
+
+    def __init__(self, finders: list[tuple[str, Finder]] | None = None) -> None:
+        self._finders = finders if finders is not None else [*_extra_finders(), *_detect_secrets_finders()]
+        self._tokens: dict[str, str] = {}
+        self._per_kind: dict[str, int] = {}
+        self.replacements = 0
+
+    def secrets_in(self, text: str) -> list[tuple[str, str]]:
+        """(value, kind) found in ``text``, longest first; tokens we wrote are never values."""
+        found: dict[str, str] = {}
+        for kind, finder in self._finders:
+            for value in finder(text):
+                if len(value) >= _MIN_LENGTH and not _TOKEN.fullmatch(value) and value not in found:
+                    found[value] = kind
+        return sorted(found.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+
+    def token(self, value: str, kind: str) -> str:
+        token = self._tokens.get(value)
+        if token is None:
+            n = self._per_kind.get(kind, 0) + 1
+            self._per_kind[kind] = n
+            token = self._tokens[value] = f"[REDACTED:{kind}:{n}]"
+        return token
+
+    def text(self, text: str) -> str:
+        """``text`` with every credential-shaped value replaced."""
+        if not text:
+            return text
+        for value, kind in self.secrets_in(text):
+            if value in text:
+                self.replacements += text.count(value)
+                text = text.replace(value, self.token(value, kind))
+        return text
+
+    def value(self, obj: Any) -> Any:
+        """A JSON value with every string (keys included) passed through ``text``."""
+        if isinstance(obj, str):
+            return self.text(obj)
+        if isinstance(obj, list):
+            return [self.value(v) for v in obj]
+        if isinstance(obj, tuple):
+            return tuple(self.value(v) for v in obj)
+        if isinstance(obj, dict):
+            return {self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in obj.items()}
+        return obj
+
+    def strings(self, obj: Any) -> Iterator[str]:
+        """Every string in a JSON value (keys included)."""
+        if isinstance(obj, str):
+            yield obj
+        elif isinstance(obj, list | tuple):
+            for v in obj:
+                yield from self.strings(v)
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(k, str):
+                    yield k
+                yield from self.strings(v)
+
+    def counts(self) -> RedactionCounts:
+        return RedactionCounts(tuple(sorted(self._per_kind.items())), self.replacements)

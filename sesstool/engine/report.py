@@ -1,0 +1,217 @@
+"""report: one streaming pass builds the frozen, bounded model behind ``sesstool report``.
+
+The scanner reads the log as every command does (verdict, findings, derived messages, open
+state); the timeline collector is fed the same batches. What reaches the model is bounded
+whatever the log's size: the timeline's head and tail, the conversation's head and tail with
+long parts cut, and counts of everything left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sesstool.core.errors import Address
+from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
+from sesstool.core.redact import Redactor
+from sesstool.core.report_model import Elision, Message, Report, ReportFinding, TimelineItem
+from sesstool.core.timeline import CollectedTimeline, TimelineCollector
+from sesstool.core.transcript import bounded
+from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.store.source import ReadLimits
+
+
+@dataclass(frozen=True, slots=True)
+class ReportLimits:
+    """How much of a large log the page holds (the rest is counted, and the page says so)."""
+
+    timeline_head: int = 1500
+    timeline_tail: int = 1500
+    messages_head: int = 100
+    messages_tail: int = 200
+    part_chars: int = 20_000
+    total_chars: int = 1_500_000  # past this, parts are cut to ``part_chars_after``
+    part_chars_after: int = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRequest:
+    path: str
+    limits: ReadLimits = field(default_factory=ReadLimits)
+    fixture: bool = False
+    redact: bool = False
+    bounds: ReportLimits = field(default_factory=ReportLimits)
+
+
+def run_report(request: ReportRequest, progress: Progress | None = None) -> Report:
+    bounds = request.bounds
+    collector = TimelineCollector(bounds.timeline_head, bounds.timeline_tail)
+    scan_report, _ = run_scan(
+        request.path,
+        ScanOptions(fixture=request.fixture, collect_messages=True),
+        request.limits,
+        progress,
+        tap=collector.feed_lines,
+    )
+    scan = scan_report.scan
+    timeline = collector.finish(scan.tail.committed_bytes if scan.tail.kind != "none" else None)
+    redactor = Redactor() if request.redact else None
+    report = build_report(scan_report, timeline, bounds, redactor)
+    return redacted(report, redactor) if redactor is not None else report
+
+
+def build_report(
+    scan_report: ScanReport,
+    timeline: CollectedTimeline,
+    bounds: ReportLimits,
+    redactor: Redactor | None = None,
+) -> Report:
+    """The model; with a ``redactor`` the messages are redacted before long parts are cut (a
+    value is never half shown); ``redacted`` then covers the rest of the text."""
+    scan = scan_report.scan
+    end = timeline.end
+    findings = tuple(_finding(i, f, timeline, end) for i, f in enumerate(scan.findings))
+    messages, total, cut, note = _messages(scan, bounds, redactor)
+    closers, repair_note = _closers(scan_report)
+    crash = scan.verdict in ("interrupted", "torn", "corrupt")
+    never = [p for p in scan.open.pending if p.call_seq is None]
+    not_started = tuple(p.call_id for p in never)
+    items = timeline.items
+    if never and end is not None:
+        # advertised by the model, never started: marked at the point where the log stops
+        line = timeline.index.last_line
+        offset = scan.tail.committed_bytes
+        items += tuple(
+            TimelineItem(
+                f"tool-not-started-{n}", "tool", f"{p.name or '?'} {p.call_id}", end, None, "not-started",
+                scan.open.turn, None, None, line, line, offset, offset, False,
+            )
+            for n, p in enumerate(never)
+        )  # fmt: skip
+    elision = Elision(timeline.elided, max(0, total - len(messages)), cut, scan.findings_dropped)
+    header = scan.header
+    return Report(
+        path=scan_report.source.display,
+        dialect=scan.dialect,
+        version=scan.version,
+        session=header.id if header is not None else None,
+        encoding=scan_report.source.encoding,
+        file_bytes=scan_report.source.size,
+        events=scan.stats.events,
+        verdict=scan.verdict,
+        verdict_reason=scan.verdict_reason,
+        verdict_address=scan.verdict_address,
+        findings=findings,
+        items=items,
+        gaps=timeline.gaps,
+        start=timeline.start,
+        end=end,
+        crash=crash,
+        not_started=not_started,
+        messages=messages,
+        messages_total=total,
+        messages_gap_at=bounds.messages_head if total > len(messages) else None,
+        messages_note=note,
+        closers=closers,
+        repair_note=repair_note,
+        elision=elision,
+        live=scan_report.live,
+    )
+
+
+def _finding(index: int, f: Any, timeline: CollectedTimeline, end: int | None) -> ReportFinding:
+    """Place a finding on the time axis: by its line, else its seq; past the last event (a torn
+    tail, an open turn reported at the end) it sits at the crash point."""
+    address: Address = f.address
+    line = address.line
+    if line is None and address.seq is not None:
+        line = timeline.index.line_of_seq(address.seq)
+    time: int | None = None
+    item: str | None = None
+    if line is not None and timeline.index.lines and line <= timeline.index.last_line:
+        time = timeline.index.at_line(line)
+        item = _holder(timeline.items, line)
+    else:
+        time = end  # past the last event: a torn tail, a check made at the end of the log
+    return ReportFinding(index, f.rule, f.severity.name.lower(), f.message, address, time, item)
+
+
+def _holder(items: tuple[TimelineItem, ...], line: int) -> str | None:
+    best: TimelineItem | None = None
+    rank = {"turn": 0, "step": 1, "tool": 2}
+    for item in items:
+        last = item.last_line if item.end is not None else 1 << 62
+        if item.first_line <= line <= last and (best is None or rank[item.kind] >= rank[best.kind]):
+            best = item
+    return best.key if best is not None else None
+
+
+def _messages(
+    scan: ScanResult, bounds: ReportLimits, redactor: Redactor | None
+) -> tuple[tuple[Message, ...], int, int, str | None]:
+    if scan.verdict in ("corrupt", "unsupported") or scan.messages is None:
+        why = "corrupt" if scan.verdict == "corrupt" else "not supported"
+        return (), 0, 0, f"no conversation: the log is {why}, so no resume would derive one"
+    all_messages = scan.messages
+    total = len(all_messages)
+    head, tail = bounds.messages_head, bounds.messages_tail
+    chosen = all_messages if total <= head + tail else (*all_messages[:head], *all_messages[total - tail :])
+    if redactor is not None:
+        chosen = tuple(redactor.value(m) for m in chosen)
+    out_list: list[Message] = []
+    used = 0
+    for m in chosen:
+        limit = bounds.part_chars if used < bounds.total_chars else bounds.part_chars_after
+        message = bounded(m, limit)
+        used += sum(len(p.text) for p in message.parts)
+        out_list.append(message)
+    out = tuple(out_list)
+    return out, total, sum(m.truncated for m in out), None
+
+
+def _closers(scan_report: ScanReport) -> tuple[tuple[str, ...], str]:
+    scan, dialect = scan_report.scan, scan_report.dialect
+    if scan.verdict == "clean":
+        return (), "nothing: the log is balanced"
+    if scan.verdict in ("corrupt", "unsupported") or scan.version is None:
+        return (), f"a repair refuses this log ({scan.verdict}: {scan.verdict_reason})"
+    lines = tuple(dialect.encode_record(c)[:-1].decode("utf-8", "replace") for c in dialect.closers(scan))
+    dropped = scan.tail.dropped_bytes
+    if not lines:
+        return (), f"would append nothing; it would drop the {dropped}-byte torn tail"
+    after = f" after dropping the {dropped}-byte torn tail" if dropped else ""
+    return lines, f"would append {len(lines)} closer(s){after}"
+
+
+def redacted(report: Report, redactor: Redactor) -> Report:
+    """The same report with every credential-shaped value in its text replaced by a token
+    (messages excepted: ``build_report`` redacted them whole, before cutting)."""
+    text = redactor.text
+    findings = tuple(
+        ReportFinding(f.index, f.rule, f.severity, text(f.message), f.address, f.time, f.item)
+        for f in report.findings
+    )
+    items = tuple(
+        TimelineItem(
+            i.key, i.kind, text(i.label), i.start, i.end, i.status, i.turn, i.first_seq, i.last_seq,
+            i.first_line, i.last_line, i.first_offset, i.last_offset, i.error,
+        )
+        for i in report.items
+    )  # fmt: skip
+    closers = tuple(text(c) for c in report.closers)
+    reason = text(report.verdict_reason)
+    counts = redactor.counts()
+    return Report(
+        report.path, report.dialect, report.version, _opt(redactor, report.session), report.encoding,
+        report.file_bytes, report.events, report.verdict, reason, report.verdict_address, findings,
+        items, report.gaps, report.start, report.end, report.crash,
+        tuple(text(c) for c in report.not_started), report.messages, report.messages_total,
+        report.messages_gap_at,
+        report.messages_note, closers, report.repair_note, report.elision, report.live,
+        counts.by_kind,
+    )  # fmt: skip
+
+
+def _opt(redactor: Redactor, value: str | None) -> str | None:
+    return None if value is None else redactor.text(value)
