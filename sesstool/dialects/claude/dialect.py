@@ -149,6 +149,7 @@ class ClaudeScanner:
                 )
                 tail = Tail("torn-line", self.committed, pl.length, 1, 0, where)
         scan = self.inner.finish(None, physical)
+        self.subagent = self.inner.subagent  # also recognised from its first entry
         closers = tuple(closer_plan.plan_closers(scan.closing, scan.session_id)) if not self.subagent else ()
         derived = derive(scan, self.inner.entries(scan)) if self.options.collect_messages else None
         findings = scan.findings[: self.options.max_findings]

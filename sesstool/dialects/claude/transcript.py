@@ -150,6 +150,7 @@ class TranscriptScanner:
         self.findings: list[Finding] = []
         self.sessions: dict[str, int] = {}
         self.versions: dict[str, int] = {}
+        self.version_at: dict[str, tuple[int, int]] = {}  # where each version first wrote
         self.cwds: dict[str, None] = {}
         self.branches_seen: dict[str, None] = {}
         self.models: dict[str, None] = {}
@@ -224,6 +225,8 @@ class TranscriptScanner:
             self.sessions[session] = lineno
         version = entry.get("version")
         if isinstance(version, str):
+            if version not in self.versions:
+                self.version_at[version] = (offset, lineno)
             self.versions[version] = self.versions.get(version, 0) + 1
         stamp = entry.get("timestamp")
         if isinstance(stamp, str):
@@ -258,6 +261,8 @@ class TranscriptScanner:
         if isinstance(entry.get("gitBranch"), str):
             self.branches_seen[entry["gitBranch"]] = None
         sidechain = entry.get("isSidechain") is True
+        if not self.nodes and sidechain and isinstance(entry.get("agentId"), str):
+            self.subagent = True  # a subagent's own file, whatever its name: it starts on its sidechain
         if sidechain:
             self.sidechain_entries += 1
             sidechain = not self.subagent  # in a subagent's own file the sidechain is the chain
@@ -374,7 +379,8 @@ class TranscriptScanner:
             setattr(twin, key, getattr(self, key))
         twin.nodes = [Node(**{k: getattr(n, k) for k in Node.__slots__}) for n in self.nodes]
         for key in (
-            "index", "sessions", "versions", "cwds", "branches_seen", "models", "by_type", "unknown",
+            "index", "sessions", "versions", "version_at", "cwds", "branches_seen", "models", "by_type",
+            "unknown",
             "calls", "results", "usage_by_message", "last_envelope", "last_prompt_id",
         ):  # fmt: skip
             setattr(twin, key, dict(getattr(self, key)))
@@ -512,8 +518,7 @@ class TranscriptScanner:
             self._find(
                 "claude-writer-version",
                 "written by Claude Code " + ", ".join(v for v, _ in versions) + note,
-                None,
-                None,
+                *self.version_at[newest],  # where the newest version first wrote
             )
         leaf = self.nodes[chain[-1]] if chain else None
         envelope = self.last_envelope.get(session or "", ())
