@@ -70,15 +70,25 @@ def test_verdict_and_dangling_calls_match_what_the_cli_closed(
 ) -> None:
     rec = recordings[name]
     scan = scan_file(rec.transcript)
-    verdict, dangling, _ = EXPECTED[name]
-    assert scan.verdict == verdict, scan.verdict_reason
+    appended = appended_by_cli(rec.transcript.read_bytes(), rec.resumed.read_bytes(), RESUME_PROMPT)
     closed = [
         block["tool_use_id"]
-        for entry in appended_by_cli(rec.transcript.read_bytes(), rec.resumed.read_bytes(), RESUME_PROMPT)
+        for entry in appended
         for block in (entry.get("message") or {}).get("content") or []
         if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
-    assert tuple(call.id for call in scan.dangling) == tuple(closed) == dangling
+    # the judgment: what sesstool reads in the file is what the CLI did with it on resume
+    assert tuple(call.id for call in scan.dangling) == tuple(closed)
+    if scan.verdict in ("clean", "interrupted"):
+        assert (scan.verdict == "interrupted") == bool(appended), scan.verdict_reason
+    verdict, dangling, _ = EXPECTED[name]
+    if name in TIMING_DEPENDENT:
+        # SIGTERM while a tool runs: 2.1.332 writes the tool's real result before it exits only
+        # when the tool's own exit wins the race (docs/format.md); both outcomes are judged above
+        assert closed in ([], ["toolu_lane_slow_0"]) and scan.verdict == verdict
+        return
+    assert scan.verdict == verdict, scan.verdict_reason
+    assert tuple(closed) == dangling
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
@@ -109,6 +119,7 @@ def _repaired(path: Path, out: Path) -> bytes:
     return out.read_bytes()
 
 
+TIMING_DEPENDENT = {"sigterm-tool"}
 REPAIRABLE = [n for n in SCENARIOS if EXPECTED[n][0] in ("interrupted", "torn")]
 
 
