@@ -11,6 +11,7 @@ equal values stay equal and the redacted log keeps its pairings.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -149,6 +150,9 @@ class Redactor:
             return tuple(self.value(v) for v in obj)
         if isinstance(obj, dict):
             return {self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in obj.items()}
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # a dialect's message object
+            changes = {f.name: self.value(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+            return dataclasses.replace(obj, **changes)
         return obj
 
     def strings(self, obj: Any) -> Iterator[str]:

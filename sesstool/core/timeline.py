@@ -1,23 +1,21 @@
-"""The report's timeline, collected in one streaming pass over ``{type, seq, time, data}`` events.
+"""The report's timeline, collected in the scan's own streaming pass: the part every dialect shares.
 
-Fed the same reader batches as the scanner, it pairs turn/step starts with their ends and
-tool calls with their results (by the cited ``sourceEventSeqs``, else by call id) and keeps a
-bounded amount: the first ``head`` and last ``tail`` closed spans, the calls still open, the
-longest gaps, and a time index of at most ``2 * index_points`` checkpoints from which any line
-or seq is placed on the time axis. Memory does not grow with the log.
+A dialect's collector (``SpanCollector`` subclass) is fed the same reader batches as the
+scanner, decodes its own records and reports spans: turns and steps that start and end, tool
+calls from call to result. This part keeps a bounded amount — the first ``head`` and last
+``tail`` closed spans, the calls still open, the longest gaps, and a time index of at most
+``2 * points`` checkpoints from which any line or seq is placed on the time axis — so memory
+does not grow with the log.
 """
 
 from __future__ import annotations
 
 import heapq
-import re
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-
-import orjson
 
 from sesstool.core.report_model import Gap, ItemKind, TimelineItem
 
@@ -106,8 +104,12 @@ class CollectedTimeline:
     index: TimeIndex
 
 
-class TimelineCollector:
-    """One pass over envelope events (dsh and mini-agent; any dialect with that envelope)."""
+class SpanCollector:
+    """The bounded span bookkeeping every dialect's timeline shares.
+
+    A dialect's collector decodes its own records in ``feed_lines`` and calls ``tick`` for every
+    timed record and ``start_*``/``end_*`` for spans; this class pairs, bounds and finishes.
+    """
 
     def __init__(self, head: int = 1500, tail: int = 1500, max_open_calls: int = 4096) -> None:
         self._head: list[TimelineItem] = []
@@ -127,28 +129,15 @@ class TimelineCollector:
         self._offset = 0
         self.index = TimeIndex()
 
-    # -- feeding --------------------------------------------------------------------------------
-
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
-        loads = orjson.loads
-        for i, raw in enumerate(lines):
-            self._offset = offset
-            offset += len(raw) + 1
-            envelope = _envelope(raw)
-            if envelope is not None:
-                # most events (chunks, messages) only mark time: read it from the envelope
-                # without decoding a record that may be megabytes long
-                t, seq = envelope
-                self._tick(lineno + i, seq, t)
-                continue
-            try:
-                obj = loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if type(obj) is dict:
-                self._event(obj, lineno + i)
+        """One reader batch (complete lines without newlines, as the scanner gets them)."""
+        raise NotImplementedError
 
-    def _tick(self, line: int, seq: int | None, t: int) -> None:
+    # -- what a dialect's collector calls -------------------------------------------------------
+
+    def tick(self, line: int, seq: int | None, t: int, offset: int) -> None:
+        """A timed record at ``line`` (``offset`` = its plaintext byte offset)."""
+        self._offset = offset
         self.index.add(line, seq, t)
         if self._last is not None and t - self._last > 0:
             gap = (t - self._last, self._last, t)
@@ -161,56 +150,40 @@ class TimelineCollector:
         self._last_line = line
         self._seq = seq
 
-    def _event(self, obj: dict[str, Any], line: int) -> None:
-        t = event_time(obj.get("time"))
-        if t is None:
-            return
-        seq = obj.get("seq")
-        seq = seq if type(seq) is int else None
-        self._tick(line, seq, t)
-        kind = obj.get("type")
-        data = obj.get("data")
-        data = data if type(data) is dict else {}
-        turn = data.get("turn") if type(data.get("turn")) is int else None
-        if kind == "turn/start":
-            if self._turn is not None:  # a second start without an end: the first never closed
-                self._emit(self._turn, None, "unclosed", line)
-            self._turn = _Open(
-                "turn", f"turn {turn if turn is not None else '?'}", t, turn, seq, line, self._offset
-            )
-        elif kind == "turn/end":
-            if self._step is not None:
-                self._emit(self._step, None, "unclosed", line)
-                self._step = None
-            if self._turn is not None:
-                self._emit(self._turn, t, _reason(data.get("reason")), line)
-                self._turn = None
-        elif kind == "step/start":
-            if self._step is not None:
-                self._emit(self._step, None, "unclosed", line)
-            step = data.get("step")
-            label = f"step {turn if turn is not None else '?'}.{step if type(step) is int else '?'}"
-            self._step = _Open("step", label, t, turn, seq, line, self._offset)
-        elif kind == "step/end":
-            if self._step is not None:
-                self._emit(self._step, t, "completed", line)
-                self._step = None
-        elif kind == "tool/call":
-            call_id = data.get("callId")
-            if isinstance(call_id, str):
-                name = data.get("name")
-                turn = turn if turn is not None else (self._turn.turn if self._turn else None)
-                self._open_call(call_id, _Open("tool", str(name), t, turn, seq, line, self._offset))
-        elif kind == "tool/result":
-            call_id = self._result_call_id(obj, data)
-            if call_id is not None and call_id in self._calls:
-                call = self._calls.pop(call_id)
-                if call.seq is not None:
-                    self._call_ids.pop(call.seq, None)
-                error = _is_error(data)
-                self._emit(call, t, "error" if error else "answered", line, error)
+    def start_turn(self, label: str, t: int, turn: int | None, seq: int | None, line: int) -> None:
+        if self._turn is not None:  # a second start without an end: the first never closed
+            self._close_step(None, "unclosed", line)
+            self._emit(self._turn, None, "unclosed", line)
+        self._turn = _Open("turn", label, t, turn, seq, line, self._offset)
 
-    def _open_call(self, call_id: str, call: _Open) -> None:
+    def end_turn(self, t: int, status: str, line: int) -> None:
+        self._close_step(None, "unclosed", line)
+        if self._turn is not None:
+            self._emit(self._turn, t, status, line)
+            self._turn = None
+
+    @property
+    def open_turn(self) -> int | None:
+        return self._turn.turn if self._turn is not None else None
+
+    @property
+    def turn_is_open(self) -> bool:
+        return self._turn is not None
+
+    def start_step(self, label: str, t: int, turn: int | None, seq: int | None, line: int) -> None:
+        self._close_step(None, "unclosed", line)
+        self._step = _Open("step", label, t, turn, seq, line, self._offset)
+
+    def end_step(self, t: int, status: str, line: int) -> None:
+        self._close_step(t, status, line)
+
+    def _close_step(self, t: int | None, status: str, line: int) -> None:
+        if self._step is not None:
+            self._emit(self._step, t, status, line)
+            self._step = None
+
+    def start_call(self, call_id: str, name: str, t: int, seq: int | None, line: int) -> None:
+        call = _Open("tool", name, t, self.open_turn, seq, line, self._offset)
         old = self._calls.pop(call_id, None)
         if old is not None:  # a repeated call id: the earlier call never got its result
             self._emit(old, None, "dangling", old.line)
@@ -224,21 +197,19 @@ class TimelineCollector:
         if call.seq is not None:
             self._call_ids[call.seq] = call_id
 
-    def _result_call_id(self, obj: dict[str, Any], data: dict[str, Any]) -> str | None:
-        cited = obj.get("sourceEventSeqs")
-        if type(cited) is list:
-            for s in cited:
-                if type(s) is int and s in self._call_ids:
-                    return self._call_ids[s]
-        message = data.get("message")
-        if type(message) is dict:
-            for key in ("toolCallId", "tool_call_id"):
-                if isinstance(message.get(key), str):
-                    return str(message[key])
-            source = message.get("source")
-            if type(source) is dict and isinstance(source.get("callId"), str):
-                return str(source["callId"])
-        return data["callId"] if isinstance(data.get("callId"), str) else None
+    def call_of_seq(self, seq: int) -> str | None:
+        """The id of the open call whose record had ``seq``."""
+        return self._call_ids.get(seq)
+
+    def end_call(self, call_id: str, t: int, line: int, error: bool) -> bool:
+        """Close an open call (False: no open call has that id)."""
+        call = self._calls.pop(call_id, None)
+        if call is None:
+            return False
+        if call.seq is not None:
+            self._call_ids.pop(call.seq, None)
+        self._emit(call, t, "error" if error else "answered", line, error)
+        return True
 
     def _emit(self, item: _Open, end: int | None, status: str, line: int, error: bool = False) -> None:
         done = TimelineItem(
@@ -265,16 +236,22 @@ class TimelineCollector:
 
     # -- the end --------------------------------------------------------------------------------
 
-    def finish(self, committed: int | None = None) -> CollectedTimeline:
-        """Close the collection. Spans still open stay open-ended (``end`` None); with
-        ``committed`` (the plaintext offset where the committed region ends), nothing past it
-        counts as having happened: spans that start there are dropped, spans that end there are
-        reopened."""
+    def finish(self, committed: int | None = None, interrupted: bool = True) -> CollectedTimeline:
+        """Close the collection. Spans still open stay open-ended (``end`` None) — unless the log
+        was not ``interrupted`` and its dialect has no explicit turn end (the collector closed
+        nothing): then an open turn ends at the last event. With ``committed`` (the plaintext
+        offset where the committed region ends), nothing past it counts as having happened:
+        spans that start there are dropped, spans that end there are reopened."""
         for call in self._calls.values():
             self._emit(call, None, "dangling", call.line)
-        for still_open in (self._step, self._turn):
-            if still_open is not None:
-                self._emit(still_open, None, "open", still_open.line)
+        self._calls.clear()
+        self._close_step(None, "open", self._last_line)
+        if self._turn is not None:
+            if interrupted or self._last is None:
+                self._emit(self._turn, None, "open", self._turn.line)
+            else:
+                self._emit(self._turn, self._last, "completed", self._last_line)
+            self._turn = None
         kept = [*self._head, *self._tail]
         elided = self._closed - len(kept)
         if committed is not None:
@@ -289,37 +266,6 @@ class TimelineCollector:
         return CollectedTimeline(tuple(kept), elided, gaps, self._first, self._last, self.index)
 
 
-_SPAN_TYPES = frozenset(
-    (b"turn/start", b"turn/end", b"step/start", b"step/end", b"tool/call", b"tool/result")
-)
-_ENVELOPE_KEY = re.compile(rb'"(type|seq|time)":(?:"([^"\\]{0,64})"|(-?\d{1,20})[,}])')
-
-
-def _envelope(raw: bytes) -> tuple[int, int | None] | None:
-    """(time, seq) of a record that opens no span and closes none, read from the envelope keys
-    that precede its ``data`` (both dialects write them first); None: decode it."""
-    head = raw[:256]
-    cut = head.find(b'"data"')
-    if cut < 0:
-        return None
-    text: dict[bytes, bytes] = {}  # quoted values
-    number: dict[bytes, int] = {}
-    for m in _ENVELOPE_KEY.finditer(head, 0, cut):
-        if m.group(2) is not None:
-            text[m.group(1)] = m.group(2)
-        else:
-            number[m.group(1)] = int(m.group(3))
-    kind = text.get(b"type")
-    if kind is None or kind in _SPAN_TYPES:
-        return None
-    t = number.get(b"time")
-    if t is None and b"time" in text:
-        t = event_time(text[b"time"].decode("ascii", "replace"))
-    if t is None:
-        return None
-    return t, number.get(b"seq")
-
-
 def _reopened(item: TimelineItem, committed: int) -> TimelineItem:
     if item.last_offset < committed or item.end is None:
         return item
@@ -329,23 +275,3 @@ def _reopened(item: TimelineItem, committed: int) -> TimelineItem:
         item.first_seq, None, item.first_line, item.first_line, item.first_offset, item.first_offset,
         True,
     )  # fmt: skip
-
-
-def _reason(value: Any) -> str:
-    if type(value) is dict:
-        value = value.get("kind")
-    return value if isinstance(value, str) else "ended"
-
-
-def _is_error(data: dict[str, Any]) -> bool:
-    if data.get("isError") is True:
-        return True
-    message = data.get("message")
-    if type(message) is not dict:
-        return False
-    if message.get("isError") is True:
-        return True
-    content = message.get("content")
-    if type(content) is list:
-        return any(type(b) is dict and b.get("isError") is True for b in content)
-    return False

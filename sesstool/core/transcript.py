@@ -1,8 +1,11 @@
 """Derived messages as role + parts, the same shape for every dialect's message layout.
 
-dsh messages carry typed content blocks (text, reasoning, tool-call, tool-result); mini-agent
-messages are OpenAI-style (a string content, ``tool_calls``, ``tool_call_id``). Views (the HTML
-report, the Markdown transcript) draw parts and never look at a dialect's layout.
+Read by shape, not by dialect: typed content blocks (dsh ``text``/``reasoning``/``tool-call``/
+``tool-result``; Anthropic-style ``tool_use``/``tool_result``/``thinking``; Responses-style
+``input_text``/``output_text``), OpenAI-style messages (a string content, ``tool_calls``,
+``tool_call_id``), and Responses-style items that are a call or its output themselves
+(``function_call``, ``function_call_output``, …). Views (the HTML report, the Markdown
+transcript) draw parts and never look at a dialect's layout.
 """
 
 from __future__ import annotations
@@ -35,10 +38,21 @@ def _content_parts(content: Any) -> list[Part]:
             parts.append(Part("other", _text(block)))
             continue
         kind = block.get("type")
-        if kind == "text":
+        if kind in _TEXT_BLOCKS:
             parts.append(Part("text", _text(block.get("text", ""))))
-        elif kind == "reasoning":
-            parts.append(Part("reasoning", _text(block.get("text", ""))))
+        elif kind in ("reasoning", "thinking"):
+            parts.append(Part("reasoning", _text(block.get("text", block.get("thinking", "")))))
+        elif kind == "tool_use":
+            parts.append(
+                Part(
+                    "tool-call", _text(block.get("input", "")), _opt(block.get("name")), _opt(block.get("id"))
+                )
+            )
+        elif kind == "tool_result":
+            inner = _content_parts(block.get("content"))
+            text = "\n".join(p.text for p in inner)
+            call_id = _opt(block.get("tool_use_id"))
+            parts.append(Part("tool-result", text, None, call_id, block.get("is_error") is True))
         elif kind == "tool-call":
             parts.append(
                 Part(
@@ -59,14 +73,43 @@ def _content_parts(content: Any) -> list[Part]:
     return parts
 
 
+_TEXT_BLOCKS = frozenset(("text", "input_text", "output_text"))
+_CALL_ITEMS = frozenset(("function_call", "custom_tool_call", "local_shell_call"))
+_OUTPUT_ITEMS = frozenset(("function_call_output", "custom_tool_call_output"))
+
+
+def _item_parts(message: dict[str, Any]) -> tuple[str, tuple[Part, ...]] | None:
+    """A Responses-style item that is a call, its output, or reasoning (no ``role``)."""
+    kind = message.get("type")
+    call_id = _opt(message.get("call_id"))
+    if kind in _CALL_ITEMS:
+        args = message.get("arguments", message.get("input", message.get("action", "")))
+        name = message.get("name") or kind
+        return "assistant", (Part("tool-call", _text(args), _text(name), call_id),)
+    if kind in _OUTPUT_ITEMS:
+        output = message.get("output")
+        text = output if isinstance(output, str) else _text(output)
+        error = isinstance(output, dict) and output.get("success") is False
+        return "tool", (Part("tool-result", text, None, call_id, error),)
+    if kind == "reasoning":
+        summary = message.get("summary")
+        texts = [b.get("text") for b in summary if isinstance(b, dict)] if isinstance(summary, list) else []
+        return "assistant", (Part("reasoning", "\n".join(t for t in texts if isinstance(t, str))),)
+    return None
+
+
 def _opt(value: Any) -> str | None:
     return None if value is None else _text(value)
 
 
 def parts_of(message: Any) -> tuple[str, tuple[Part, ...]]:
     """The role and parts of one derived message (any dialect)."""
+    if not isinstance(message, dict) and hasattr(message, "role") and hasattr(message, "content"):
+        message = {"role": message.role, "content": list(message.content)}  # a dialect's dataclass
     if not isinstance(message, dict):
         return "?", (Part("other", _text(message)),)
+    if "role" not in message and (item := _item_parts(message)) is not None:
+        return item
     role = _text(message.get("role", "?"))
     parts = _content_parts(message.get("content"))
     call_id = message.get("toolCallId", message.get("tool_call_id"))

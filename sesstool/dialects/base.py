@@ -30,6 +30,7 @@ from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import Rule
+from sesstool.core.timeline import SpanCollector
 from sesstool.core.upgrade import Step, UpgradeRefused
 from sesstool.store.generations import log_name, log_stem
 from sesstool.store.layout import encode_session_id
@@ -132,6 +133,12 @@ class Dialect(ABC):
     @abstractmethod
     def scanner(self, path: str, options: ScanOptions) -> DialectScanner:
         """A fresh scanner for one log (``path`` is only used in addresses)."""
+
+    def timeline(self, head: int, tail: int) -> SpanCollector | None:
+        """A collector of the report's timeline (turns, steps, tool calls in time), fed the same
+        batches as the scanner and keeping at most ``head`` + ``tail`` closed spans; None: this
+        dialect draws no timeline (the report still shows verdict, findings, conversation)."""
+        return None
 
     # -- repair -----------------------------------------------------------------------------------
 

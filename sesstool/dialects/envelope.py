@@ -18,6 +18,8 @@ from sesstool.core.model import ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
 from sesstool.core.scanner import Scanner
+from sesstool.core.timeline import SpanCollector
+from sesstool.core.timeline_envelope import EnvelopeTimeline
 from sesstool.dialects.base import Dialect, Row
 
 
@@ -42,6 +44,9 @@ class EnvelopeDialect(Dialect):
     @abstractmethod
     def profile(self, version: int) -> Profile:
         """The scanner profile of ``version`` (a version ``read_header`` accepted)."""
+
+    def timeline(self, head: int, tail: int) -> SpanCollector:
+        return EnvelopeTimeline(head, tail)
 
     def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
         problems: list[str] = []

@@ -14,10 +14,12 @@ from typing import Any
 from sesstool.core.errors import Address
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
+from sesstool.core.physical import Batch
 from sesstool.core.redact import Redactor
 from sesstool.core.report_model import Elision, Message, Report, ReportFinding, TimelineItem
-from sesstool.core.timeline import CollectedTimeline, TimelineCollector
+from sesstool.core.timeline import CollectedTimeline, SpanCollector, TimeIndex
 from sesstool.core.transcript import bounded
+from sesstool.dialects.base import Dialect
 from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.store.source import ReadLimits
 
@@ -44,18 +46,41 @@ class ReportRequest:
     bounds: ReportLimits = field(default_factory=ReportLimits)
 
 
+class _TimelineTap:
+    """Feeds the batches the scanner gets to the timeline collector of the dialect reading the
+    log (known once the first line is read)."""
+
+    def __init__(self, bounds: ReportLimits) -> None:
+        self.bounds = bounds
+        self.started = False
+        self.collector: SpanCollector | None = None
+
+    def __call__(self, batch: Batch, dialect: Dialect) -> None:
+        if not self.started:
+            self.started = True
+            self.collector = dialect.timeline(self.bounds.timeline_head, self.bounds.timeline_tail)
+        if self.collector is not None:
+            self.collector.feed_lines(*batch)
+
+    def finish(self, committed: int | None, interrupted: bool) -> CollectedTimeline:
+        if self.collector is None:
+            return CollectedTimeline((), 0, (), None, None, TimeIndex())
+        return self.collector.finish(committed, interrupted=interrupted)
+
+
 def run_report(request: ReportRequest, progress: Progress | None = None) -> Report:
     bounds = request.bounds
-    collector = TimelineCollector(bounds.timeline_head, bounds.timeline_tail)
+    tap = _TimelineTap(bounds)
     scan_report, _ = run_scan(
         request.path,
         ScanOptions(fixture=request.fixture, collect_messages=True),
         request.limits,
         progress,
-        tap=collector.feed_lines,
+        tap=tap,
     )
     scan = scan_report.scan
-    timeline = collector.finish(scan.tail.committed_bytes if scan.tail.kind != "none" else None)
+    committed = scan.tail.committed_bytes if scan.tail.kind != "none" else None
+    timeline = tap.finish(committed, interrupted=scan.verdict != "clean")
     redactor = Redactor() if request.redact else None
     report = build_report(scan_report, timeline, bounds, redactor)
     return redacted(report, redactor) if redactor is not None else report
@@ -73,7 +98,7 @@ def build_report(
     end = timeline.end
     findings = tuple(_finding(i, f, timeline, end) for i, f in enumerate(scan.findings))
     messages, total, cut, note = _messages(scan, bounds, redactor)
-    closers, repair_note = _closers(scan_report)
+    closers, repair_note = _closers(scan, scan_report.dialect)
     crash = scan.verdict in ("interrupted", "torn", "corrupt")
     never = [p for p in scan.open.pending if p.call_seq is None]
     not_started = tuple(p.call_id for p in never)
@@ -90,12 +115,11 @@ def build_report(
             for n, p in enumerate(never)
         )  # fmt: skip
     elision = Elision(timeline.elided, max(0, total - len(messages)), cut, scan.findings_dropped)
-    header = scan.header
     return Report(
         path=scan_report.source.display,
         dialect=scan.dialect,
         version=scan.version,
-        session=header.id if header is not None else None,
+        session=scan.session_id or (scan.header.id if scan.header is not None else None),
         encoding=scan_report.source.encoding,
         file_bytes=scan_report.source.size,
         events=scan.stats.events,
@@ -170,11 +194,10 @@ def _messages(
     return out, total, sum(m.truncated for m in out), None
 
 
-def _closers(scan_report: ScanReport) -> tuple[tuple[str, ...], str]:
-    scan, dialect = scan_report.scan, scan_report.dialect
+def _closers(scan: ScanResult, dialect: Dialect) -> tuple[tuple[str, ...], str]:
     if scan.verdict == "clean":
         return (), "nothing: the log is balanced"
-    if scan.verdict in ("corrupt", "unsupported") or scan.version is None:
+    if scan.verdict in ("corrupt", "unsupported"):
         return (), f"a repair refuses this log ({scan.verdict}: {scan.verdict_reason})"
     lines = tuple(dialect.encode_record(c)[:-1].decode("utf-8", "replace") for c in dialect.closers(scan))
     dropped = scan.tail.dropped_bytes

@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import ReadSummary
+from sesstool.core.physical import Batch, ReadSummary
 from sesstool.dialects import registry
 from sesstool.dialects.base import Dialect
 from sesstool.dialects.registry import DetectingScanner
@@ -70,7 +70,7 @@ class _Hashing:
 
 
 FrameHook = Callable[[int, int, int, DetectingScanner], None]
-Tap = Callable[[list[bytes], int, int, "int | None"], None]
+Tap = Callable[[Batch, Dialect], None]  # a batch the scanner was fed, and the dialect reading it
 
 
 def scan_source(
@@ -131,7 +131,7 @@ def _scan_stream(
     for item in reader.batches():
         scanner.feed(item)
         if tap is not None and type(item) is tuple:
-            tap(*item)
+            tap(item, scanner.chosen())
         if progress is not None and type(item) is tuple:
             progress(item[1], total)
         if scanner.stopped:

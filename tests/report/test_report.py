@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sesstool.core.timeline import TimelineCollector
+from sesstool.core.timeline_envelope import EnvelopeTimeline
 from sesstool.engine.report import ReportLimits, ReportRequest, run_report
 from sesstool.render.report_assets import CSS, JS
 from sesstool.render.report_html import render_html
@@ -161,11 +161,11 @@ def test_collector_pairs_by_cited_seq_then_by_call_id_and_reopens_past_the_commi
         {"type": "turn/end", "seq": 5, "time": 40, "data": {"turn": 1, "reason": "completed"}},
     ]  # fmt: skip
     raw = [json.dumps(x).encode() for x in lines]
-    c = TimelineCollector()
+    c = EnvelopeTimeline()
     c.feed_lines(raw, 0, 1, None)
     got = {i.label: (i.start, i.end, i.status) for i in c.finish().items}
     assert got == {"turn 1": (10, 40, "completed"), "x": (11, 30, "answered"), "y": (12, 20, "answered")}
-    c = TimelineCollector()
+    c = EnvelopeTimeline()
     c.feed_lines(raw, 0, 1, None)
     cut = sum(len(r) + 1 for r in raw[:4])  # the last two records were not committed
     cut_items = {i.label: (i.end, i.status) for i in c.finish(cut).items}
