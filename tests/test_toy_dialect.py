@@ -156,3 +156,26 @@ def test_fork_rewrites_every_seed_line(sesstool: Sesstool, tmp_path: Path, encod
         data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True).read()
     assert data == expected  # default boundary: the end of the last completed turn (seq 1)
     assert _json(sesstool("inspect", "--json", str(out)))["verdict"]["verdict"] == "clean"
+
+
+@pytest.mark.usefixtures("toy")
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_report_and_markdown(sesstool: Sesstool, tmp_path: Path, encoding: str) -> None:
+    """The report page and the Markdown transcript of a dialect sesstool was never told about:
+    its verdict, its findings linked, its conversation, its own closers; no timeline spans
+    (its events open none) but every timed event on the axis."""
+    log = _logs(tmp_path)[encoding]
+    page = sesstool("report", str(log))
+    assert page.exit_code == 0, page.stderr
+    verdict = _json(sesstool("inspect", "--json", str(log)))["verdict"]["verdict"]
+    assert f"data-verdict='{verdict}'" in page.stdout
+    findings = _json(sesstool("validate", "--format", "json", str(log)))["files"][0]["findings"]
+    for n in range(len(findings)):
+        assert f"href='#mark-{n}'" in page.stdout and f"id='mark-{n}'" in page.stdout
+    assert "<pre id='p-1-0'>again</pre>" in page.stdout
+    if encoding == "raw":
+        closer = CLOSER[:-1].decode().replace('"', "&quot;")
+        assert closer in page.stdout
+    md = sesstool("derive", "--format", "markdown", str(log))
+    assert md.exit_code == 0, md.stderr
+    assert "## 2 · toy\n\n```text\nagain\n```" in md.stdout

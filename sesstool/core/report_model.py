@@ -116,3 +116,4 @@ class Report:
     elision: Elision
     live: bool
     redactions: tuple[tuple[str, int], ...] = ()  # kind -> values replaced (with --redact)
+    version_label: str | None = None  # a version that is not a number (a CLI's version)

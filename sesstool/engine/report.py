@@ -141,6 +141,7 @@ def build_report(
         repair_note=repair_note,
         elision=elision,
         live=scan_report.live,
+        version_label=scan.version_label,
     )
 
 
@@ -232,7 +233,7 @@ def redacted(report: Report, redactor: Redactor) -> Report:
         tuple(text(c) for c in report.not_started), report.messages, report.messages_total,
         report.messages_gap_at,
         report.messages_note, closers, report.repair_note, report.elision, report.live,
-        counts.by_kind,
+        counts.by_kind, report.version_label,
     )  # fmt: skip
 
 

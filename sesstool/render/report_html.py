@@ -90,9 +90,10 @@ def _header(r: Report, w: _W) -> None:
         w(f" <span class='addr'>({_esc(r.verdict_address.describe())})</span>")
     w("</div><div class='meta'>")
     size = f"{r.file_bytes} bytes" if r.file_bytes is not None else "size unknown"
-    version = f"v{r.version}" if r.version is not None else "version unknown"
+    version = f"v{r.version}" if r.version is not None else _esc(r.version_label or "version unknown")
     session = f" · session {_esc(r.session)}" if r.session else ""
-    w(f"{_esc(r.dialect)} {version} · {_esc(r.encoding)} · {size} · {r.events} events{session}")
+    events = f" · {r.events} events" if r.events else ""  # a dialect without numbered events: none
+    w(f"{_esc(r.dialect)} {version} · {_esc(r.encoding)} · {size}{events}{session}")
     if r.start is not None and r.end is not None:
         w(f" · {_when(r.start)} → {_when(r.end)} ({_duration(max(0, r.end - r.start))})")
     w("</div></header>")

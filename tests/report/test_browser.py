@@ -24,7 +24,7 @@ from sesstool.render.report_html import render_html
 from tests.adversarial.test_terminal_safety import crashed_log
 from tests.conftest import FIXTURES, ROOT
 from tests.report.hostile import HOSTILE
-from tests.report.test_report import CRASH_IDS, CRASHES
+from tests.report.test_report import CRASH_IDS, CRASHES, DANGLING, OTHER_IDS
 
 CHROMIUM = os.environ.get("SESSTOOL_CHROMIUM", "/usr/bin/chromium")
 REQUIRED = os.environ.get("SESSTOOL_BROWSER") == "1"
@@ -95,7 +95,7 @@ def _shot(opened: Opened, name: str) -> None:
     opened.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
-@pytest.mark.parametrize("log", CRASHES, ids=CRASH_IDS)
+@pytest.mark.parametrize("log", [*CRASHES, *DANGLING], ids=[*CRASH_IDS, *OTHER_IDS])
 def test_crash_fixture_in_chromium(browser: Any, tmp_path: Path, log: Path) -> None:
     name = str(log.relative_to(FIXTURES)).replace("/", "_")
     report = run_report(ReportRequest(str(log)))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sesstool.core.timeline_envelope import EnvelopeTimeline
+from sesstool.dialects import registry
 from sesstool.engine.report import ReportLimits, ReportRequest, run_report
 from sesstool.render.report_assets import CSS, JS
 from sesstool.render.report_html import render_html
@@ -33,7 +34,26 @@ CRASHES = [
     )
     for p in sorted((FIXTURES / scenario).glob("session*.jsonl*"))
 ]
+# The crash fixtures of the dialects with their own scanners, with the calls left dangling
+# (recorded from the real CLIs: fixtures/codex/README.md, tests/claude_lane/README.md). They
+# join the lists as soon as their dialect is registered (issues 16 and 17).
+OTHER_CRASHES: dict[str, dict[str, int]] = {
+    "codex": {
+        "codex/kill-during-command": 1,
+        "codex/kill-parallel-half": 1,
+        "codex/sigterm-during-command": 1,
+    },
+    "claude": {"claude/projects/kill-tool": 1, "claude/projects/kill-parallel-one-answered": 1},
+}
+DANGLING: dict[Path, int] = {
+    p: dangling
+    for name, scenarios in OTHER_CRASHES.items()
+    if name in registry.names()
+    for scenario, dangling in scenarios.items()
+    for p in sorted((FIXTURES / scenario).glob("*.jsonl*"))
+}
 CRASH_IDS = [str(p.relative_to(FIXTURES)) for p in CRASHES]
+OTHER_IDS = [str(p.relative_to(FIXTURES)) for p in DANGLING]
 
 
 class Page(HTMLParser):
@@ -123,6 +143,23 @@ def test_crash_fixture_page(sesstool: Sesstool, log: Path) -> None:
     closers = re.search(r"<pre class='closers'>(.*?)</pre>", result.stdout, re.S)
     expected = inspected["repair"]["closers"]
     assert (closers.group(1).count("\n") + 1 if closers else 0) == len(expected)
+
+
+@pytest.mark.parametrize("log", list(DANGLING), ids=OTHER_IDS)
+def test_other_dialects_crash_page(sesstool: Sesstool, log: Path) -> None:
+    inspected = json.loads(sesstool("inspect", "--json", str(log)).stdout)
+    result = sesstool("report", str(log))
+    assert result.exit_code == 0, result.stderr
+    page = Page(result.stdout)
+    check_page_is_inert(page)
+    verdict = page.by_id("verdict")
+    assert verdict is not None and verdict["data-verdict"] == inspected["verdict"]["verdict"] == "interrupted"
+    assert len(page.with_class("finding")) == len(inspected["findings"])
+    for n in range(len(inspected["findings"])):
+        assert page.by_id(f"mark-{n}") is not None
+    dangling = [a for a in page.with_class("open") if a.get("data-status") == "dangling"]
+    assert len(dangling) == DANGLING[log]
+    assert [a for a in page.with_class("turn") if "open" in (a.get("class") or "").split()]
 
 
 def test_dangling_call_is_open_ended_past_the_crash_point() -> None:
