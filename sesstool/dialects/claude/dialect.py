@@ -18,12 +18,14 @@ from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Severity
+from sesstool.core.timeline import SpanCollector
 from sesstool.dialects.base import Cause, Dialect, DialectScanner, ForkInput, RootLayout, Row
 from sesstool.dialects.claude import closers as closer_plan
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, derive
 from sesstool.dialects.claude.fork import fork_line
 from sesstool.dialects.claude.rules import RULES
+from sesstool.dialects.claude.timeline import ClaudeTimeline
 from sesstool.dialects.claude.transcript import TranscriptScan, TranscriptScanner
 from sesstool.store.generations import log_name, log_stem
 
@@ -208,6 +210,9 @@ class ClaudeDialect(Dialect):
 
     def scanner(self, path: str, options: ScanOptions) -> DialectScanner:
         return ClaudeScanner(path, options, self.name)
+
+    def timeline(self, head: int, tail: int) -> SpanCollector:
+        return ClaudeTimeline(head, tail)
 
     def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
         return [dict(c) for c in _facts(scan).closers]
