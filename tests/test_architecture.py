@@ -199,3 +199,16 @@ def test_rule_ids_are_named_constants() -> None:
                 assert node.value not in constants, (
                     f"{path.relative_to(PKG)}:{node.lineno} writes the rule id {node.value!r} as a string"
                 )
+
+
+def test_one_schema_version() -> None:
+    """Every document's ``schema_version`` is ``core.documents.SCHEMA_VERSION`` (one home)."""
+    for path in sorted(PKG.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Dict):
+                continue
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value == "schema_version":
+                    assert isinstance(value, ast.Name) and value.id == "SCHEMA_VERSION", (
+                        f"{path.relative_to(PKG)}:{key.lineno}: schema_version is not SCHEMA_VERSION"
+                    )

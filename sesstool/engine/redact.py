@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -42,9 +42,12 @@ class RedactRequest:
     limits: ReadLimits = field(default_factory=ReadLimits)
 
 
+RedactStatus = Literal["redacted", "planned"]
+
+
 @dataclass(frozen=True, slots=True)
 class RedactReport:
-    status: str  # "redacted" | "planned"
+    status: RedactStatus
     source: Path
     source_sha256: str
     scan: ScanReport

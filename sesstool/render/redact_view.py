@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.documents import SCHEMA_VERSION
 from sesstool.engine.redact import RedactReport
 from sesstool.render.escape import safe_line
 
@@ -14,7 +15,7 @@ from sesstool.render.escape import safe_line
 def redact_doc(rep: RedactReport) -> dict[str, Any]:
     scan = rep.scan.scan
     return {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "command": "redact",
         "status": rep.status,
         "source": {
