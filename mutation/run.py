@@ -59,13 +59,17 @@ def _copy_ignore(directory: str, names: list[str]) -> set[str]:
 @dataclass(frozen=True)
 class Module:
     path: str
-    import_tests: tuple[str, ...]  # tests for lines that run only at import (module constants)
+    # the module's own test files: run first for every mutant (a kill there is cheap: one file
+    # to collect), and the judges of lines that run only at import (module constants)
+    own_tests: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Config:
     threshold: float
     modules: tuple[Module, ...]
+    skip_tests: tuple[str, ...] = ()
+    max_tests: int = 60  # per mutant, after its own tests: the fastest covering ones
 
 
 @dataclass(frozen=True)
@@ -111,14 +115,16 @@ class Score:
 
 def load_config() -> Config:
     raw = tomllib.loads(MODULES_TOML.read_text())
-    modules = tuple(Module(m["path"], tuple(m.get("import_tests", ()))) for m in raw["module"])
+    modules = tuple(Module(m["path"], tuple(m.get("own_tests", ()))) for m in raw["module"])
     missing = [m.path for m in modules if not (ROOT / m.path).is_file()]
     if missing:
         raise SystemExit(
             f"{MODULES_TOML.relative_to(ROOT)} lists modules that do not exist: {', '.join(missing)} "
             "— point each entry at the module's current home"
         )
-    return Config(float(raw["threshold"]), modules)
+    return Config(
+        float(raw["threshold"]), modules, tuple(raw.get("skip_tests", ())), int(raw.get("max_tests", 60))
+    )
 
 
 def load_equivalents() -> list[Equivalent]:
@@ -146,9 +152,18 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:20]
 
 
-def _test_files() -> list[Path]:
-    files = sorted((ROOT / "tests").rglob("test_*.py"))
-    return [f for f in files if "interop" not in f.relative_to(ROOT).parts]
+def _test_files(config: Config, own_only: bool = False) -> list[Path]:
+    """The test files of the scratch copy (what actually runs), less the skipped ones; with
+    ``own_only`` just the modules' own test files."""
+    if own_only:
+        return sorted({SCRATCH / t for m in config.modules for t in m.own_tests})
+    files = sorted((SCRATCH / "tests").rglob("test_*.py"))
+    return [
+        f
+        for f in files
+        if "interop" not in f.relative_to(SCRATCH).parts
+        and f.relative_to(SCRATCH).as_posix() not in config.skip_tests
+    ]
 
 
 def refresh_scratch() -> None:
@@ -180,18 +195,18 @@ def _map_is_current(part: dict[str, Any], test_hash: str, modules: dict[str, str
     return True
 
 
-def build_map(config: Config) -> dict[str, Any]:
+def build_map(config: Config, own_only: bool = False) -> dict[str, Any]:
     """{"lines": {module: {line: {nodeid, ...}}}, "durations": {nodeid: seconds}}, merged over
     the test files. Each file's part is cached (.mutation/map/) and re-measured only when it or
     a mutated module it executes has changed."""
     MAPS.mkdir(parents=True, exist_ok=True)
-    conftest = (ROOT / "tests" / "conftest.py").read_bytes()
-    modules = {m.path: _sha((ROOT / m.path).read_bytes()) for m in config.modules}
+    conftest = (SCRATCH / "tests" / "conftest.py").read_bytes()
+    modules = {m.path: _sha((SCRATCH / m.path).read_bytes()) for m in config.modules}
     lines: dict[str, dict[str, set[str]]] = {}
     durations: dict[str, float] = {}
     include = ",".join(str(SCRATCH / m.path) for m in config.modules)
-    for test_file in _test_files():
-        rel = test_file.relative_to(ROOT).as_posix()
+    for test_file in _test_files(config, own_only):
+        rel = test_file.relative_to(SCRATCH).as_posix()
         test_hash = _sha(test_file.read_bytes() + conftest)
         cache = MAPS / (rel.replace("/", "_") + ".json")
         part: dict[str, Any] = json.loads(cache.read_text()) if cache.exists() else {}
@@ -233,23 +248,42 @@ def build_map(config: Config) -> dict[str, Any]:
 # Running mutants
 
 
-def _selected(m: Mutant, module: Module, cov: dict[str, Any]) -> list[str]:
+@dataclass(frozen=True)
+class Selection:
+    own: list[str]  # covering tests from the module's own test files
+    others: list[str]  # the fastest other covering tests, at most max_tests
+    covering: int  # how many tests execute the mutated lines in all
+
+
+def _selected(m: Mutant, module: Module, cov: dict[str, Any], max_tests: int) -> Selection:
     by_line: dict[str, set[str]] = cov["lines"].get(module.path, {})
     tests: set[str] = set()
     for line in range(m.lineno, m.end_lineno + 1):
         tests |= by_line.get(str(line), set())
     import_time = "" in tests
     tests.discard("")
-    if import_time and not tests:
-        return list(module.import_tests)  # a line run only at import: the module's own tests
     durations: dict[str, float] = cov["durations"]
-    return sorted(tests, key=lambda t: (durations.get(t, 60.0), t))
+    ordered = sorted(tests, key=lambda t: (durations.get(t, 60.0), t))
+    others = [t for t in ordered if t.split("::")[0] not in module.own_tests]
+    if m.qualname == "<module>" or import_time:
+        # a top-level or class-body statement runs at import, which no test context holds (or
+        # only the test that happened to import the module first): the own test files judge it
+        return Selection(list(module.own_tests), others[:max_tests], len(ordered) + len(module.own_tests))
+    own = [t for t in ordered if t.split("::")[0] in module.own_tests]
+    return Selection(own, others[:max_tests], len(ordered))
 
 
 def _run_tests(tests: list[str], timeout: float) -> tuple[str, str]:
-    cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    """Run ``tests`` (node ids, in order) until the first failure: survived, killed or timeout."""
+    listing = WORK / "selected.txt"
+    listing.write_text("\n".join(tests) + "\n")
+    files = sorted({t.split("::")[0] for t in tests})
+    cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    cmd += ["-p", "mutation.select", *files]
+    env = _env()
+    env["SESSTOOL_MUTATION_TESTS"] = str(listing)
     proc = subprocess.Popen(
-        cmd, cwd=SCRATCH, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        cmd, cwd=SCRATCH, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
     )
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -273,15 +307,17 @@ def _write(module: Module, text: str) -> None:
         pyc.unlink()
 
 
-def run_module(module: Module, equivalents: list[Equivalent], cov: dict[str, Any], budget: float) -> Score:
-    source = (ROOT / module.path).read_text()
+def run_module(
+    module: Module, equivalents: list[Equivalent], cov: dict[str, Any], budget: float, max_tests: int
+) -> Score:
+    source = (SCRATCH / module.path).read_text()  # the copy: edits made during a run do not count
     found = mutants(module.path, source)
     judged = {e.key: e for e in equivalents if e.module == module.path}
     score = Score(module.path)
     durations: dict[str, float] = cov["durations"]
     # the unparsed original must pass the module's own tests: ast.unparse is behaviour-preserving
     _write(module, original(source))
-    status, detail = _run_tests(list(module.import_tests), 900)
+    status, detail = _run_tests(list(module.own_tests), 900)
     if status != "survived":
         raise SystemExit(f"{module.path}: the unmutated (unparsed) module fails its tests: {detail}")
     deadline = time.monotonic() + budget
@@ -293,17 +329,26 @@ def run_module(module: Module, equivalents: list[Equivalent], cov: dict[str, Any
             if time.monotonic() > deadline:
                 score.outcomes.append(Outcome(m, "not-run", detail="time budget spent"))
                 continue
-            tests = _selected(m, module, cov)
-            if not tests:
+            selection = _selected(m, module, cov, max_tests)
+            if not selection.own and not selection.others:
                 score.outcomes.append(Outcome(m, "uncovered", detail="no test executes this line"))
                 continue
             text = mutate(source, m.index)
             compile(text, module.path, "exec")  # a mutant that cannot compile would count as killed
             _write(module, text)
-            timeout = 60 + 3 * sum(durations.get(t, 10.0) for t in tests)
             started = time.monotonic()
-            status, detail = _run_tests(tests, timeout)
-            outcome = Outcome(m, status, len(tests), time.monotonic() - started, detail)
+            status, detail, ran = "survived", "", 0
+            for batch in (selection.own, selection.others):
+                if not batch:
+                    continue
+                timeout = 60 + 3 * sum(durations.get(t, 10.0) for t in batch)
+                status, detail = _run_tests(batch, timeout)
+                ran += len(batch)
+                if status != "survived":
+                    break
+            if status == "survived" and ran < selection.covering:
+                detail = f"ran the {ran} fastest of {selection.covering} covering tests"
+            outcome = Outcome(m, status, ran, time.monotonic() - started, detail)
             score.outcomes.append(outcome)
             mark = {"killed": ".", "timeout": "T", "survived": "S"}[status]
             print(mark, end="", flush=True)
@@ -324,7 +369,9 @@ def report(score: Score, threshold: float) -> str:
     lines = [f"{head} — {verdict} (target {threshold:.0f} %)"]
     for o in score.outcomes:
         if o.status in ("survived", "uncovered", "not-run"):
-            lines.append(f"  {o.status.upper():9} {o.mutant.describe()}  [{o.tests} tests]")
+            lines.append(
+                f"  {o.status.upper():9} {o.mutant.describe()}  [{o.tests} tests] {o.detail}".rstrip()
+            )
     return "\n".join(lines)
 
 
@@ -336,6 +383,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-minutes", type=float, default=30.0, help="per module (default 30)")
     parser.add_argument("--list", action="store_true", help="print the mutants and exit")
     parser.add_argument("--fresh-map", action="store_true", help="rebuild the whole coverage map")
+    parser.add_argument(
+        "--own-tests-only",
+        action="store_true",
+        help="map and run only the modules' own test files (fast; a lower bound on the score)",
+    )
     args = parser.parse_args(argv)
     config = load_config()
     equivalents = load_equivalents()
@@ -359,13 +411,13 @@ def main(argv: list[str] | None = None) -> int:
     refresh_scratch()
     if args.fresh_map and MAPS.exists():
         shutil.rmtree(MAPS)
-    cov = build_map(config)
+    cov = build_map(config, args.own_tests_only)
     REPORTS.mkdir(parents=True, exist_ok=True)
     scores = []
     for mod in modules:
         print(f"{mod.path}:", flush=True)
-        score = run_module(mod, equivalents, cov, args.budget_minutes * 60)
-        text = report(score, config.threshold)
+        score = run_module(mod, equivalents, cov, args.budget_minutes * 60, config.max_tests)
+        text = report(score, config.threshold) + ("  [own tests only]" if args.own_tests_only else "")
         (REPORTS / (mod.path.replace("/", "_") + ".txt")).write_text(text + "\n")
         print(text, flush=True)
         scores.append(score)
@@ -380,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         for s in scores
     }
-    (WORK / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    mode = "own tests only" if args.own_tests_only else "all covering tests"
+    (WORK / "summary.json").write_text(json.dumps({"mode": mode, "modules": summary}, indent=2) + "\n")
+    print(f"\nselection: {mode}")
     print("\nmodule                                    killed/judged   score  equivalent")
     for name, row in summary.items():
         print(

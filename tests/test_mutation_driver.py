@@ -68,7 +68,7 @@ def test_the_configured_modules_and_tests_exist() -> None:
     assert config.threshold == 90.0
     for module in config.modules:
         assert mutants(module.path, (ROOT / module.path).read_text())
-        for test in module.import_tests:
+        for test in module.own_tests:
             assert (ROOT / test).is_file(), f"{MODULES_TOML}: {test} does not exist"
 
 

@@ -128,3 +128,22 @@ def dumps_pretty(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:
         return json.dumps(value, ensure_ascii=True, indent=2).encode("ascii")
+
+
+def js_string(value: Any) -> str:
+    """``String(value)`` in JavaScript for a decoded JSON value: how a Node reader names a
+    non-string event type (``7`` → ``"7"``, ``null`` → ``"null"``, ``{}`` → ``"[object Object]"``,
+    an array → its members joined by commas, ``null`` members as empty strings)."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)

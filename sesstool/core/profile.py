@@ -67,6 +67,10 @@ class Profile:
     keep_time_text: bool = False  # keep the last time verbatim (closers reuse it)
     strict_relations: bool = False  # §6.2 relational rules are errors (dsh v4)
     negative_zero_seq: bool = False  # the first event's seq may not be -0 (dsh v4 reader)
+    # the published reader of this version is the Node v0 one (read-path mutations, dsh v0): a
+    # non-string type is ``String(type)`` (an unknown type), it refuses unknown types before it
+    # folds the surface, and it cannot close an open turn/step whose numbers are missing
+    node_v0_reader: bool = False
     end_checks: Callable[[EndState], None] | None = None  # header/lineage rules at EOF
     extra: Mapping[str, Any] = field(default_factory=dict)  # for the dialect's own handlers
 

@@ -148,6 +148,13 @@ _RULES: tuple[Rule, ...] = (
     Rule("stream-record", E, "§4.5", "malformed embedded assistant stream record"),
     # -- message shapes (§4.3, §6.1) -----------------------------------------------------------
     Rule("event-data", E, "§4.1", "event data has the wrong shape"),
+    Rule(
+        "tolerated-shape",
+        W,
+        "§4.1",
+        "a v0 payload shape the spec forbids but the published v0 reader loads: reported, and "
+        "the verdict stays the reader's (docs/format.md, read-path mutations)",
+    ),
     Rule("message-shape", E, "§4.3, §6.1", "message lacks id, role, content or source"),
     Rule("message-role", E, "§6.1", "message role does not match its event type"),
     Rule("assistant-source", E, "§6.1", "assistant message source is not a model with provider/model"),

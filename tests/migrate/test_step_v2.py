@@ -791,3 +791,23 @@ def test_rec_shapes() -> None:
     assert all(len(r.events) == 1 for r in recs)
     attempts = [r for r in recs if r.events[0]["type"] == "assistant/attempt"]
     assert len(attempts) == 1 and attempts[0].raw is None
+
+
+def test_released_codecs_rebuild_the_envelope_order() -> None:
+    """docs/format.md "Where the published packages decided" 12: a v0/v1 record written
+    ``surfaceOp`` first leaves the step with the writer's order; from v3 on the order is kept."""
+    from sesstool.core.upgrade.records import encode_event, released_envelope
+
+    event = {
+        "type": "tool/result",
+        "seq": 3,
+        "time": 1,
+        "data": {},
+        "surfaceOp": "append",
+        "sourceEventSeqs": [2],
+    }
+    canonical = released_envelope(event)
+    assert list(canonical) == ["type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"]
+    assert released_envelope(canonical) is canonical
+    assert encode_event(event, 2).index(b"sourceEventSeqs") < encode_event(event, 2).index(b"surfaceOp")
+    assert encode_event(event, 3).index(b"surfaceOp") < encode_event(event, 3).index(b"sourceEventSeqs")

@@ -944,15 +944,16 @@ def _envelope() -> list[Example]:
         )
     )
 
-    events = append(base_events(0), [ev("session/title", {"title": "x"})])
+    # v1: a v0 reader names a missing type "undefined" (an unknown type: unsupported)
+    events = append(base_events(1), [ev("session/title", {"title": "x"})])
     untyped = events[-1]
     del untyped["type"]
     out.append(
         example(
             "envelope-type",
-            0,
+            1,
             "a between-turns event without a type",
-            jsonl(h0, events),
+            jsonl(header(1), events),
             E,
             line=line_of(events, untyped),
             seq=untyped["seq"],
@@ -1502,6 +1503,21 @@ def _shapes() -> list[Example]:
             E,
             line=line_of(events, ctx),
             seq=ctx["seq"],
+        )
+    )
+    # v0: shapes §4.1 forbids but the published v0 reader loads (read-path mutations)
+    events = base_events(0)
+    target = ev("request/context", {"provider": "deepseek", "model": 7})
+    insert_before(events, "step/end", [target])
+    out.append(
+        example(
+            "tolerated-shape",
+            0,
+            "a v0 request/context whose model is a number (the v0 reader loads the log)",
+            jsonl(header(0), events),
+            W,
+            line=line_of(events, target),
+            seq=target["seq"],
         )
     )
     return out

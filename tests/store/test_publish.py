@@ -800,3 +800,114 @@ def test_module_calls_os_through_the_module() -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             assert node.module != "os"
+
+
+# --- the exact system-call sequence (issue 12: mutants that dropped a close or an fsync lived) --
+
+
+def _trace(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the publisher's open/fchmod/write/fsync/link/unlink/close calls, naming each
+    descriptor by what it was opened as (dir, tmp, anchor); consecutive writes count as one."""
+    log: list[str] = []
+    names: dict[int, str] = {}
+    real_open, real_close = os.open, os.close
+
+    def open_(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        fd = real_open(path, flags, mode, dir_fd=dir_fd)
+        names[fd] = "dir" if flags & os.O_DIRECTORY else ("tmp" if flags & os.O_CREAT else "anchor")
+        log.append(f"open:{names[fd]}")
+        return fd
+
+    def close(fd: int) -> None:
+        log.append(f"close:{names.pop(fd, '?')}")
+        real_close(fd)
+
+    def wrap(name: str, label: Callable[..., str]) -> None:
+        real = getattr(os, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            entry = label(*args)
+            if not (name == "write" and log and log[-1] == entry):
+                log.append(entry)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, call)
+
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "close", close)
+    wrap("fchmod", lambda fd, mode: f"fchmod:{names.get(fd)}:{mode:o}")
+    wrap("write", lambda fd, data: f"write:{names.get(fd)}")
+    wrap("fsync", lambda fd: f"fsync:{names.get(fd)}")
+    wrap("link", lambda *a: "link")
+    wrap("unlink", lambda *a: "unlink")
+    return log
+
+
+STAGED = ["open:dir", "open:tmp", "fchmod:tmp:640", "write:tmp", "fsync:tmp", "open:anchor", "close:tmp"]
+
+
+def test_the_system_calls_of_a_publication_in_order(out_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _data(MIB // 2)
+    log = _trace(monkeypatch)
+    target = out_dir / "out.jsonl"
+
+    def verify(path: Path) -> None:
+        log.append("verify")
+        assert path.read_bytes() == data
+
+    publish(target, _producer(data), verify=verify, mode=0o640)
+    assert log == [*STAGED, "verify", "link", "fsync:dir", "unlink", "fsync:dir", "close:anchor", "close:dir"]
+
+
+def test_a_refused_publication_closes_everything_it_opened(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def verify(path: Path) -> None:
+        raise InputError("no")
+
+    log = _trace(monkeypatch)
+    with pytest.raises(WriteRefusedError):
+        publish(out_dir / "out.jsonl", _producer(b"x\n"), verify=verify, mode=0o640)
+    assert log == [*STAGED, "unlink", "close:anchor", "close:dir"]
+    assert os.listdir(out_dir) == []
+
+    log.clear()  # link finds the name taken (a writer raced us): EEXIST
+
+    def produce(sink: Sink) -> None:
+        sink.write(b"x\n")
+
+    def link(*args: Any, **kwargs: Any) -> None:
+        raise FileExistsError(errno.EEXIST, "exists")
+
+    monkeypatch.setattr(os, "link", link)
+    with pytest.raises(WriteRefusedError, match="appeared while the new file was being written"):
+        publish(out_dir / "late", produce, verify=lambda p: None, mode=0o640)
+    assert log == [*STAGED, "unlink", "close:anchor", "close:dir"]
+    assert os.listdir(out_dir) == []
+
+
+def test_a_producer_error_closes_the_temp_before_removing_it(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def produce(sink: Sink) -> None:
+        sink.write(b"x")
+        raise KeyError("producer")
+
+    log = _trace(monkeypatch)
+    with pytest.raises(KeyError):
+        publish(out_dir / "out.jsonl", produce, verify=lambda p: None, mode=0o640)
+    assert log == ["open:dir", "open:tmp", "fchmod:tmp:640", "close:tmp", "unlink", "close:dir"]
+
+
+def test_small_writes_are_batched_per_mebibyte(out_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _data(2 * MIB + MIB // 2, seed=9)
+    sizes: list[int] = []
+    real = os.write
+
+    def write(fd: int, buf: Any) -> int:
+        sizes.append(len(buf))
+        return real(fd, buf)
+
+    monkeypatch.setattr(os, "write", write)
+    _publish(out_dir / "out.jsonl", data)  # 64 KiB pieces
+    assert sizes == [MIB, MIB, MIB // 2]

@@ -31,6 +31,7 @@ HEADER_ORDER = (
     "agentPreset",
 )
 EVENT_ORDER = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp", "ignorable")
+_SURFACE_FIRST = ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable")
 
 
 def decode_records(lines: Iterable[bytes]) -> Iterator[Rec]:
@@ -75,11 +76,35 @@ def encode_header(header: dict[str, Any]) -> bytes:
     return dumps(ordered(header, HEADER_ORDER)) + b"\n"
 
 
+def released_envelope(event: dict[str, Any]) -> dict[str, Any]:
+    """The event as the released v0/v1 codecs decode it: an envelope written ``surfaceOp``
+    before ``sourceEventSeqs`` (the rc.8 library's repair closers are) comes out in the writer's
+    order, so a migration re-encodes it so (the same object when already in that order)."""
+    if "surfaceOp" in event and "sourceEventSeqs" in event:
+        keys = list(event)
+        if keys.index("surfaceOp") < keys.index("sourceEventSeqs"):
+            return ordered(event, EVENT_ORDER)
+    return event
+
+
+def _event_order(event: dict[str, Any], version: int) -> tuple[str, ...]:
+    """The writer's envelope order (§3). From v3 on, ``surfaceOp`` and ``sourceEventSeqs`` keep
+    the order the event has: the v2-to-v3 package's encoders keep object key order and its
+    synthetic replacing ``system/message`` puts ``surfaceOp`` first (§13.A item 2), whereas the
+    released v0/v1 decoders rebuild every envelope in the writer's order (a v0 record written
+    ``surfaceOp`` first comes out of v0→v2 with ``sourceEventSeqs`` first)."""
+    keys = list(event)
+    both = version >= 3 and "surfaceOp" in event and "sourceEventSeqs" in event
+    if both and keys.index("surfaceOp") < keys.index("sourceEventSeqs"):
+        return _SURFACE_FIRST
+    return EVENT_ORDER
+
+
 def encode_event(event: dict[str, Any], version: int) -> bytes:
     if version >= 2 and isinstance(event.get("sourceEventSeqs"), list):
         event = dict(event)
         event["sourceEventSeqs"] = range_encode(event["sourceEventSeqs"])
-    return dumps(ordered(event, EVENT_ORDER)) + b"\n"
+    return dumps(ordered(event, _event_order(event, version))) + b"\n"
 
 
 def encode_records(recs: Iterable[Rec], version: int) -> Iterator[bytes]:

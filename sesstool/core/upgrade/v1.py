@@ -14,9 +14,10 @@ legacy forms a v0 reader already normalised in memory:
 * the duplicate ``request/header.header.messagePrefix`` removed.
 
 The edge uses the closed first-party v0 inventory: every other type refuses, even an ignorable
-one, as do ``request/header-delta``, ``mode/set``, ``request/header`` reason ``fallback`` and
-payload members the spec does not list for the core and compaction events. Decisions where the
-spec is imprecise: fixtures/migrate/v0-to-v1/README.md.
+one, as do ``request/header-delta``, ``mode/set``, ``request/header`` reason ``fallback``,
+payload members the spec does not list for the core and compaction events, and a ``plugin``
+message source whose ``form`` is not one of the six the released codec admits (§13.A item 4).
+Decisions where the spec is imprecise: fixtures/migrate/v0-to-v1/README.md.
 
 Streaming: the state is the open compaction group and the retry chains of the current turn; a
 record nobody edits keeps its original bytes (packed chunk rows included).
@@ -30,6 +31,7 @@ from typing import Any
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.jsonline import dumps
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, check_header_keys
+from sesstool.core.upgrade.records import released_envelope
 from sesstool.core.vocabulary import KNOWN, LEGACY_V0, RETIRED_V0
 
 NAME = "session-format-v0-to-v1"
@@ -90,6 +92,27 @@ _FAILURE_OPTIONAL = frozenset({"code", "status", "providerRetryAfterMs", "reques
 _ASSISTANT_LEGACY = ("content", "provenance")
 _TOOL_LEGACY = ("callId", "content", "isError")
 UNKNOWN_CODE = "UNKNOWN"
+
+
+# §13.A item 4: the plugin-source forms the released v0 codec admits, in its message's order.
+PLUGIN_FORMS = ("instructions", "catalog", "snapshot", "notice", "relay", "recall")
+
+
+def _message_sources(t: str, data: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(where, source) of every message source an event of type ``t`` carries."""
+    if t == "user/message":
+        yield "", data.get("source")
+    elif t in ("assistant/message", "tool/result"):
+        message = data.get("message")
+        if type(message) is dict:
+            yield "message ", message.get("source")
+    elif t in ("agent/inbox/spliced", "session/title-llm-request"):
+        key = "inserted" if t == "agent/inbox/spliced" else "messages"
+        members = data.get(key)
+        if type(members) is list:
+            for i, member in enumerate(members):
+                if type(member) is dict:
+                    yield f"{key}[{i}] ", member.get("source")
 
 
 def legacy_message_id(session_id: str, seq: int) -> str:
@@ -183,7 +206,22 @@ class _Normaliser:
             t = out["type"]
             data = out["data"]
         self.members(out, t, data)
+        self.plugin_forms(out, t, data)
         return out
+
+    def plugin_forms(self, event: dict[str, Any], t: str, data: dict[str, Any]) -> None:
+        """§13.A item 4: a ``plugin`` message source may carry a ``form`` only from the six the
+        released v0 codec admits, although the v0 writer writes any string without complaint."""
+        for where, source in _message_sources(t, data):
+            if type(source) is not dict or source.get("kind") != "plugin" or "form" not in source:
+                continue
+            form = source["form"]
+            if not isinstance(form, str) or form not in PLUGIN_FORMS:
+                raise self.refuse(
+                    f"{t} {event.get('seq')} {where}source form must be one of {', '.join(PLUGIN_FORMS)} "
+                    f"(got {dumps(form).decode('utf-8', 'replace')})",
+                    event,
+                )
 
     # -- handlers (each returns the event, replaced when it changed) ---------------------------
 
@@ -437,7 +475,7 @@ class V0ToV1(StepShell, name=NAME, source=0):
             events = rec.events
             if len(events) == 1:
                 ev = events[0]
-                new = event(ev)
+                new = released_envelope(event(ev))
                 yield rec if new is ev else Rec([new], None)
                 continue
             # A packed chunk row: its members are assistant/chunk events, which never change.

@@ -42,6 +42,7 @@ from typing import Any
 
 from sesstool.core.header import MAX_SAFE
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, each_event
+from sesstool.core.upgrade.records import released_envelope
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
 from sesstool.core.vocabulary import KNOWN, LEGACY_PREFIXES_V0, LEGACY_V0
 
@@ -440,6 +441,7 @@ class _Run:
         if tag:
             out = {**out, "data": {"inherited": True}}
         if new != old:
+            _check_not_started_repair(out, old, new, self.refuser(old, str(event.get("type"))))
             out = {**out, "seq": new}
         keep_raw = not (changed or tag or slot.touched or new != old)
         yield Rec([out], slot.raw if keep_raw else None)
@@ -452,6 +454,27 @@ class _Run:
             self.cut_done = True
             yield Rec([_marker(self.next, self.last_time)], None)
             self.next += 1
+
+
+def _check_not_started_repair(event: dict[str, Any], old: int, new: int, refuse: Refuse) -> None:
+    """A ``TOOL_NOT_STARTED`` repair result whose seq moves refuses (docs/format.md "Where the
+    published packages decided"): the released chain validates the v2 artifact with the v0
+    relationship rule that the repair's id is ``interrupted-tool-result-<callId>-<its seq>``, and
+    renumbering keeps the id, so the published v1-to-v2 edge refuses every such log ("is not the
+    exact TOOL_NOT_STARTED repair")."""
+    if event.get("type") != "tool/result" or event.get("surfaceOp") != "append":
+        return
+    data = event.get("data")
+    error = data.get("error") if type(data) is dict else None
+    if type(error) is not dict or error.get("code") != "TOOL_NOT_STARTED":
+        return
+    message = data.get("message") if type(data) is dict else None
+    source = message.get("source") if type(message) is dict else None
+    call_id = source.get("callId") if type(source) is dict else None
+    raise refuse(
+        f"tool/result {call_id} is not the exact TOOL_NOT_STARTED repair once renumbered (seq {old} "
+        f"becomes {new}, but its id must name its own seq); the released chain refuses it"
+    )
 
 
 def _quote(value: Any) -> str:
@@ -509,7 +532,8 @@ class V1ToV2(StepShell, name=NAME, source=1):
     def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         state = _Run(header)
         for event, raw, last in each_event(recs):
-            state.event(event, raw)
+            canonical = released_envelope(event)
+            state.event(canonical, raw if canonical is event else None)
             if last:
                 yield from state.flush()
         yield from state.finish()

@@ -13,8 +13,10 @@ are listed here and in fixtures/migrate/v2-to-v3/README.md).
   content ``[]`` for an empty prompt else one text block, and the id ``v2-to-v3-system-`` +
   sha256 hex of the compact JSON ``["session-format-v2-to-v3", header.id, anchorSeq,
   anchorType]`` (anchor = the source ``step/start`` or the changed ``request/header``, with its
-  source seq). Member order: data ``turn, step, message``; message ``id, role, content,
-  source``; envelope in the writer's order (``sourceEventSeqs`` before ``surfaceOp``), as E9.
+  source seq). Member order (§13.A item 2, the published v2-to-v3 package): data ``turn,
+  step, message``; message ``id, role, source, content``; envelope ``type, seq, time, data,
+  surfaceOp`` then, for a replacing message, ``sourceEventSeqs`` — *after* ``surfaceOp``,
+  unlike the writer's order for ordinary events.
 * Renumbering (inserts only) with every declared reference remapped (shared with v1 → v2); the
   inherited cut is the remapped last tagged ``session/end-seed``.
 * PTC: ``tool/code-dispatch[-start]`` → ``tool/ptc-dispatch[-start]``; the plugin attribution
@@ -338,8 +340,8 @@ class _Run:
         message = {
             "id": mid,
             "role": "system",
-            "content": [{"type": "text", "text": prompt}] if prompt else [],
             "source": {"kind": "plugin", "plugin": SYSTEM_PLUGIN},
+            "content": [{"type": "text", "text": prompt}] if prompt else [],
         }
         event: dict[str, Any] = {
             "type": "system/message",
@@ -350,8 +352,8 @@ class _Run:
         if self.head is None:
             event["surfaceOp"] = "append"
         else:
-            event["sourceEventSeqs"] = [self.head]
             event["surfaceOp"] = {"op": "replace", "startSeq": self.head, "endSeq": self.head}
+            event["sourceEventSeqs"] = [self.head]
         self.head = self.next
         self.prompt = prompt
         self.next += 1

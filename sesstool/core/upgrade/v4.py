@@ -5,7 +5,8 @@ extensions.
 * ``tool/result``: the message is lifted — role ``user`` → ``tool``; the single ``tool-result``
   block's ``toolCallId``, ``content`` and optional ``isError`` become message-level; the wrapper
   is removed; its other fields become ``plugin:result:<field>`` and other message fields
-  ``plugin:message:<field>``.
+  ``plugin:message:<field>``. Key order (§13.A item 3): ``role, source, toolCallId, content,
+  isError?, id``, then the ``plugin:message:*`` fields, then the ``plugin:result:*`` ones.
 * Message sources (user/system/assistant/tool messages, ``agent/inbox/spliced.data.inserted[]``,
   ``session/title-llm-request.data.messages[]``): ``{kind:'plugin', plugin:P}`` becomes a direct
   kind (``PLUGIN_KINDS``, the system-prompt rule, ``FIRST_PARTY_PRODUCERS``, else
@@ -22,15 +23,27 @@ extensions.
   nested / retired ``tool-result`` blocks, a malformed canonical tool-result wrapper, a malformed
   message source, a delivery marker claiming generation 4.
 
-Missing parent ``subagent/catalog`` facts need child evidence (other files); the pure core has
-none, so — like DSH given an explicitly empty child set — nothing is appended. Decisions where
-the spec is imprecise: fixtures/migrate/v3-to-v4/README.md.
+* Missing parent ``subagent/catalog`` facts (§13.A item 5): the step is given the evidence of
+  the session's subagent children (``ChildFact``: id, header ``createdAt``, the child's own
+  ``subagent/descriptor`` events) — the pure core reads no other file; the engine finds the
+  children (docs/format.md "Migration"). After the last event, one ``subagent/catalog`` is
+  appended per child the log does not already catalogue after its inherited cut, ordered by
+  (``childCreatedAt``, ``childId``), at the time of the last event (the header's ``createdAt``
+  when there is none): data ``{version:1, childId, childCreatedAt, mode:"unknown"}`` for a
+  child without exactly one own descriptor of a known version (1–3), else ``{version:0,
+  childId, childCreatedAt, mode, label?}`` (a v1 descriptor's mode is ``continuable``). A
+  catalogue entry that contradicts its child (another ``childCreatedAt``, mode or label), a
+  duplicated entry, or an invalid descriptor refuses. Without evidence (``children=()``)
+  nothing is appended.
+
+Decisions where the spec is imprecise: fixtures/migrate/v3-to-v4/README.md.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
@@ -202,17 +215,23 @@ def _lift(message: Any, refuse: _Refuse) -> dict[str, Any]:
         raise refuse("malformed tool result: the tool-result block's content is not an array")
     if "isError" in block and type(block["isError"]) is not bool:
         raise refuse("malformed tool result: the tool-result block's isError is not a boolean")
-    lifted: dict[str, Any] = {"id": mid, "role": "tool", "toolCallId": call_id}
+    # §13.A item 3: the real edge builds the message as role, source, toolCallId, content,
+    # isError?, id, then the message's extra fields, then the wrapper's.
+    lifted: dict[str, Any] = {
+        "role": "tool",
+        "source": source,
+        "toolCallId": call_id,
+        "content": _content(block["content"], f"{where}.content", refuse),
+    }
     if "isError" in block:
         lifted["isError"] = block["isError"]
-    lifted["source"] = source
-    lifted["content"] = _content(block["content"], f"{where}.content", refuse)
-    for k, v in block.items():
-        if k not in _WRAPPER_KEYS:
-            lifted[f"plugin:result:{k}"] = v
+    lifted["id"] = mid
     for k, v in message.items():
         if k not in _MESSAGE_KEYS:
             lifted[f"plugin:message:{k}"] = v
+    for k, v in block.items():
+        if k not in _WRAPPER_KEYS:
+            lifted[f"plugin:result:{k}"] = v
     return lifted
 
 
@@ -348,10 +367,78 @@ class _Renumber:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class ChildFact:
+    """What the catalogue needs of one subagent child session (§13.A item 5)."""
+
+    child_id: str
+    created_at: int
+    descriptors: tuple[Any, ...] = ()  # ``data`` of the child's own ``subagent/descriptor`` events
+
+
+_MODES = frozenset({"continuable", "one-shot", "unknown"})
+
+
+def catalog_fact(child: ChildFact, refuse: _Refuse) -> dict[str, Any]:
+    """The ``subagent/catalog`` data for a child the parent does not catalogue yet."""
+    descriptor = child.descriptors[0] if len(child.descriptors) == 1 else None
+    version = descriptor.get("version") if type(descriptor) is dict else None
+    if type(version) is not int or version not in (1, 2, 3):
+        return {
+            "version": 1,
+            "childId": child.child_id,
+            "childCreatedAt": child.created_at,
+            "mode": "unknown",
+        }
+    assert type(descriptor) is dict
+    if not isinstance(descriptor.get("provider"), str):
+        raise refuse(f"Session {child.child_id} has an invalid subagent descriptor provider")
+    mode = "continuable" if version == 1 else descriptor.get("mode")
+    if mode not in ("continuable", "one-shot"):
+        raise refuse(f"Session {child.child_id} has an invalid subagent descriptor mode")
+    fact: dict[str, Any] = {
+        "version": 0,
+        "childId": child.child_id,
+        "childCreatedAt": child.created_at,
+        "mode": mode,
+    }
+    if "label" in descriptor:
+        fact["label"] = descriptor["label"]
+    if (mode == "continuable" and not isinstance(fact.get("label"), str)) or (
+        "label" in fact and not isinstance(fact["label"], str)
+    ):
+        raise refuse(f"Session {child.child_id} has a subagent descriptor without a usable label")
+    return fact
+
+
+def _check_catalog(data: Any, refuse: _Refuse) -> dict[str, Any]:
+    """An existing ``subagent/catalog`` payload the completion must not contradict."""
+    if (
+        type(data) is not dict
+        or data.get("version") not in (0, 1)
+        or type(data.get("version")) is not int
+        or not isinstance(data.get("childId"), str)
+        or data.get("mode") not in _MODES
+        or (data.get("version") == 0 and data.get("mode") == "unknown")
+        or (data.get("mode") == "continuable" and not isinstance(data.get("label"), str))
+        or ("label" in data and not isinstance(data["label"], str))
+        or not is_safe_nonneg(data.get("childCreatedAt"))
+    ):
+        raise refuse("subagent/catalog requires a supported versioned catalog fact")
+    return data
+
+
 class V3ToV4(StepShell, name=NAME, source=3):
     """The Step (see ``sesstool.core.upgrade.Step``)."""
 
     check = staticmethod(check_header)
+
+    def __init__(self, children: tuple[ChildFact, ...] = ()) -> None:
+        self.children = tuple(sorted(children, key=lambda c: (c.created_at, c.child_id)))
+
+    def with_children(self, children: tuple[ChildFact, ...]) -> V3ToV4:
+        """This step with the evidence of the session's subagent children."""
+        return V3ToV4(children)
 
     def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         refuse = _Refuse()
@@ -359,6 +446,9 @@ class V3ToV4(StepShell, name=NAME, source=3):
         open_turn: Any = None
         open_step: Any = None
         after_splice = False  # the previous event was a non-empty next-turn inbox splice
+        last_time: Any = header.get("createdAt")
+        next_seq = 0
+        catalogued: list[Any] = []  # catalogue payloads after the inherited cut
         for rec in recs:
             events = rec.events
             out: list[dict[str, Any]] = []
@@ -416,12 +506,47 @@ class V3ToV4(StepShell, name=NAME, source=3):
                     and type(data.get("inserted")) is list
                     and len(data["inserted"]) > 0
                 )
+                if t == "session/end-seed" and type(data) is dict and data.get("inherited") is True:
+                    catalogued.clear()  # entries before the cut belong to the parent session
+                elif t == "subagent/catalog":
+                    catalogued.append(data)
+                last_time = ev.get("time")
                 if renumber.points:
                     new = renumber.event(new, t)
+                next_seq = new["seq"] + 1
                 if new is not ev:
                     changed = True
                 out.append(new)
             yield Rec(out, None) if changed else rec
+        if self.children:
+            yield from self._complete_catalog(catalogued, next_seq, last_time)
+
+    def _complete_catalog(self, catalogued: list[Any], next_seq: int, time: Any) -> Iterator[Rec]:
+        """§13.A item 5: one ``subagent/catalog`` per child the log does not catalogue yet."""
+        refuse = _Refuse()
+        refuse.type = "subagent/catalog"
+        existing: dict[str, dict[str, Any]] = {}
+        for data in catalogued:
+            fact = _check_catalog(data, refuse)
+            if fact["childId"] in existing:
+                raise refuse(f"duplicate catalog child {fact['childId']}")
+            existing[fact["childId"]] = fact
+        appended: list[dict[str, Any]] = []
+        for child in self.children:
+            fact = catalog_fact(child, refuse)
+            known = existing.get(child.child_id)
+            if known is not None:
+                same_mode = fact["version"] == 1 or all(
+                    known.get(k) == fact.get(k) for k in ("mode", "label")
+                )
+                if known.get("childCreatedAt") != child.created_at or not same_mode:
+                    raise refuse(f"Session {child.child_id} conflicts with its parent catalog")
+                continue
+            existing[child.child_id] = fact
+            appended.append({"type": "subagent/catalog", "seq": next_seq, "time": time, "data": fact})
+            next_seq += 1
+        if appended:
+            yield Rec(appended, None)
 
 
 STEP = V3ToV4()

@@ -28,8 +28,15 @@ _USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteToke
 def _ts(st: EventState, data: Any) -> tuple[Any, Any]:
     if type(data) is dict:
         return data.get("turn"), data.get("step")
-    st.report(R.EVENT_DATA, "event data is not an object")
+    _shape(st, "event data is not an object")
     return None, None
+
+
+def _shape(st: EventState, message: str) -> None:
+    """A payload shape §4.1 forbids: an error, except in v0, where the published reader loads
+    the log anyway (read-path mutations, docs/format.md): a ``tolerated-shape`` warning that
+    leaves the verdict the reader's."""
+    st.report(R.TOLERATED_SHAPE if st.version == 0 else R.EVENT_DATA, message)
 
 
 def close_step_calls(st: EventState) -> None:
@@ -55,9 +62,12 @@ def close_step_calls(st: EventState) -> None:
 
 def turn_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     rel = st.rel
+    if data is None and st.version == 0:
+        # the v0 reader reads data.turn of every turn/start and fails on null (TypeError)
+        st.report(R.EVENT_DATA, "turn/start data is null")
     turn, _ = _ts(st, data)
     if not is_safe_nonneg(turn) or turn < 1:
-        st.report(R.EVENT_DATA, f"turn/start turn {turn!r} is not a positive integer")
+        _shape(st, f"turn/start turn {turn!r} is not a positive integer")
     if rel.open_turn is not None:
         st.report(R.TURN_OPEN, f"turn/start {turn} while turn {rel.open_turn} is open")
         close_step_calls(st)
@@ -69,6 +79,9 @@ def turn_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
     rel.resumes(seq)
     rel.open_turn = turn if type(turn) is int else rel.last_turn + 1
     rel.open_turn_seq = seq
+    # v0: the reader's closers for this turn would name data.turn (read-path mutations)
+    rel.open_turn_unnumbered = not is_safe_nonneg(turn) or turn < 1
+    rel.open_step_unnumbered = False
     rel.last_turn = rel.open_turn
     rel.open_step = None
     rel.next_step = 1
@@ -88,6 +101,9 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
         kind: Any = "legacy"
     else:
         turn, _ = _ts(st, data)
+        if version == 0 and type(data) is dict and (not is_safe_nonneg(turn) or turn < 1):
+            # the v0 reader refuses it: "malformed pre-react-loop turn/end" (rc.8)
+            st.report(R.EVENT_DATA, f"malformed turn/end: turn {turn!r} is not a positive integer")
         reason = data.get("reason") if type(data) is dict else None
         kind = reason.get("kind") if type(reason) is dict else None
         if not isinstance(kind, str) or not kind:
@@ -115,6 +131,9 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
 
 def step_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     rel = st.rel
+    if data is None and st.version == 0:
+        # the v0 reader reads data.step of every step/start and fails on null (TypeError)
+        st.report(R.EVENT_DATA, "step/start data is null")
     turn, step = _ts(st, data)
     if rel.open_turn is None or turn != rel.open_turn:
         st.report(R.STEP_OUTSIDE_TURN, f"step/start names turn {turn} but the open turn is {rel.open_turn}")
@@ -125,6 +144,7 @@ def step_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
         st.report(R.STEP_NUMBER, f"step/start {step} (expected {rel.next_step})")
     st.stats.steps += 1
     rel.open_step = step if type(step) is int else rel.next_step
+    rel.open_step_unnumbered = type(data) is not dict or "step" not in data
     rel.advertised = {}
     rel.started = {}
 
@@ -171,10 +191,10 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
     in_step(st, obj, seq, t, data)
     cid = data.get("callId") if type(data) is dict else None
     if not isinstance(cid, str) or not cid or not isinstance(data.get("name"), str):
-        st.report(R.EVENT_DATA, "tool/call needs a non-empty callId and a name")
+        _shape(st, "tool/call needs a non-empty callId and a name")
         return
     if not isinstance(data.get("arguments"), str):
-        st.report(R.EVENT_DATA, "tool/call arguments must be the raw JSON string")
+        _shape(st, "tool/call arguments must be the raw JSON string")
     rel = st.rel
     st.stats.started_total += 1
     if cid in rel.started:
@@ -246,6 +266,8 @@ def image_offload(st: EventState, obj: dict[str, Any], seq: int, t: str, data: A
 def _cited(st: EventState, obj: dict[str, Any], seq: int, t: str, version: int) -> list[int] | None:
     src = obj.get("sourceEventSeqs")
     if src is None:
+        if "sourceEventSeqs" in obj:  # null is not "absent": the reader refuses it
+            st.report(R.SOURCE_SEQS_SHAPE, "sourceEventSeqs must be an array when present")
         return None
     if t == "assistant/message" and version >= 2:
         if version >= 3:
@@ -356,7 +378,9 @@ def _assistant(st: EventState, data: dict[str, Any], message: Any) -> None:
         if type(block) is dict and block.get("type") == "tool-call":
             cid = block.get("id")
             if not isinstance(cid, str) or not cid:
-                st.report(R.MESSAGE_SHAPE, "tool-call block without an id")
+                st.report(
+                    R.TOLERATED_SHAPE if st.version == 0 else R.MESSAGE_SHAPE, "tool-call block without an id"
+                )
                 continue
             st.stats.advertised_total += 1
             if cid in rel.advertised:

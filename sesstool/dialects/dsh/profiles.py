@@ -133,6 +133,7 @@ def profile(version: int) -> Profile:
         resumes_on=frozenset({"agent/inbox/spliced"}),
         strict_relations=version >= 4,
         negative_zero_seq=version >= 4,
+        node_v0_reader=version == 0,
         end_checks=end_checks,
     )
 
