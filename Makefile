@@ -43,6 +43,12 @@ typecheck: $(STAMP)  ## mypy --strict
 bench: $(STAMP)  ## generate large logs and measure throughput and memory
 	$(BIN)/python bench/run.py
 
+bench-fleet: $(STAMP)  ## fleet throughput: 10,000 small and 20 large logs, one process vs LocalCluster
+	$(BIN)/python bench/fleet.py
+
+test-fleet: $(STAMP)  ## only the fleet lane (Dask + moto S3 on loopback; also part of make test)
+	$(BIN)/pytest -q -m fleet
+
 goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
 	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py tests/cli/test_fork.py tests/mini tests/migrate
 

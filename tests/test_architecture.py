@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "sesstool"
-# cli → render → engine → dialects → store → core (render and cli form the outer ring together)
-RINGS = {"core": 0, "store": 1, "dialects": 2, "engine": 3, "render": 4, "cli": 5}
+# cli → render → fleet → engine → dialects → store → core (render and cli form the outer ring together)
+RINGS = {"core": 0, "store": 1, "dialects": 2, "engine": 3, "fleet": 4, "render": 5, "cli": 6}
 FORBIDDEN_IN_CORE = {"click", "rich", "zstandard", "os", "io", "pathlib", "shutil", "tempfile"}
 # the dialect packages are pure too (paths as names only): the store walks what they describe
 FORBIDDEN_IN_DIALECTS = FORBIDDEN_IN_CORE - {"pathlib"}
@@ -212,3 +212,63 @@ def test_one_schema_version() -> None:
                     assert isinstance(value, ast.Name) and value.id == "SCHEMA_VERSION", (
                         f"{path.relative_to(PKG)}:{key.lineno}: schema_version is not SCHEMA_VERSION"
                     )
+
+
+# The [fleet] extra's libraries, and the only ring each may be imported in: fsspec I/O and the
+# Parquet writer are store-level (only the store touches files and objects); Dask belongs to the
+# fleet ring alone.
+EXTRA_HOMES = {
+    "fsspec": "store",
+    "s3fs": "store",
+    "boto3": "store",
+    "botocore": "store",
+    "pyarrow": "store",
+    "dask": "fleet",
+    "distributed": "fleet",
+}
+
+
+def test_extra_libraries_stay_in_their_ring() -> None:
+    for path in sorted(PKG.rglob("*.py")):
+        ring = path.relative_to(PKG).parts[0]
+        for name in _imports(path):
+            home = EXTRA_HOMES.get(name.split(".")[0])
+            assert home is None or home == ring, (
+                f"{path.relative_to(PKG)} imports {name} (belongs in {home}/)"
+            )
+
+
+def test_fleet_uses_engine_entry_points_not_the_scanner() -> None:
+    """The fleet runs the single-file commands; it never drives the scanner or readers itself."""
+    for path in sorted((PKG / "fleet").rglob("*.py")):
+        for name in _imports(path):
+            assert not name.startswith(
+                (
+                    "sesstool.core.scanner",
+                    "sesstool.store.raw_reader",
+                    "sesstool.store.zstd_reader",
+                    "sesstool.store.readers",
+                )
+            ), f"{path.name} imports {name}"
+
+
+def test_core_install_imports_no_extra_library() -> None:
+    """Every single-file command runs without the [fleet] extra: none of its libraries is imported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from sesstool.cli.main import main\n"
+        "fixture = sys.argv[1]\n"
+        "for args in (['validate', fixture], ['inspect', '--json', fixture], ['fleet', '--help']):\n"
+        "    try:\n"
+        "        main(args)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"loaded = sorted(m for m in sys.modules if m.split('.')[0] in {set(EXTRA_HOMES)!r})\n"
+        "sys.stderr.write(repr(loaded))\n"
+        "sys.exit(1 if loaded else 0)\n"
+    )
+    fixture = str(PKG.parent / "fixtures" / "dsh" / "v0-tiny" / "session.jsonl.zstd")
+    done = subprocess.run([sys.executable, "-c", code, fixture], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -17,6 +17,7 @@ from sesstool.render.escape import safe_line
 # Subcommands, loaded on use: one module per command (DESIGN §2). Only the invoked one imports.
 COMMANDS: dict[str, str] = {
     "derive": "sesstool.cli.derive_cmd:derive_cmd",
+    "fleet": "sesstool.cli.fleet_cmd:fleet_cmd",
     "fork": "sesstool.cli.fork_cmd:fork_cmd",
     "inspect": "sesstool.cli.inspect_cmd:inspect_cmd",
     "list": "sesstool.cli.list_cmd:list_cmd",

@@ -83,6 +83,18 @@ def resolve(arg: str) -> tuple[Path, bool]:
 @contextmanager
 def open_source(arg: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
     """Yield a binary stream positioned at 0 and what is known about it."""
+    if "://" in arg:
+        from sesstool.store.remote import basename, is_url, open_object  # the [fleet] extra only
+
+        if is_url(arg):
+            # an object does not grow in place: the whole object is the stable prefix
+            with open_object(arg) as (obj, entry):
+                head = obj.read(4)
+                obj.seek(0)
+                parsed = parse_generation_name(basename(arg))
+                version = parsed[0] if parsed else None
+                yield obj, SourceInfo(arg, None, sniff(head), entry.size, version, False)
+            return
     if arg == "-":
         stdin: Any = sys.stdin.buffer
         buffered: Any = stdin if isinstance(stdin, io.BufferedReader) else io.BufferedReader(stdin)

@@ -1,0 +1,196 @@
+"""Run one command over a fleet of logs on Dask: list, skip what --resume says is done, batch,
+submit with a bounded number of tasks in flight, and hand back rows as batches finish.
+
+A batch is a Dask task (`work.process_batch`); Dask re-runs the batches of a worker that dies,
+and a batch that keeps killing workers (or fails for any other reason) becomes one "crashed"
+row per file: every listed file gets exactly one row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sesstool.core.errors import UsageError
+from sesstool.fleet.rows import Row, error_row
+from sesstool.fleet.work import FleetSettings, Item, process_batch
+from sesstool.store.generations import parse_generation_name
+from sesstool.store.object_publish import check_conditional_create
+from sesstool.store.remote import basename, is_url, list_logs, parent, using_storage_options
+
+# Files per task when --batch is not given: enough tasks to balance the workers, few enough
+# that the scheduler's per-task cost (about a millisecond) stays small next to the work.
+MAX_AUTO_BATCH = 64
+BATCH_BYTES = 512 * 1024**2
+IN_FLIGHT_PER_THREAD = 4
+
+Progress = Callable[[int, int], None]  # (files done, bytes done)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRequest:
+    urls: tuple[str, ...]
+    settings: FleetSettings
+    scheduler: str | None = None  # address of an existing cluster; None: a LocalCluster
+    workers: int | None = None  # LocalCluster size (default: the CPU count)
+    threads_per_worker: int = 1
+    batch: int | None = None  # files per task (None: automatic)
+    done: frozenset[str] = frozenset()  # --resume: paths that already have a final row
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    items: tuple[Item, ...]  # to process, in listing order
+    skipped: int  # already done according to --resume
+    total_bytes: int
+
+
+def plan(request: FleetRequest) -> Plan:
+    """List every input (the client does this once; see docs/fleet.md on listing cost)."""
+    items: list[Item] = []
+    skipped = 0
+    with using_storage_options(request.settings.options):
+        for url in request.urls:
+            for entry in _listed(url):
+                if entry.path in request.done:
+                    skipped += 1
+                    continue
+                items.append(entry)
+    seen: dict[str, Item] = {}
+    for item in items:
+        seen.setdefault(item.path, item)
+    unique = tuple(seen.values())
+    return Plan(unique, skipped, sum(i.size or 0 for i in unique))
+
+
+def _listed(url: str) -> Iterator[Item]:
+    if is_url(url):
+        for entry in list_logs((url,)):
+            yield Item(entry.url, entry.size, entry.tag)
+        return
+    from sesstool.engine.validate import expand_paths
+
+    for path in expand_paths((url,)):
+        try:
+            size: int | None = os.stat(path).st_size
+        except OSError:
+            size = None  # becomes the engine's own "cannot open" row
+        yield Item(path, size, None)
+
+
+def batches(items: tuple[Item, ...], size: int | None, threads: int) -> list[tuple[Item, ...]]:
+    """Consecutive (so prefix-grouped) runs of files, cut at ``size`` files or BATCH_BYTES —
+    never between two files of one local session directory: the write commands hold its
+    ``session.lock``, so its generations run one after the other in one task."""
+    if size is None:
+        size = max(1, min(MAX_AUTO_BATCH, len(items) // max(1, threads * 8)))
+    out: list[tuple[Item, ...]] = []
+    current: list[Item] = []
+    weight = 0
+    for item in items:
+        same_dir = bool(current) and _session_dir(current[-1]) == _session_dir(item) is not None
+        if current and not same_dir and (len(current) >= size or weight + (item.size or 0) > BATCH_BYTES):
+            out.append(tuple(current))
+            current, weight = [], 0
+        current.append(item)
+        weight += item.size or 0
+    if current:
+        out.append(tuple(current))
+    return out
+
+
+def _session_dir(item: Item) -> str | None:
+    """The local session directory whose lock a write command takes for this file, if any."""
+    if is_url(item.path) or parse_generation_name(basename(item.path)) is None:
+        return None
+    return parent(item.path)
+
+
+def check_targets(request: FleetRequest, items: tuple[Item, ...]) -> bool:
+    """Write commands on object storage: refuse before any work unless every target prefix's
+    store refuses overwrites (the probe in store.object_publish, run here on the client only).
+    True when prefixes were proven (the workers then publish without probing again)."""
+    if request.settings.command not in ("migrate", "repair"):
+        return False
+    prefixes = sorted({parent(i.path) for i in items if is_url(i.path)})
+    with using_storage_options(request.settings.options):
+        for prefix in prefixes:
+            check_conditional_create(f"{prefix}/probe", request.settings.options)
+    return bool(prefixes)
+
+
+@contextmanager
+def dask_client(request: FleetRequest) -> Iterator[Any]:
+    from distributed import Client, LocalCluster
+
+    if request.scheduler:
+        with Client(request.scheduler) as client:  # type: ignore[no-untyped-call]
+            yield client
+        return
+    workers = request.workers or os.cpu_count() or 1
+    with (
+        LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=workers,
+            threads_per_worker=request.threads_per_worker,
+            processes=True,
+            dashboard_address=":0",
+            host="127.0.0.1",
+        ) as cluster,
+        Client(cluster) as client,  # type: ignore[no-untyped-call]
+    ):
+        yield client
+
+
+def execute(
+    request: FleetRequest, todo: Plan, client: Any, progress: Progress | None = None
+) -> Iterator[Row]:
+    """Rows as their batches finish (order varies); exactly one row per planned item."""
+    from distributed import as_completed
+
+    threads = sum(client.nthreads().values()) or 1
+    pending = iter(batches(todo.items, request.batch, threads))
+    limit = threads * IN_FLIGHT_PER_THREAD
+    batch_of: dict[Any, tuple[Item, ...]] = {}
+
+    def submit() -> Any | None:
+        batch = next(pending, None)
+        if batch is None:
+            return None
+        future = client.submit(process_batch, request.settings, batch, pure=False)
+        batch_of[future] = batch
+        return future
+
+    first = [f for f in (submit() for _ in range(limit)) if f is not None]
+    files = done_bytes = 0
+    queue = as_completed(first)  # type: ignore[no-untyped-call]
+    for future in queue:
+        batch = batch_of.pop(future)
+        rows = _rows_of(future, batch, request.settings.command)
+        future.release()
+        nxt = submit()
+        if nxt is not None:
+            queue.add(nxt)  # type: ignore[no-untyped-call]
+        for row in rows:
+            files += 1
+            done_bytes += row.bytes or 0
+            yield row
+        if progress is not None:
+            progress(files, done_bytes)
+
+
+def _rows_of(future: Any, batch: tuple[Item, ...], command: str) -> list[Row]:
+    try:
+        rows = future.result()
+    except Exception as exc:  # KilledWorker after repeated worker deaths, a lost scheduler, …
+        message = f"the task failed on the cluster: {type(exc).__name__}: {exc}"
+        return [error_row(i.path, command, "crashed", None, message, i.size, 0.0) for i in batch]
+    assert isinstance(rows, list) and len(rows) == len(batch)
+    return rows
+
+
+def validate_request(request: FleetRequest) -> None:
+    if request.batch is not None and request.batch < 1:
+        raise UsageError("--batch must be at least 1")
