@@ -91,7 +91,7 @@ mutate: $(STAMP)  ## mutation testing of mutation/modules.toml (MODULE=path for 
 
 FUZZ_SECONDS ?= 600
 
-fuzz: $(STAMP)  ## run the atheris harness on the readers and scanner (FUZZ_SECONDS each; not in CI)
+fuzz: $(STAMP)  ## atheris: readers+scanner, decoders, seq-range/packed-row decoders under 512 MB (FUZZ_SECONDS each; not in CI)
 	$(BIN)/pip install --quiet atheris==3.0.0
 	mkdir -p fuzz/corpus
 	cp -n fixtures/fuzz/seed/* fuzz/corpus/ 2>/dev/null || true
@@ -99,3 +99,6 @@ fuzz: $(STAMP)  ## run the atheris harness on the readers and scanner (FUZZ_SECO
 	mkdir -p fuzz/corpus-decoder
 	cp -n fixtures/fuzz/seed/* fuzz/corpus-decoder/ 2>/dev/null || true
 	$(BIN)/python fuzz/fuzz_decoder.py fuzz/corpus-decoder -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10
+	mkdir -p fuzz/corpus-rows
+	cp -n fixtures/fuzz/seed/* fuzz/corpus-rows/ 2>/dev/null || true
+	$(BIN)/python fuzz/fuzz_rows.py fuzz/corpus-rows -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 -malloc_limit_mb=512 -timeout=30

@@ -14,6 +14,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +41,9 @@ from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.engine.write import first_error, gate, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
+from sesstool.store.generations import check_publication_name, generations
 from sesstool.store.lines import LineSplitter
+from sesstool.store.liveness import session_lock
 from sesstool.store.plaintext import SourceChanged, plaintext_range
 from sesstool.store.publish import (
     FileIdentity,
@@ -50,7 +53,7 @@ from sesstool.store.publish import (
     publish,
     remove_created_directory,
 )
-from sesstool.store.source import ReadLimits, SourceInfo, resolve
+from sesstool.store.source import ReadLimits, SourceInfo, regular_source, resolve
 
 Layout = str  # "option", "beside-source" or "<dialect>-root" (a sibling in the root layout)
 
@@ -101,7 +104,11 @@ def now_ms() -> int:
 
 
 def _scan(
-    arg: str, options: ScanOptions, limits: ReadLimits, progress: Progress | None = None, digest: Any = None
+    arg: str | Path,
+    options: ScanOptions,
+    limits: ReadLimits,
+    progress: Progress | None = None,
+    digest: Any = None,
 ) -> tuple[ScanReport, BoundaryFacts]:
     report = run_scan(arg, options, limits, progress, digest=digest)[0]
     return report, boundary_facts(report.scan)
@@ -158,7 +165,7 @@ def _target(
 # -- the command ---------------------------------------------------------------------------------
 
 
-def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str]:
+def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str | Path]:
     """(source file, its identity, what to scan: the path as given, or the generation file a
     directory resolved to)."""
     if request.path == "-":
@@ -166,6 +173,7 @@ def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str]:
     if request.child_id is not None and request.child_id == "":
         raise UsageError("--id must not be empty")
     try:
+        regular_source(request.path)  # FIFOs and devices refused, OSErrors named (exit 3)
         source, from_dir = resolve(request.path)
         identity = FileIdentity.of_path(source)
     except InputError:
@@ -174,7 +182,7 @@ def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str]:
         raise InputError(f"{request.path}: no such file or directory") from None
     except OSError as err:
         raise InputError(f"{request.path}: cannot read: {err.strerror or err}") from None
-    return source, identity, str(source) if from_dir else request.path
+    return source, identity, source if from_dir else request.path
 
 
 def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkReport:
@@ -216,7 +224,11 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         dry_run=request.dry_run,
         target_exists=False,
     )
+    check_publication_name(target, plan.version, encoding == "zstd")  # never mislabelled or mixed
     if request.dry_run:
+        if directory is None:
+            with _target_session_lock(target.parent):
+                pass  # a dry run is refused like the real one: a live target directory is exit 5
         return replace(
             report, target_exists=target.exists() or (directory is not None and directory.exists())
         )
@@ -224,7 +236,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
 
 
 def _plan(
-    request: ForkRequest, full: ScanReport, scan_arg: str, identity: FileIdentity, boundary: int
+    request: ForkRequest, full: ScanReport, scan_arg: str | Path, identity: FileIdentity, boundary: int
 ) -> tuple[ForkPlan, int]:
     """Fold the source up to the boundary (a second scan) and ask the dialect for the plan;
     returns it with the plaintext offset where the seed's bytes end."""
@@ -278,9 +290,10 @@ def _publish(
     if directory is not None:
         create_directory(directory, 0o700)
     try:
-        published = publish(
-            report.target, writer.produce, verify=writer.verify, source=path, source_identity=identity
-        )
+        with _target_session_lock(report.target.parent if directory is None else None):
+            published = publish(
+                report.target, writer.produce, verify=writer.verify, source=path, source_identity=identity
+            )
     except BaseException:
         if directory is not None:
             remove_created_directory(directory)
@@ -288,6 +301,27 @@ def _publish(
     return replace(
         report, source_sha256_after=writer.sha_after, created_directory=directory, published=published
     )
+
+
+@contextmanager
+def _target_session_lock(directory: Path | None) -> Iterator[None]:
+    """A child published into an existing session directory follows that directory's liveness
+    protocol (DESIGN §5, docs/format.md "Fork into a session directory"): an existing
+    ``session.lock`` is taken and held while publishing — held by another process, the fork is
+    refused as live (exit 5). A fork never creates the lock file (the child is another session's
+    file; a dry run writes nothing) and never deletes it. Elsewhere there is no protocol."""
+    try:
+        in_session_dir = directory is not None and bool(generations(directory))
+    except FileNotFoundError:
+        in_session_dir = False
+    except OSError as err:
+        raise WriteRefusedError(f"{directory}: cannot list the target directory: {err.strerror}") from None
+    if not in_session_dir:
+        yield
+        return
+    assert directory is not None
+    with session_lock(directory, create=False):
+        yield
 
 
 class _ChildWriter:

@@ -127,7 +127,7 @@ def run_redact(request: RedactRequest, progress: Progress | None = None) -> Reda
     with cold_session(request.path, "redact") as cold:
         source, identity = cold.path, cold.identity
         digest = hashlib.sha256()
-        report, _ = run_scan(str(source), ScanOptions(), request.limits, progress, digest=digest)
+        report, _ = run_scan(source, ScanOptions(), request.limits, progress, digest=digest)
         if report.live:
             cold.recheck()
         scan = report.scan
@@ -223,7 +223,7 @@ def _produce(
 def _verify(tmp: Path, source: ScanReport, limits: ReadLimits) -> None:
     """The copy is the same log: same verdict, same findings by rule, severity, line and seq."""
     options = ScanOptions(filename_version=source.source.filename_version)
-    result = scan_source(str(tmp), options, limits).scan
+    result = scan_source(tmp, options, limits).scan
     before = source.scan
     if result.verdict != before.verdict or result.stats.events != before.stats.events:
         raise WriteRefusedError(

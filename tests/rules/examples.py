@@ -509,6 +509,18 @@ def _physical() -> list[Example]:
             seq=0,
         )
     )
+    big = b'{"type":"turn/start","seq":0,"time":1001,"data":{"turn":1,"tokens":18446744073709551617}}'
+    out.append(
+        example(
+            "unsafe-integer",
+            0,
+            "the turn/start data carries 2^64+1, which a JavaScript reader rounds",
+            with_line(2, big, True),
+            W,
+            line=2,
+            seq=0,
+        )
+    )
     out.append(
         example(
             "line-too-long",

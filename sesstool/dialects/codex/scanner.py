@@ -129,6 +129,12 @@ class CodexScanner:
         return not self._defect
 
     def _physical(self, issue: PhysicalIssue) -> None:
+        if issue.blank and issue.offset is not None and issue.length is not None:
+            # a bulk run of empty lines (store.lines): skipped as Codex skips each one
+            self._lines += issue.lines
+            self._blank += issue.lines
+            self.committed = issue.offset + issue.length
+            return
         if issue.rule == R.ZSTD_TORN_FRAME:
             return  # the summary's torn frame becomes the tail finding in finish()
         if issue.rule in _NOT_CODEX_RULES:
