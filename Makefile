@@ -7,6 +7,7 @@ STAMP   := $(VENV)/.installed
 .DEFAULT_GOAL := help
 .PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures \
 	claude-lane claude-fixtures browser-lane codex-lane bench-codex
+	claude-lane claude-fixtures bench-claude browser-lane
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -73,6 +74,9 @@ browser-lane: $(STAMP)  ## the report pages in headless Chromium (installs Debia
 claude-lane: $(STAMP)  ## judge the Claude dialect by the real Claude Code CLI (npm, private netns, mock API)
 	bash tests/claude_lane/setup.sh >/dev/null
 	SESSTOOL_CLAUDE_LANE=1 unshare -n $(BIN)/pytest -q -p no:cacheprovider tests/claude_lane
+
+bench-claude: $(STAMP)  ## Claude transcripts of 100 MiB and 1 GiB: validate time and peak memory
+	$(BIN)/python bench/claude_memory.py
 
 claude-fixtures: $(STAMP)  ## re-record fixtures/claude/ with the real CLI (then: make goldens, read the diff)
 	$(BIN)/python tests/claude_lane/record_fixtures.py

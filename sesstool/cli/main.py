@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "fleet": "sesstool.cli.fleet_cmd:fleet_cmd",
     "fork": "sesstool.cli.fork_cmd:fork_cmd",
     "inspect": "sesstool.cli.inspect_cmd:inspect_cmd",
+    "list": "sesstool.cli.list_cmd:list_cmd",
     "migrate": "sesstool.cli.migrate_cmd:migrate_cmd",
     "redact": "sesstool.cli.redact_cmd:redact_cmd",
     "repair": "sesstool.cli.repair_cmd:repair_cmd",

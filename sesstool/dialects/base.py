@@ -203,6 +203,20 @@ class Dialect(ABC):
         """The dialect's rows of the ``inspect`` screen (between ``file`` and ``findings``)."""
         return ()
 
+    def refuse_default_output(self, source: Path) -> str | None:
+        """Why ``repair`` / ``fork`` without ``-o`` must not write beside ``source`` (None: they
+        may). Claude Code: never into a live ``projects/`` directory unless asked."""
+        return None
+
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        """``cwd`` and ``last_time`` of a log for ``sesstool list`` (absent: unknown)."""
+        return {}
+
+    def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
+        """What ``derive`` cannot promise about its messages (shown, and in ``--format json`` as
+        ``best_effort``, only when there is something to say)."""
+        return ()
+
     def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
         """The dialect's members of the ``inspect --json`` document (after ``verdict``, before
         ``tail``)."""
@@ -212,6 +226,10 @@ class Dialect(ABC):
         """What ``derive`` leaves out of what the agent would send because the agent builds it
         from configuration rather than from the log (shown with the derived messages)."""
         return ()
+
+    def fork_rewrite_note(self, plan: ForkPlan) -> str:
+        """What a plan's per-line ``rewrite`` changes in the copied lines (fork's screen)."""
+        return "every copied line goes through the dialect's rewrite"
 
     def fork_marker_note(self, plan: ForkPlan) -> str:
         """What ``fork`` shows when the plan appends no seed marker."""

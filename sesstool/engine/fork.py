@@ -141,6 +141,8 @@ def _target(
     the source (``Dialect.child_name``). Ids only ever become one encoded path component."""
     if request.output is not None:
         return Path(request.output), "option", None
+    if (why := dialect.refuse_default_output(source)) is not None:
+        raise UsageError(why)
     parent_id, child_id = ids
     in_root = dialect.root_child(source, parent_id, child_id, version, zstd)
     if in_root is not None:
@@ -342,7 +344,8 @@ class _ChildWriter:
         self.src_encoding, self.encoding = encodings
         self.zstd = self.encoding == "zstd"
         self.limits = limits
-        self.header_line = dialect.encode_record(plan.header)
+        # a headerless dialect (Claude Code) forks its lines only: no header line, no header frame
+        self.header_line = dialect.encode_record(plan.header) if plan.header else b""
         self.suffix = b"".join(dialect.encode_record(r) for r in plan.appended)
         self.seed_size = self.end - self.body  # bytes of seed written (differs under a rewrite)
         self.seed_digest = ""  # of the seed bytes actually written
@@ -380,8 +383,11 @@ class _ChildWriter:
         seed = hashlib.sha256()
         plain = hashlib.sha256(self.header_line)
         frame: FrameWriter | None = None
-        if self.zstd:
+        if self.zstd and self.header_line:
             sink.write(compress_frame(self.header_line))  # frame 0: exactly the header (§9.2)
+            frame = FrameWriter(sink)
+            write = frame.write
+        elif self.zstd:
             frame = FrameWriter(sink)
             write = frame.write
         else:
@@ -406,14 +412,15 @@ class _ChildWriter:
         problems: list[str] = []
         if child.verdict != "clean":
             problems.append(f"verdict {child.verdict} ({child.verdict_reason}), expected clean")
-        if child.header is None or child.header.raw != plan.header:
+        if plan.header and (child.header is None or child.header.raw != plan.header):
             problems.append("its header is not the planned one")
         problems.extend(self.dialect.fork_child_problems(child, plan))
         if child.body_offset != len(self.header_line):
             problems.append("the header is not exactly the first line")
         if report.read.plaintext_bytes != self.plaintext_size:
             problems.append(f"{report.read.plaintext_bytes} plaintext bytes, expected {self.plaintext_size}")
-        if self.zstd and (report.read.encoding != "zstd" or report.read.frames != 2):
+        frames = 2 if plan.header else 1
+        if self.zstd and (report.read.encoding != "zstd" or report.read.frames != frames):
             problems.append(f"{report.read.frames} zstd frames, expected a header frame and one body frame")
         if not self.zstd and report.read.encoding != "raw":
             problems.append("it is not raw JSONL")

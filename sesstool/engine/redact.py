@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import orjson
 
-from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
@@ -145,6 +145,8 @@ def run_redact(request: RedactRequest, progress: Progress | None = None) -> Reda
                 "(--encoding raw): a zstd copy cannot hold the same tear",
                 scan.verdict_address,
             )
+        if not request.output and (why := report.dialect.refuse_default_output(source)) is not None:
+            raise UsageError(why)
         target = (
             Path(request.output) if request.output else source.parent / redacted_name(source, out_encoding)
         )

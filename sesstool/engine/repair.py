@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from sesstool.core import rule_ids as R
 from sesstool.core.documents import SCHEMA_VERSION, defect_doc
-from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
@@ -130,6 +130,8 @@ def _repair(
         closers=tuple(dialect.closers(scan)),
         header_frame=dialect.header_frame,
     )
+    if not request.output and (why := dialect.refuse_default_output(path)) is not None:
+        raise UsageError(why)
     target = (
         Path(request.output) if request.output else path.parent / repaired_name(dialect, path, out_encoding)
     )

@@ -49,6 +49,13 @@ def _blocks(content: Any) -> list[str]:
             parts.append(f"(reasoning) {block.get('text', '')}")
         elif kind == "tool-call":
             parts.append(f"→ call {block.get('name')} [{block.get('id')}] {block.get('arguments')}")
+        elif kind == "tool_use":  # Anthropic Messages blocks (Claude Code transcripts)
+            arguments = dumps(block.get("input")).decode()
+            parts.append(f"→ call {block.get('name')} [{block.get('id')}] {arguments}")
+        elif kind == "tool_result":
+            flag = " (error)" if block.get("is_error") else ""
+            parts.append(f"← result [{block.get('tool_use_id')}]{flag}")
+            parts.extend(_blocks(block.get("content")))
         elif kind == "tool-result":
             flag = " (error)" if block.get("isError") else ""
             parts.append(f"← result [{block.get('toolCallId')}]{flag}")
@@ -109,3 +116,5 @@ def render_text(rep: DeriveReport, console: Console) -> None:
     console.print(Text(f"{len(rep.messages)} message(s){at}", style="dim"))
     for note in rep.scan.dialect.derive_excludes():
         console.print(Text(f"not included: {safe(note)}", style="dim"))
+    for note in rep.scan.dialect.derive_notes(rep.scan.scan):
+        console.print(Text(safe(f"best effort: {note}"), style="yellow"))

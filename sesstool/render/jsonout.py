@@ -199,7 +199,8 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
 def derive_doc(rep: DeriveReport) -> dict[str, Any]:
     s = rep.scan.scan
     req = rep.request
-    return {
+    notes = rep.scan.dialect.derive_notes(s)
+    doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "command": "derive",
         "path": rep.scan.source.display,
@@ -213,4 +214,10 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
         "request": envelope_document(
             req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
         ),
-    } | ({"not_included": list(notes)} if (notes := rep.scan.dialect.derive_excludes()) else {})
+    }
+    if notes:
+        doc["best_effort"] = list(notes)
+    excluded = rep.scan.dialect.derive_excludes()
+    if excluded:
+        doc["not_included"] = list(excluded)
+    return doc

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import zstandard
@@ -61,6 +62,7 @@ class Example:
     options: dict[str, Any] = field(default_factory=dict)  # ScanOptions / ReadLimits
     encoding: Encoding = "raw"
     filename: str | None = None  # None: the canonical generation name
+    source: str | None = None  # a real file the bytes come from (shown instead of the lines)
 
     @property
     def file_name(self) -> str:
@@ -1808,7 +1810,52 @@ def _codex() -> list[Example]:
     return codex_examples()
 
 
-EXAMPLES: tuple[Example, ...] = tuple(build_examples())
+# -- Claude Code transcripts (issue 17): real files the lane recorded, named by ``source`` ------
+
+CLAUDE_EXAMPLES: tuple[tuple[str, str, str, Severity, int | None], ...] = (
+    # (rule, fixture path under fixtures/claude, description, severity, expected line)
+    ("claude-fragment", "lane/damaged-torn-tail/resumed", "the CLI appended after a cut last line", E, 22),
+    ("claude-dangling-tool-use", "projects/kill-tool", "SIGKILL while a Bash call ran", W, 16),
+    ("claude-unanswered-turn", "projects/kill-mid-stream", "SIGKILL while the reply streamed", W, 3),
+    ("claude-orphan-tool-result", "projects/damaged-orphan-result", "the tool_use line deleted", W, 17),
+    ("claude-parent-missing", "projects/damaged-broken-parent", "an attachment line deleted", W, 4),
+    ("claude-duplicate-uuid", "projects/damaged-duplicate-uuid", "the prompt line appended again", W, 23),
+    ("claude-several-sessions", "projects/damaged-two-sessions", "another session's entries appended", W, 23),
+    (
+        "claude-concurrent-writers",
+        "projects/concurrent-writers",
+        "two CLIs resumed the session at once",
+        W,
+        39,
+    ),
+    ("claude-entry-shape", "projects/damaged-entry-shape", "an assistant entry without uuid", W, 20),
+    ("claude-unknown-type", "projects/damaged-unknown-type", "an entry type from a newer CLI", N, 4),
+    ("claude-writer-version", "projects/text", "any transcript: its writer's version", N, 3),
+    ("claude-subagent-dangling", "projects/kill-subagent/*/subagents", "SIGKILL inside a subagent", N, 11),
+)
+
+
+def claude_examples() -> list[Example]:
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "claude"
+    found = []
+    for rule, where, description, severity, line in CLAUDE_EXAMPLES:
+        (path,) = sorted(root.glob(f"{where}/*.jsonl"))
+        found.append(
+            Example(
+                rule,
+                0,
+                description,
+                path.read_bytes(),
+                severity,
+                {"line": line} if line is not None else {},
+                filename=path.name,
+                source=f"fixtures/claude/{path.relative_to(root)}",
+            )
+        )
+    return found
+
+
+EXAMPLES: tuple[Example, ...] = tuple(build_examples()) + tuple(claude_examples())
 
 
 def example_id(ex: Example) -> str:
@@ -1953,6 +2000,12 @@ def _numbers(numbers: list[int]) -> str:
 
 
 def render_example(ex: Example) -> str:
+    if ex.source is not None:
+        where = f" at line {ex.expect_address['line']}" if ex.expect_address.get("line") else ""
+        return (
+            f"**Claude Code transcript** — {ex.description}. Expected: {ex.expect_severity.label}{where}. "
+            f"The bytes are `{ex.source}`, written by the real CLI (tests/claude_lane).\n"
+        )
     opts = ""
     if ex.options:
         opts = " — with " + ", ".join(f"`{CLI_OPTIONS.get(k, k)} {v}`" for k, v in sorted(ex.options.items()))
