@@ -6,7 +6,8 @@ STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
 .PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures \
-	claude-lane claude-fixtures browser-lane
+	claude-lane claude-fixtures browser-lane codex-lane bench-codex
+	claude-lane claude-fixtures bench-claude browser-lane
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -43,6 +44,9 @@ typecheck: $(STAMP)  ## mypy --strict
 bench: $(STAMP)  ## generate large logs and measure throughput and memory
 	$(BIN)/python bench/run.py
 
+bench-codex: $(STAMP)  ## a generated 100 MiB and 1 GiB Codex rollout: validate vs bare orjson, peak RSS
+	$(BIN)/python bench/codex.py
+
 bench-fleet: $(STAMP)  ## fleet throughput: 10,000 small and 20 large logs, one process vs LocalCluster
 	$(BIN)/python bench/fleet.py
 
@@ -71,8 +75,15 @@ claude-lane: $(STAMP)  ## judge the Claude dialect by the real Claude Code CLI (
 	bash tests/claude_lane/setup.sh >/dev/null
 	SESSTOOL_CLAUDE_LANE=1 unshare -n $(BIN)/pytest -q -p no:cacheprovider tests/claude_lane
 
+bench-claude: $(STAMP)  ## Claude transcripts of 100 MiB and 1 GiB: validate time and peak memory
+	$(BIN)/python bench/claude_memory.py
+
 claude-fixtures: $(STAMP)  ## re-record fixtures/claude/ with the real CLI (then: make goldens, read the diff)
 	$(BIN)/python tests/claude_lane/record_fixtures.py
+
+codex-lane: $(STAMP)  ## judge sesstool by the real Codex CLI 0.171.0 (npm; unshare -n, loopback only)
+	bash tests/codex_cli/setup.sh >/dev/null || test $$? -eq 10
+	SESSTOOL_CODEX=1 unshare -n $(BIN)/pytest -q -p no:cacheprovider tests/codex_cli
 
 codex-fixtures: $(STAMP)  ## re-record fixtures/codex with the real Codex CLI (npm; unshare -n)
 	$(BIN)/python -m tests.codex_cli.generate
@@ -88,7 +99,7 @@ mutate: $(STAMP)  ## mutation testing of mutation/modules.toml (MODULE=path for 
 
 FUZZ_SECONDS ?= 600
 
-fuzz: $(STAMP)  ## run the atheris harness on the readers and scanner (FUZZ_SECONDS each; not in CI)
+fuzz: $(STAMP)  ## atheris: readers+scanner, decoders, seq-range/packed-row decoders under 512 MB (FUZZ_SECONDS each; not in CI)
 	$(BIN)/pip install --quiet atheris==3.0.0
 	mkdir -p fuzz/corpus
 	cp -n fixtures/fuzz/seed/* fuzz/corpus/ 2>/dev/null || true
@@ -96,3 +107,6 @@ fuzz: $(STAMP)  ## run the atheris harness on the readers and scanner (FUZZ_SECO
 	mkdir -p fuzz/corpus-decoder
 	cp -n fixtures/fuzz/seed/* fuzz/corpus-decoder/ 2>/dev/null || true
 	$(BIN)/python fuzz/fuzz_decoder.py fuzz/corpus-decoder -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10
+	mkdir -p fuzz/corpus-rows
+	cp -n fixtures/fuzz/seed/* fuzz/corpus-rows/ 2>/dev/null || true
+	$(BIN)/python fuzz/fuzz_rows.py fuzz/corpus-rows -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 -malloc_limit_mb=512 -timeout=30

@@ -1,5 +1,5 @@
 """`python -m sesstool` entry point."""
 
-from sesstool.cli.main import main
+from sesstool.cli.entry import run
 
-main()
+run()

@@ -5,7 +5,11 @@ from __future__ import annotations
 import errno
 import importlib
 import os
+import signal
 import sys
+import threading
+from types import FrameType
+from typing import Any
 
 import click
 
@@ -20,12 +24,16 @@ COMMANDS: dict[str, str] = {
     "fleet": "sesstool.cli.fleet_cmd:fleet_cmd",
     "fork": "sesstool.cli.fork_cmd:fork_cmd",
     "inspect": "sesstool.cli.inspect_cmd:inspect_cmd",
+    "list": "sesstool.cli.list_cmd:list_cmd",
     "migrate": "sesstool.cli.migrate_cmd:migrate_cmd",
     "redact": "sesstool.cli.redact_cmd:redact_cmd",
     "repair": "sesstool.cli.repair_cmd:repair_cmd",
     "report": "sesstool.cli.report_cmd:report_cmd",
     "validate": "sesstool.cli.validate_cmd:validate_cmd",
 }
+
+
+WRITE_COMMANDS = frozenset({"fork", "migrate", "repair"})
 
 
 class LazyGroup(click.Group):
@@ -60,11 +68,62 @@ def cli(ctx: click.Context, color: ColorMode) -> None:
     ctx.obj = Consoles.create(color)
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the program is, so that every ``finally`` and the
+    publisher's cleanup run exactly as for SIGINT's KeyboardInterrupt."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(signum)
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _install_signal_handlers() -> dict[signal.Signals, Any] | None:
+    """SIGINT → KeyboardInterrupt, SIGTERM/SIGHUP → Terminated; None off the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
+    return previous
+
+
+def _restore_signal_handlers(previous: dict[signal.Signals, Any] | None) -> None:
+    for sig, handler in (previous or {}).items():
+        signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; the only place that turns exceptions into exit statuses."""
+    previous: dict[str, Any] = {}
     try:
+        status = _run(argv, previous)
+    finally:
+        _restore_signal_handlers(previous.get("handlers"))
+    sys.exit(int(status or 0))
+
+
+def _command(argv: list[str] | None) -> str | None:
+    args = sys.argv[1:] if argv is None else argv
+    return next((a for a in args if a in COMMANDS), None)
+
+
+def _run(argv: list[str] | None, previous: dict[str, Any]) -> int:
+    try:
+        previous["handlers"] = _install_signal_handlers()  # inside the try: a signal is handled
         status = cli.main(args=argv, prog_name="sesstool", standalone_mode=False)
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at exit
+    except Terminated as exc:
+        hangup = exc.signum == signal.SIGHUP
+        click.echo(f"sesstool: {'hung up' if hangup else 'terminated'}", err=True)
+        status = ExitStatus.HANGUP if hangup else ExitStatus.TERMINATED
     except SesstoolError as err:
         click.echo(f"sesstool: {safe_line(str(err))}", err=True)
         status = err.exit_status
@@ -74,6 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("sesstool: interrupted", err=True)
         status = ExitStatus.INTERRUPTED
     except click.ClickException as exc:
+        exc.message = safe_line(exc.message)  # type: ignore[misc]  # may quote a hostile path
         exc.show()
         status = ExitStatus.USAGE if exc.exit_code == 2 else exc.exit_code
     except KeyboardInterrupt:
@@ -88,5 +148,10 @@ def main(argv: list[str] | None = None) -> None:
         if err.errno == errno.EPIPE:
             status = ExitStatus.OK
         else:
-            raise
-    sys.exit(int(status or 0))
+            # Any other OSError that no layer turned into a SesstoolError: still a clean exit,
+            # 6 for a command that writes, 3 for one that reads (DESIGN §6).
+            status = ExitStatus.WRITE_REFUSED if _command(argv) in WRITE_COMMANDS else ExitStatus.INPUT
+            where = f" ({err.filename})" if err.filename is not None else ""
+            reason = err.strerror or str(err)
+            click.echo(safe_line(f"sesstool: {reason}{where}"), err=True)
+    return int(status or 0)

@@ -126,11 +126,27 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
             "--output",
             type=click.Path(dir_okay=False),
             default=None,
+            callback=_output_path,
             help=f"Output file (must not exist). Default: {default_output}.",
         )(func)
         return func
 
     return decorate
+
+
+def _output_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``-o ''`` is not "the default name" and ``-o -`` is not a file named ``-``: both are usage
+    errors (docs/format.md "Output paths")."""
+    if value is None:
+        return None
+    if value == "":
+        raise click.BadParameter("must name a file (an empty path is not the default name)")
+    if value == "-":
+        raise click.BadParameter(
+            "'-' (standard output) is not a publication target: a write command publishes a "
+            "file atomically; name it (./- for a file called '-')"
+        )
+    return value
 
 
 def suffix_encoding(output: str | None) -> Encoding | None:

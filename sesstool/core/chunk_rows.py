@@ -1,8 +1,10 @@
-"""Packed chunk rows of v0/v1 (spec §9.3): validate a row and expand it into assistant/chunk events."""
+"""Packed chunk rows of v0/v1 (spec §9.3): validate a row; its assistant/chunk events are built
+one at a time, so memory stays a small multiple of the row's own line."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 from sesstool.core.header import MAX_SAFE, is_safe_int, is_safe_nonneg
 
@@ -16,8 +18,9 @@ class RowError(Exception):
     pass
 
 
-def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """Expand one packed row into its assistant/chunk events, or raise RowError (§9.3)."""
+def expand_row(row: dict[str, Any]) -> ChunkRow:
+    """Validate one packed row and return its assistant/chunk events (built lazily), or raise
+    RowError (§9.3)."""
     tag = row["type"]
     if row.keys() != _ROW_KEYS:
         raise RowError(f"malformed {tag} storage row: keys must be exactly type, seq0, time0, data")
@@ -59,28 +62,100 @@ def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
         name = data.get("name")
         if has_name and not isinstance(name, str):
             raise RowError(f"malformed {tag} storage row: name is not a string")
-    out: list[dict[str, Any]] = []
     time = time0
-    kind = _DELTA.get(tag, "tool-call-delta")
-    for k, member in enumerate(members):
-        if k:
-            time += dt[k - 1]
-            if not -MAX_SAFE <= time <= MAX_SAFE:
-                raise RowError(f"malformed {tag} storage row: running time leaves the safe integers")
+    for d in dt:  # the running time is checked up front: expansion itself cannot fail
+        time += d
+        if not -MAX_SAFE <= time <= MAX_SAFE:
+            raise RowError(f"malformed {tag} storage row: running time leaves the safe integers")
+    return ChunkRow(tag, seq0, time0, turn, step, index, dt, members, call_id, name if has_name else _NO_NAME)
+
+
+_NO_NAME = object()
+
+
+class ChunkRow(Sequence[dict[str, Any]]):
+    """A validated packed row: its ``assistant/chunk`` events, built one at a time on demand.
+
+    A row of 4M members is a 24 MB line; its events as dicts would be gigabytes, so they are
+    never held together (iterate; indexing builds one event).
+    """
+
+    __slots__ = (
+        "_call_id",
+        "_dt",
+        "_index",
+        "_kind",
+        "_members",
+        "_name",
+        "_step",
+        "_time0",
+        "_turn",
+        "seq0",
+    )
+
+    def __init__(
+        self,
+        tag: str,
+        seq0: int,
+        time0: int,
+        turn: Any,
+        step: Any,
+        index: Any,
+        dt: list[int],
+        members: list[str],
+        call_id: Any,
+        name: Any,
+    ) -> None:
+        self._kind = _DELTA.get(tag, "tool-call-delta")
+        self.seq0 = seq0
+        self._time0 = time0
+        self._turn, self._step, self._index = turn, step, index
+        self._dt = dt
+        self._members = members
+        self._call_id = call_id
+        self._name = name
+
+    @property
+    def last_seq(self) -> int:
+        return self.seq0 + len(self._members) - 1
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def _event(self, k: int, time: int) -> dict[str, Any]:
         chunk: dict[str, Any]
-        if is_tool:
-            chunk = {"type": kind, "index": index, "id": call_id}
-            if has_name:
-                chunk["name"] = name
-            chunk["argumentsDelta"] = member
+        if self._kind == "tool-call-delta":
+            chunk = {"type": self._kind, "index": self._index, "id": self._call_id}
+            if self._name is not _NO_NAME:
+                chunk["name"] = self._name
+            chunk["argumentsDelta"] = self._members[k]
         else:
-            chunk = {"type": kind, "index": index, "text": member}
-        out.append(
-            {
-                "type": "assistant/chunk",
-                "seq": seq0 + k,
-                "time": time,
-                "data": {"turn": turn, "step": step, "chunk": chunk},
-            }
-        )
-    return out
+            chunk = {"type": self._kind, "index": self._index, "text": self._members[k]}
+        return {
+            "type": "assistant/chunk",
+            "seq": self.seq0 + k,
+            "time": time,
+            "data": {"turn": self._turn, "step": self._step, "chunk": chunk},
+        }
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        time = self._time0
+        dt = self._dt
+        for k in range(len(self._members)):
+            if k:
+                time += dt[k - 1]
+            yield self._event(k, time)
+
+    @overload
+    def __getitem__(self, k: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[dict[str, Any]]: ...
+    def __getitem__(self, k: int | slice) -> dict[str, Any] | Sequence[dict[str, Any]]:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        n = len(self._members)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(k)
+        return self._event(k, self._time0 + sum(self._dt[:k]))

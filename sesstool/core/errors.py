@@ -17,7 +17,9 @@ class ExitStatus(enum.IntEnum):
     UNSUPPORTED = 4
     LIVE = 5
     WRITE_REFUSED = 6
+    HANGUP = 129  # 128 + SIGHUP: cleaned up as for SIGINT
     INTERRUPTED = 130
+    TERMINATED = 143  # 128 + SIGTERM: cleaned up as for SIGINT
 
 
 @dataclass(frozen=True, slots=True)

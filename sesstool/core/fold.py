@@ -12,10 +12,11 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.scan_state import EventState
+from sesstool.core.seq_ranges import SeqSet
 
 
 def replace_nodes(
-    state: EventState, op: dict[str, Any], seq: int, t: str, data: Any, cited: list[int] | None
+    state: EventState, op: dict[str, Any], seq: int, t: str, data: Any, cited: SeqSet | None
 ) -> None:
     """Apply (or refuse, with a finding) a replace ``surfaceOp`` of event ``seq``."""
     rules = state.profile.replace
@@ -53,8 +54,8 @@ def replace_nodes(
         report(R.REPLACE_ORDER, f"replace start {start} comes after end {end} in surface order")
         return
     removed = nodes[i : j + 1]
-    if rules.cite and (cited is None or not set(removed) <= set(cited)):
-        missing_seqs = sorted(set(removed) - set(cited or ()))
+    if rules.cite and (cited is None or not all(s in cited for s in removed)):
+        missing_seqs = sorted(s for s in removed if cited is None or s not in cited)
         report(
             R.REPLACE_UNCITED,
             f"sourceEventSeqs must cite every replaced node; missing {missing_seqs[:10]}",

@@ -77,7 +77,7 @@ class ForkPlan:
 
     version: int
     boundary: int  # inclusive: the seed is seq 0..boundary
-    header: dict[str, Any]  # the child's first record (dsh: its §2.1 header, keys in order)
+    header: dict[str, Any]  # the child's first record (dsh: its §2.1 header); {}: no header line
     marker: dict[str, Any] | None  # session/end-seed (None: v0/v1 seed already ends with one)
     closers: tuple[dict[str, Any], ...]  # v4: forked closers of the open turn
     open_turn: int | None  # the turn open at the boundary (closed by the closers in v4)

@@ -30,6 +30,9 @@ class PhysicalIssue:
     frame: int | None = None
     frame_offset: int | None = None
     fatal: bool = False
+    lines: int = 1  # lines the issue stands for (a bulk run of filler lines: many)
+    length: int | None = None  # bytes it spans, newlines included (a run of filler lines)
+    blank: bool = False  # a run of empty lines only (no NUL): a dialect may skip them
 
 
 @dataclass(frozen=True, slots=True)

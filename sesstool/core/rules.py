@@ -69,6 +69,13 @@ _RULES: tuple[Rule, ...] = (
     Rule("depth-limit", E, "§3", "JSON nested deeper than the limit"),
     Rule("not-an-object", E, "§3", "record is valid JSON but not an object"),
     Rule("duplicate-key", W, "§3", "an object repeats a key (decoders keep the last; --strict)"),
+    Rule(
+        "unsafe-integer",
+        W,
+        "§3",
+        "an integer beyond ±(2^53−1): a JavaScript reader (the harness) keeps only its nearest double",
+        "none",
+    ),
     Rule("zstd-bad-magic", E, "§9.2", "bytes where a zstd frame should start are not zstd"),
     Rule("zstd-skippable-frame", E, "§9.2", "skippable zstd frame (not accepted in session logs)"),
     Rule("zstd-reserved-bit", E, "§9.2", "zstd frame header reserved bit set"),

@@ -14,6 +14,7 @@ from sesstool.core.model import (
     Usage,
 )
 from sesstool.core.scan_state import EventState
+from sesstool.core.unsafe_integers import report_unsafe_integers as report_unsafe_integers
 
 
 def open_state(

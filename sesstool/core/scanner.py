@@ -34,13 +34,13 @@ from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
-from sesstool.core.model import Boundaries, PendingCall, ScanResult, TimelineEntry
+from sesstool.core.model import Boundaries, PendingCall, ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.profile import EndState, EnvelopeCodec, Profile
 from sesstool.core.rules import Finding, Severity, severity_for
 from sesstool.core.scan_state import EventState
-from sesstool.core.scan_summary import open_state, statistics
+from sesstool.core.scan_summary import open_state, report_unsafe_integers, statistics
 
 _NO_TIME = MAX_SAFE + 1
 _loads = orjson.loads
@@ -118,7 +118,7 @@ class Scanner:
         self.committed = 0
         self.issue: SuspectRecord | None = None
         self.dropped_lines = 0
-        timeline: list[TimelineEntry] | None = [] if self.opt.collect_timeline else None
+        timeline: Any = self.opt.new_timeline()  # a list, an inspect sink (streamed), or None
         self.state = EventState(self.report, self.report_once, self.opt.collect_messages, timeline)
         self.handlers: dict[str, Any] = {}
 
@@ -162,10 +162,10 @@ class Scanner:
             if issue.fatal:
                 self.fatal = True  # the reader stopped: nothing after this was read
             return
-        # line-too-long: a record that cannot be decoded -> §6.3 suspect region
         self._fixed = (issue.offset or 0, issue.line or 0)
         self.frame = issue.frame
         self._bad_record(issue.rule, issue.message, address)
+        self.dropped_lines += issue.lines - 1  # line too long, filler run: §6.3 suspect region
         self._fixed = None
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
@@ -184,6 +184,7 @@ class Scanner:
                 i = self._slow(lines, i, n)
         if self.issue is None and not self.stopped:
             self.committed = offset + sum(map(len, lines)) + len(lines)
+        report_unsafe_integers(self, lines, offset, lineno, frame)
 
     def _fast(self, lines: list[bytes], start: int) -> int:
         """The hot path for well-formed records; returns the index of the first line it did not
@@ -324,7 +325,7 @@ class Scanner:
             self._run(events)
         finally:
             self._fixed, self._i = fixed, i
-        first, last = events[0]["seq"], events[-1]["seq"]
+        first, last = events.seq0, events.last_seq
         if self.stopped and first < self.next_seq <= last:
             self.split_row = (first, last)  # --at fell inside the row
 
@@ -589,7 +590,7 @@ class Scanner:
             verdict_reason=verdict[2],
             messages=fold.messages() if self.opt.collect_messages else None,
             request=fold.request(),
-            timeline=tuple(state.timeline) if state.timeline is not None else None,
+            timeline=tuple(state.timeline) if isinstance(state.timeline, list) else None,
             stopped_at=last_seq if self.opt.at_seq is not None else None,
             stop_offset=self.stop_offset,
             body_offset=self.body_offset,

@@ -18,6 +18,7 @@ Two kinds of dialect exist:
 
 from __future__ import annotations
 
+import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,9 +168,13 @@ class Dialect(ABC):
         component, spec §2.2 encoding)."""
         return log_name(encode_session_id(child_id), zstd)
 
+    def new_child_id(self, created_at: int) -> str:
+        """A fresh, unique child id when ``fork`` is not given ``--id`` (``created_at`` in ms)."""
+        return f"session-{uuid.uuid4().hex}"
+
     def root_child(
         self, source: Path, parent_id: str, child_id: str, version: int, zstd: bool
-    ) -> tuple[Path, Path] | None:
+    ) -> tuple[Path, Path | None] | None:
         """(child file, session directory to create) when ``source`` sits in this dialect's
         root layout as the session ``parent_id``; None otherwise (the child goes beside it)."""
         return None
@@ -198,10 +203,33 @@ class Dialect(ABC):
         """The dialect's rows of the ``inspect`` screen (between ``file`` and ``findings``)."""
         return ()
 
+    def refuse_default_output(self, source: Path) -> str | None:
+        """Why ``repair`` / ``fork`` without ``-o`` must not write beside ``source`` (None: they
+        may). Claude Code: never into a live ``projects/`` directory unless asked."""
+        return None
+
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        """``cwd`` and ``last_time`` of a log for ``sesstool list`` (absent: unknown)."""
+        return {}
+
+    def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
+        """What ``derive`` cannot promise about its messages (shown, and in ``--format json`` as
+        ``best_effort``, only when there is something to say)."""
+        return ()
+
     def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
         """The dialect's members of the ``inspect --json`` document (after ``verdict``, before
         ``tail``)."""
         return {}
+
+    def derive_excludes(self) -> tuple[str, ...]:
+        """What ``derive`` leaves out of what the agent would send because the agent builds it
+        from configuration rather than from the log (shown with the derived messages)."""
+        return ()
+
+    def fork_rewrite_note(self, plan: ForkPlan) -> str:
+        """What a plan's per-line ``rewrite`` changes in the copied lines (fork's screen)."""
+        return "every copied line goes through the dialect's rewrite"
 
     def fork_marker_note(self, plan: ForkPlan) -> str:
         """What ``fork`` shows when the plan appends no seed marker."""

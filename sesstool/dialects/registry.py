@@ -20,12 +20,14 @@ from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import register_rules
-from sesstool.dialects import dsh, mini
+from sesstool.dialects import claude, codex, dsh, mini
 from sesstool.dialects.base import Dialect, DialectScanner
 
 DIALECTS: tuple[Dialect, ...] = (
     dsh.DIALECT,
     mini.DIALECT,
+    codex.DIALECT,
+    claude.DIALECT,
 )
 
 AUTO = "auto"

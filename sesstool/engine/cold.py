@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sesstool.core.errors import InputError
-from sesstool.store.generations import generations, highest_generation
+from sesstool.store.generations import generations
 from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
 from sesstool.store.publish import FileIdentity
+from sesstool.store.source import open_error, regular_source
 
 
 @dataclass(slots=True)
@@ -33,21 +34,22 @@ class ColdSource:
 
 
 def resolve_source(arg: str, command: str) -> Path:
+    """The regular file to rewrite; every OSError on the way (an unsearchable parent, a link
+    loop, ENOENT) and every non-regular file (FIFO, device) is an exit-3 InputError."""
     if arg == "-":
         raise InputError(f"{command} needs a file or session directory, not standard input")
-    path = Path(arg)
-    if path.is_dir():
-        return highest_generation(path).path
-    if not path.exists():
-        raise InputError(f"{arg}: no such file or directory")
-    return path
+    return regular_source(arg)
 
 
 @contextmanager
 def cold_session(arg: str, command: str, create_lock: bool = True) -> Iterator[ColdSource]:
     path = resolve_source(arg, command)
     notes: list[str] = []
-    if generations(path.parent):
+    try:
+        in_session_dir = bool(generations(path.parent))
+    except OSError as err:
+        raise open_error(path.parent, err) from None
+    if in_session_dir:
         with session_lock(path.parent, create=create_lock) as lock:
             if lock.warning:
                 notes.append(lock.warning)

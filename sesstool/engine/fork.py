@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +40,9 @@ from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.engine.write import first_error, gate, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
+from sesstool.store.generations import check_publication_name, generations
 from sesstool.store.lines import LineSplitter
+from sesstool.store.liveness import session_lock
 from sesstool.store.plaintext import SourceChanged, plaintext_range
 from sesstool.store.publish import (
     FileIdentity,
@@ -50,7 +52,7 @@ from sesstool.store.publish import (
     publish,
     remove_created_directory,
 )
-from sesstool.store.source import ReadLimits, SourceInfo, resolve
+from sesstool.store.source import ReadLimits, SourceInfo, regular_source, resolve
 
 Layout = str  # "option", "beside-source" or "<dialect>-root" (a sibling in the root layout)
 
@@ -88,11 +90,6 @@ class ForkReport:
         return self.source_sha256_after is None or self.source_sha256_after == self.source_sha256
 
 
-def new_session_id() -> str:
-    """A fresh, unique child id (the v0 store mints ``session-<n>``; a uuid cannot collide)."""
-    return f"session-{uuid.uuid4().hex}"
-
-
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -101,7 +98,11 @@ def now_ms() -> int:
 
 
 def _scan(
-    arg: str, options: ScanOptions, limits: ReadLimits, progress: Progress | None = None, digest: Any = None
+    arg: str | Path,
+    options: ScanOptions,
+    limits: ReadLimits,
+    progress: Progress | None = None,
+    digest: Any = None,
 ) -> tuple[ScanReport, BoundaryFacts]:
     report = run_scan(arg, options, limits, progress, digest=digest)[0]
     return report, boundary_facts(report.scan)
@@ -140,6 +141,8 @@ def _target(
     the source (``Dialect.child_name``). Ids only ever become one encoded path component."""
     if request.output is not None:
         return Path(request.output), "option", None
+    if (why := dialect.refuse_default_output(source)) is not None:
+        raise UsageError(why)
     parent_id, child_id = ids
     in_root = dialect.root_child(source, parent_id, child_id, version, zstd)
     if in_root is not None:
@@ -156,7 +159,7 @@ def _target(
 # -- the command ---------------------------------------------------------------------------------
 
 
-def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str]:
+def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str | Path]:
     """(source file, its identity, what to scan: the path as given, or the generation file a
     directory resolved to)."""
     if request.path == "-":
@@ -164,6 +167,7 @@ def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str]:
     if request.child_id is not None and request.child_id == "":
         raise UsageError("--id must not be empty")
     try:
+        regular_source(request.path)  # FIFOs and devices refused, OSErrors named (exit 3)
         source, from_dir = resolve(request.path)
         identity = FileIdentity.of_path(source)
     except InputError:
@@ -172,7 +176,7 @@ def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str]:
         raise InputError(f"{request.path}: no such file or directory") from None
     except OSError as err:
         raise InputError(f"{request.path}: cannot read: {err.strerror or err}") from None
-    return source, identity, str(source) if from_dir else request.path
+    return source, identity, source if from_dir else request.path
 
 
 def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkReport:
@@ -214,7 +218,11 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         dry_run=request.dry_run,
         target_exists=False,
     )
+    check_publication_name(target, plan.version, encoding == "zstd")  # never mislabelled or mixed
     if request.dry_run:
+        if directory is None:
+            with _target_session_lock(target.parent):
+                pass  # a dry run is refused like the real one: a live target directory is exit 5
         return replace(
             report, target_exists=target.exists() or (directory is not None and directory.exists())
         )
@@ -222,7 +230,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
 
 
 def _plan(
-    request: ForkRequest, full: ScanReport, scan_arg: str, identity: FileIdentity, boundary: int
+    request: ForkRequest, full: ScanReport, scan_arg: str | Path, identity: FileIdentity, boundary: int
 ) -> tuple[ForkPlan, int]:
     """Fold the source up to the boundary (a second scan) and ask the dialect for the plan;
     returns it with the plaintext offset where the seed's bytes end."""
@@ -240,7 +248,9 @@ def _plan(
             source=result,
             at=at_scan.scan,
             boundary=boundary,
-            child_id=request.child_id if request.child_id is not None else new_session_id(),
+            child_id=request.child_id
+            if request.child_id is not None
+            else full.dialect.new_child_id(now_ms()),
             created_at=request.created_at if request.created_at is not None else now_ms(),
             seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
         )
@@ -276,9 +286,10 @@ def _publish(
     if directory is not None:
         create_directory(directory, 0o700)
     try:
-        published = publish(
-            report.target, writer.produce, verify=writer.verify, source=path, source_identity=identity
-        )
+        with _target_session_lock(report.target.parent if directory is None else None):
+            published = publish(
+                report.target, writer.produce, verify=writer.verify, source=path, source_identity=identity
+            )
     except BaseException:
         if directory is not None:
             remove_created_directory(directory)
@@ -286,6 +297,27 @@ def _publish(
     return replace(
         report, source_sha256_after=writer.sha_after, created_directory=directory, published=published
     )
+
+
+@contextmanager
+def _target_session_lock(directory: Path | None) -> Iterator[None]:
+    """A child published into an existing session directory follows that directory's liveness
+    protocol (DESIGN §5, docs/format.md "Fork into a session directory"): an existing
+    ``session.lock`` is taken and held while publishing — held by another process, the fork is
+    refused as live (exit 5). A fork never creates the lock file (the child is another session's
+    file; a dry run writes nothing) and never deletes it. Elsewhere there is no protocol."""
+    try:
+        in_session_dir = directory is not None and bool(generations(directory))
+    except FileNotFoundError:
+        in_session_dir = False
+    except OSError as err:
+        raise WriteRefusedError(f"{directory}: cannot list the target directory: {err.strerror}") from None
+    if not in_session_dir:
+        yield
+        return
+    assert directory is not None
+    with session_lock(directory, create=False):
+        yield
 
 
 class _ChildWriter:
@@ -312,7 +344,8 @@ class _ChildWriter:
         self.src_encoding, self.encoding = encodings
         self.zstd = self.encoding == "zstd"
         self.limits = limits
-        self.header_line = dialect.encode_record(plan.header)
+        # a headerless dialect (Claude Code) forks its lines only: no header line, no header frame
+        self.header_line = dialect.encode_record(plan.header) if plan.header else b""
         self.suffix = b"".join(dialect.encode_record(r) for r in plan.appended)
         self.seed_size = self.end - self.body  # bytes of seed written (differs under a rewrite)
         self.seed_digest = ""  # of the seed bytes actually written
@@ -350,8 +383,11 @@ class _ChildWriter:
         seed = hashlib.sha256()
         plain = hashlib.sha256(self.header_line)
         frame: FrameWriter | None = None
-        if self.zstd:
+        if self.zstd and self.header_line:
             sink.write(compress_frame(self.header_line))  # frame 0: exactly the header (§9.2)
+            frame = FrameWriter(sink)
+            write = frame.write
+        elif self.zstd:
             frame = FrameWriter(sink)
             write = frame.write
         else:
@@ -376,14 +412,15 @@ class _ChildWriter:
         problems: list[str] = []
         if child.verdict != "clean":
             problems.append(f"verdict {child.verdict} ({child.verdict_reason}), expected clean")
-        if child.header is None or child.header.raw != plan.header:
+        if plan.header and (child.header is None or child.header.raw != plan.header):
             problems.append("its header is not the planned one")
         problems.extend(self.dialect.fork_child_problems(child, plan))
         if child.body_offset != len(self.header_line):
             problems.append("the header is not exactly the first line")
         if report.read.plaintext_bytes != self.plaintext_size:
             problems.append(f"{report.read.plaintext_bytes} plaintext bytes, expected {self.plaintext_size}")
-        if self.zstd and (report.read.encoding != "zstd" or report.read.frames != 2):
+        frames = 2 if plan.header else 1
+        if self.zstd and (report.read.encoding != "zstd" or report.read.frames != frames):
             problems.append(f"{report.read.frames} zstd frames, expected a header frame and one body frame")
         if not self.zstd and report.read.encoding != "raw":
             problems.append("it is not raw JSONL")

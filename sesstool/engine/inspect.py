@@ -1,13 +1,26 @@
-"""inspect: scan one log and predict what a repair would append."""
+"""inspect: scan one log and predict what a repair would append.
+
+The timeline is never held for a file: the summary comes from one pass, and the timeline is
+replayed by a second pass straight into the renderer (issue 11 item 1c: memory flat in the
+number of events). A stream (stdin, a FIFO) cannot be read twice: its entries are kept, up to
+``max_timeline``, past which inspect refuses (exit 3) naming the option.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sesstool.core.errors import InputError
+from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
 from sesstool.engine.scan import Progress, ScanReport, scan_source
-from sesstool.store.source import ReadLimits
+from sesstool.store.source import ReadLimits, is_stream
+
+DEFAULT_MAX_TIMELINE = 100_000
+
+TimelineSink = Callable[[TimelineEntry], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +29,7 @@ class InspectRequest:
     limits: ReadLimits = field(default_factory=ReadLimits)
     timeline: bool = False
     fixture: bool = False
+    max_timeline: int = DEFAULT_MAX_TIMELINE  # entries kept from a stream (a file has no limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,16 +37,65 @@ class InspectReport:
     scan: ScanReport
     closers: tuple[dict[str, Any], ...]  # what `repair` would append (empty if nothing/refused)
     repairable: bool
+    # with --timeline: call with a sink to receive every entry in order (a second pass for a file)
+    replay_timeline: Callable[[TimelineSink], None] | None = None
+
+
+class _Kept(list[TimelineEntry]):
+    """The entries of a stream, refused past the limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def append(self, entry: TimelineEntry) -> None:
+        if len(self) >= self.limit:
+            raise InputError(
+                f"the timeline of a stream has more than {self.limit} entries; raise "
+                "--max-timeline or inspect a file (a file's timeline is streamed, unbounded)"
+            )
+        super().append(entry)
+
+
+class _Forward:
+    def __init__(self, sink: TimelineSink) -> None:
+        self.append = sink
 
 
 def run_inspect(request: InspectRequest, progress: Progress | None = None) -> InspectReport:
-    report = scan_source(
-        request.path,
-        ScanOptions(fixture=request.fixture, collect_timeline=request.timeline),
-        request.limits,
-        progress,
-    )
+    options = ScanOptions(fixture=request.fixture)
+    kept: _Kept | None = None
+    stream = is_stream(request.path)
+    if request.timeline and stream:
+        kept = _Kept(request.max_timeline)
+        options = ScanOptions(fixture=request.fixture, collect_timeline=True, timeline_sink=kept)
+    report = scan_source(request.path, options, request.limits, progress)
     result = report.scan
     repairable = result.verdict in ("interrupted", "torn")
     closers = tuple(report.dialect.closers(result)) if repairable else ()
-    return InspectReport(report, closers, repairable)
+    replay: Callable[[TimelineSink], None] | None = None
+    if kept is not None:
+        entries = kept
+
+        def replay(sink: TimelineSink) -> None:
+            for entry in entries:
+                sink(entry)
+
+    elif request.timeline:
+
+        def replay(sink: TimelineSink) -> None:
+            _timeline_pass(request, report, sink)
+
+    return InspectReport(report, closers, repairable, replay)
+
+
+def _timeline_pass(request: InspectRequest, first: ScanReport, sink: TimelineSink) -> None:
+    """Scan the same file again, handing every timeline entry to ``sink`` as it is made."""
+    path = first.source.path
+    assert path is not None
+    options = ScanOptions(fixture=request.fixture, collect_timeline=True, timeline_sink=_Forward(sink))
+    again = scan_source(path, options, request.limits)
+    src = again.source
+    replaced = (src.dev, src.ino) != (first.source.dev, first.source.ino)
+    if replaced or (src.size or 0) < (first.source.size or 0):
+        raise InputError(f"{first.source.display}: the file was replaced while its timeline was read")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from sesstool.core import rule_ids as R
 from sesstool.core.errors import UnsupportedError, UsageError, WriteRefusedError
 from sesstool.core.physical import Encoding
 from sesstool.core.upgrade import Step, UpgradeRefused
@@ -20,9 +21,11 @@ from sesstool.engine.children import with_child_evidence
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport
 from sesstool.engine.write import SourceRead, gate, read_for_write, refuse_unless_valid, rescan
+from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
     canonical_name,
+    check_publication_name,
     log_name,
     log_stem,
     parse_generation_name,
@@ -129,6 +132,16 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     if note is not None:
         notes.append(note)
     closers = dialect.closers(scan) if request.repair else []
+    unsafe = [f for f in scan.findings if f.rule == R.UNSAFE_INTEGER]
+    if unsafe:
+        # issue 11 item 12: what a JavaScript round trip does, stated rather than done silently
+        first = unsafe[0].address
+        notes.append(
+            f"{len(unsafe)} record(s) hold integers beyond ±(2^53−1) (first: line {first.line}, "
+            f"byte {first.offset}): records carried unchanged keep their digits; a record a step "
+            "rewrites carries them as decoded — exact up to 2^64, beyond that the nearest double "
+            "(what a JavaScript round trip does)"
+        )
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
     out_encoding: Encoding = request.encoding or source.report.source.encoding
@@ -137,6 +150,7 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
         if request.output
         else source.path.parent / migrated_name(source.path, target_version, out_encoding)
     )
+    check_publication_name(target, target_version, out_encoding == "zstd")
     return replace(
         base,
         status="planned",
@@ -194,6 +208,12 @@ def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -
                 f"verification: the new file is v{result.scan.version}, not v{target_version}"
             )
         refuse_unless_valid(result, f"the v{target_version} output")
+        now = sha256_file(source.path)  # an in-place edit keeps size and mtime: only the bytes tell
+        if now != source.sha256:
+            raise WriteRefusedError(
+                f"source changed while it was migrated: {source.path} had SHA-256 {source.sha256} "
+                f"when it was scanned, now {now} (an in-place edit); nothing was published"
+            )
         checked.append(result)
 
     published = publish(

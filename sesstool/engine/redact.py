@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import orjson
 
-from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
@@ -127,7 +127,7 @@ def run_redact(request: RedactRequest, progress: Progress | None = None) -> Reda
     with cold_session(request.path, "redact", create_lock=not request.dry_run) as cold:
         source, identity = cold.path, cold.identity
         digest = hashlib.sha256()
-        report, _ = run_scan(str(source), ScanOptions(), request.limits, progress, digest=digest)
+        report, _ = run_scan(source, ScanOptions(), request.limits, progress, digest=digest)
         if report.live:
             cold.recheck()
         scan = report.scan
@@ -145,6 +145,8 @@ def run_redact(request: RedactRequest, progress: Progress | None = None) -> Reda
                 "(--encoding raw): a zstd copy cannot hold the same tear",
                 scan.verdict_address,
             )
+        if not request.output and (why := report.dialect.refuse_default_output(source)) is not None:
+            raise UsageError(why)
         target = (
             Path(request.output) if request.output else source.parent / redacted_name(source, out_encoding)
         )
@@ -221,7 +223,7 @@ def _produce(
 def _verify(tmp: Path, source: ScanReport, limits: ReadLimits) -> None:
     """The copy is the same log: same verdict, same findings by rule, severity, line and seq."""
     options = ScanOptions(filename_version=source.source.filename_version)
-    result = scan_source(str(tmp), options, limits).scan
+    result = scan_source(tmp, options, limits).scan
     before = source.scan
     if result.verdict != before.verdict or result.stats.events != before.stats.events:
         raise WriteRefusedError(

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from sesstool.core import rule_ids as R
 from sesstool.core.documents import SCHEMA_VERSION, defect_doc
-from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
@@ -30,6 +30,7 @@ from sesstool.engine.scan import Progress, ScanReport
 from sesstool.engine.write import SourceRead, gate, read_for_write
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
+from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
 from sesstool.store.plaintext import LogReading, file_range, plaintext_range, sha256_range
@@ -131,9 +132,13 @@ def _repair(
         closers=tuple(dialect.closers(scan)),
         header_frame=dialect.header_frame,
     )
+    if not request.output and (why := dialect.refuse_default_output(path)) is not None:
+        raise UsageError(why)
     target = (
         Path(request.output) if request.output else path.parent / repaired_name(dialect, path, out_encoding)
     )
+    if plan.version is not None:
+        check_publication_name(target, plan.version, out_encoding == "zstd")
     if request.dry_run:
         return RepairReport("planned", *done, plan, target, None, None, lock, notes)
     closer_lines = [dialect.encode_record(c) for c in plan.closers]
@@ -146,7 +151,7 @@ def _repair(
     published = publish(
         target,
         lambda sink: _produce(sink, path, plan, closer_lines, request.limits),
-        verify=lambda tmp: _verify(tmp, path, plan, closer_lines, request.limits),
+        verify=lambda tmp: _verify(tmp, path, plan, closer_lines, request.limits, source.sha256),
         source=path,
         source_identity=source.identity,
     )
@@ -306,13 +311,26 @@ def _lines_of(pieces: Iterator[bytes], max_line: int) -> Iterator[bytes]:
         raise WriteRefusedError("verification: the source prefix does not end on a record")
 
 
-def _verify(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
+def _verify(
+    tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits, source_sha: str
+) -> None:
     """Read the temp file back: the carried part must be the committed source plaintext byte for
-    byte, then exactly the closers ``_check_closers`` judged, read with the project's reader."""
+    byte, then exactly the closers ``_check_closers`` judged, read with the project's reader.
+
+    The carried part was compared with the source as it is *now*; the source must still hash to
+    what the scan read (an in-place edit keeps size and mtime, so identity alone cannot see it):
+    then the published bytes are the scanned bytes (issue 11 item 7; fork re-hashes the same way).
+    """
     if plan.output_encoding == "raw":
         _verify_raw(tmp, source, plan, closers, limits)
     else:
         _verify_lines(tmp, source, plan, closers, limits)
+    now = sha256_file(source)
+    if now != source_sha:
+        raise WriteRefusedError(
+            f"source changed while it was repaired: {source} had SHA-256 {source_sha} when it was "
+            f"scanned, now {now} (an in-place edit); nothing was published"
+        )
 
 
 def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:

@@ -6,6 +6,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from sesstool.core.model import ScanResult
@@ -74,17 +75,18 @@ Tap = Callable[[Batch, Dialect], None]  # a batch the scanner was fed, and the d
 
 
 def scan_source(
-    arg: str,
+    arg: str | Path,
     options: ScanOptions | None = None,
     limits: ReadLimits | None = None,
     progress: Progress | None = None,
 ) -> ScanReport:
-    """Scan one log. Raises InputError only when the file cannot be opened at all."""
+    """Scan one log: a ``Path`` is always a file or directory; only the string ``-`` is standard
+    input. Raises InputError only when the file cannot be opened at all."""
     return run_scan(arg, options, limits, progress)[0]
 
 
 def run_scan(
-    arg: str,
+    arg: str | Path,
     options: ScanOptions | None = None,
     limits: ReadLimits | None = None,
     progress: Progress | None = None,

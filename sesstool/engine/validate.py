@@ -73,7 +73,7 @@ def expand_paths(args: tuple[str, ...]) -> list[str]:
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
                 raise UsageError(f"no file matches {arg!r}")
-            out.extend(matches)
+            out.extend("./-" if m == "-" else m for m in matches)  # a file named -, not stdin
         elif arg != "-" and os.path.isdir(arg):
             found = sorted(str(p) for p in Path(arg).rglob("*") if p.is_file() and is_log_name(p.name))
             if not found:

@@ -64,7 +64,7 @@ def read_for_write(
     with cold_session(arg, command, create_lock=not dry_run) as cold:
         digest = hashlib.sha256()
         report, scanner = run_scan(
-            str(cold.path), ScanOptions(), limits, progress, digest=digest, on_frame_end=on_frame_end
+            cold.path, ScanOptions(), limits, progress, digest=digest, on_frame_end=on_frame_end
         )
         if report.live:
             cold.recheck()
@@ -89,7 +89,7 @@ def first_error(findings: tuple[Finding, ...]) -> Finding | None:
 def rescan(tmp: Path, dialect: Dialect, limits: ReadLimits) -> ScanReport:
     """Verify by rescan: the temporary output read back by the same dialect (no file-name
     version: a temp name is not canonical)."""
-    return scan_source(str(tmp), ScanOptions(filename_version=None), replace(limits, dialect=dialect.name))
+    return scan_source(tmp, ScanOptions(filename_version=None), replace(limits, dialect=dialect.name))
 
 
 def refuse_unless_valid(report: ScanReport, what: str) -> None:

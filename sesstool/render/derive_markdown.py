@@ -70,7 +70,9 @@ def render_markdown(rep: DeriveReport, out: TextIO) -> None:
     out.write(f"# Transcript · {inline(rep.scan.source.display)}\n\n")
     version = rep.as_version if rep.as_version is not None else s.version
     facts = [
-        f"{inline(s.dialect)} v{version}",
+        f"{inline(s.dialect)} v{version}"
+        if version is not None
+        else f"{inline(s.dialect)} {inline(s.version_label or '')}".rstrip(),
         f"verdict {inline(s.verdict)}",
         f"{len(rep.messages)} message(s)",
     ]

@@ -43,12 +43,19 @@ def _blocks(content: Any) -> list[str]:
             parts.append(repr(block))
             continue
         kind = block.get("type")
-        if kind == "text":
+        if kind in ("text", "input_text", "output_text", "summary_text"):  # dsh / Responses API
             parts.append(str(block.get("text", "")))
         elif kind == "reasoning":
             parts.append(f"(reasoning) {block.get('text', '')}")
         elif kind == "tool-call":
             parts.append(f"→ call {block.get('name')} [{block.get('id')}] {block.get('arguments')}")
+        elif kind == "tool_use":  # Anthropic Messages blocks (Claude Code transcripts)
+            arguments = dumps(block.get("input")).decode()
+            parts.append(f"→ call {block.get('name')} [{block.get('id')}] {arguments}")
+        elif kind == "tool_result":
+            flag = " (error)" if block.get("is_error") else ""
+            parts.append(f"← result [{block.get('tool_use_id')}]{flag}")
+            parts.extend(_blocks(block.get("content")))
         elif kind == "tool-result":
             flag = " (error)" if block.get("isError") else ""
             parts.append(f"← result [{block.get('toolCallId')}]{flag}")
@@ -58,9 +65,31 @@ def _blocks(content: Any) -> list[str]:
     return parts
 
 
+def _item(message: dict[str, Any]) -> tuple[str, list[str]]:
+    """A Responses API input item without a role (a call, an output, reasoning)."""
+    kind = str(message.get("type"))
+    call = f"[{message.get('call_id')}]"
+    if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        detail = message.get("arguments", message.get("input", message.get("action")))
+        return "call", [f"→ {message.get('name') or kind} {call} {detail}"]
+    if kind.endswith("_output"):
+        output = message.get("output")
+        return "output", [f"← {call}", *(_blocks(output) if not isinstance(output, str) else [output])]
+    if kind == "reasoning":
+        return "reasoning", _blocks(message.get("summary"))
+    return kind, []
+
+
 def render_text(rep: DeriveReport, console: Console) -> None:
     for message in rep.messages:
         if not isinstance(message, dict):
+            continue
+        if "role" not in message and "type" in message:
+            label, lines = _item(message)
+            console.print(Text(safe(label), style="bold yellow"))
+            for part in lines:
+                console.print(Text("  " + safe(part).replace("\n", "\n  ")))
+            console.print()
             continue
         role = str(message.get("role", "?"))
         label = role
@@ -85,3 +114,7 @@ def render_text(rep: DeriveReport, console: Console) -> None:
         console.print()
     at = f" as of seq {rep.at}" if rep.at is not None else ""
     console.print(Text(f"{len(rep.messages)} message(s){at}", style="dim"))
+    for note in rep.scan.dialect.derive_excludes():
+        console.print(Text(f"not included: {safe(note)}", style="dim"))
+    for note in rep.scan.dialect.derive_notes(rep.scan.scan):
+        console.print(Text(safe(f"best effort: {note}"), style="yellow"))

@@ -24,7 +24,7 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
         "source": {
             "path": src.source.display,
             "encoding": src.source.encoding,
-            "session": header.id if header is not None else None,
+            "session": header.id if header is not None else src.scan.session_id,
             "version": src.scan.version,
             "verdict": src.scan.verdict,
             "sha256": rep.source_sha256,
@@ -73,21 +73,26 @@ def render_fork(rep: ForkReport, console: Console) -> None:
         line.append(Text(value, style=style))
         console.print(line)
 
-    parent = src.scan.header.id if src.scan.header is not None else None
+    parent = src.scan.header.id if src.scan.header is not None else src.scan.session_id
     title = "fork plan (dry run: nothing written)" if rep.dry_run else "forked"
     console.print(
         Text(
-            f"{title}: {safe_line(str(parent))} → {safe_line(str(plan.child_id))} (v{plan.version})",
+            f"{title}: {safe_line(str(parent))} → {safe_line(str(plan.child_id))}"
+            + (f" (v{plan.version})" if plan.header else ""),
             style="bold yellow" if rep.dry_run else "bold green",
         )
     )
-    where = {"option": "-o", "dsh-root": "own session directory", "beside-source": "beside the source"}
+    known = {"option": "-o", "dsh-root": "own session directory", "beside-source": "beside the source"}
+    where = (
+        known.get(rep.layout)
+        or f"beside the source, named as its {rep.layout.removesuffix('-root')} root names logs"
+    )
     if pub is not None:
-        row("output", f"{safe_line(str(rep.target))} ({where[rep.layout]}, {rep.encoding})")
+        row("output", f"{safe_line(str(rep.target))} ({where}, {rep.encoding})")
         row("", f"{pub.size} bytes · sha256 {pub.sha256}")
     else:
         exists = " — exists already: a real run would be refused" if rep.target_exists else ""
-        row("output", f"{safe_line(str(rep.target))} ({where[rep.layout]}, {rep.encoding}){exists}")
+        row("output", f"{safe_line(str(rep.target))} ({where}, {rep.encoding}){exists}")
     row("source", f"{safe_line(src.source.display)} ({src.source.encoding}, {src.scan.verdict})")
     if rep.source_sha256_after is None:
         row("", f"sha256 {rep.source_sha256}")
@@ -102,7 +107,10 @@ def render_fork(rep: ForkReport, console: Console) -> None:
         "inherited",
         f"{plan.inherited} events (seq 0–{plan.boundary}), {rep.seed_bytes} bytes copied verbatim",
     )
-    row("header", safe_line(_record_line(plan.header)))
+    if plan.header:
+        row("header", safe_line(_record_line(plan.header)))
+    if plan.rewrite is not None:
+        row("rewrite", src.dialect.fork_rewrite_note(plan))
     if plan.marker is not None:
         row("marker", safe_line(_record_line(plan.marker)))
     else:

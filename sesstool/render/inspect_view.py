@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
@@ -11,6 +12,7 @@ from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
 from sesstool.engine.inspect import InspectReport
+from sesstool.engine.roots import RootReport
 from sesstool.render.escape import safe_line
 
 VERDICT_STYLE = {
@@ -62,6 +64,10 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
     if s.timeline is not None:
         console.print()
         render_timeline(s.timeline, console)
+    elif rep.replay_timeline is not None:
+        console.print()
+        printer = TimelinePrinter(console)
+        rep.replay_timeline(printer.append)
 
 
 def _file_line(rep: InspectReport) -> Text:
@@ -126,25 +132,57 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
         console.print("  " + safe_line(rep.scan.dialect.describe_closer(c)))
 
 
-def render_timeline(entries: tuple[TimelineEntry, ...], console: Console) -> None:
-    console.print(Text("timeline", style="bold"))
-    current_turn: Any = object()
-    current_step: Any = object()
+def render_root(rep: RootReport, console: Console) -> None:
+    """inspect ROOT: one line per log (verdict, id, writer, lines, pending calls, path)."""
+    console.print(
+        Text(
+            f"{safe_line(rep.root)}: {rep.dialect.title} root, {_plural(len(rep.logs), 'log')}", style="bold"
+        )
+    )
+    for sr in rep.logs:
+        s = sr.scan
+        line = Text(f"{s.verdict:<12}", style=VERDICT_STYLE[s.verdict])
+        writer = s.version_label or (f"v{s.version}" if s.version is not None else "?")
+        pending = f" · {_plural(len(s.open.pending), 'pending call')}" if s.open.pending else ""
+        line.append(
+            f"{safe_line(s.session_id or '?')}  {safe_line(writer)} · {_plural(s.stats.events, 'line')}"
+            f"{pending} · {_plural(len(s.findings), 'finding')}  {safe_line(sr.source.display)}"
+        )
+        console.print(line)
+
+
+def render_timeline(entries: Iterable[TimelineEntry], console: Console) -> None:
+    printer = TimelinePrinter(console)
     for e in entries:
+        printer.append(e)
+
+
+class TimelinePrinter:
+    """Prints timeline entries as they arrive (turn → step → entry), holding only the current
+    turn and step: a timeline of any length is never kept (issue 11 item 1c)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.current_turn: Any = object()
+        self.current_step: Any = object()
+        console.print(Text("timeline", style="bold"))
+
+    def append(self, e: TimelineEntry) -> None:
+        console = self.console
         if e.kind == "turn/start":
             console.print(Text(f"turn {e.turn}  (seq {e.seq})", style="bold"))
-            current_turn, current_step = e.turn, None
-            continue
+            self.current_turn, self.current_step = e.turn, None
+            return
         if e.kind == "turn/end":
             console.print(Text(f"  end of turn {e.turn}: {safe_line(e.summary)} (seq {e.seq})", style="dim"))
-            current_turn, current_step = None, None
-            continue
-        if e.turn != current_turn:
+            self.current_turn, self.current_step = None, None
+            return
+        if e.turn != self.current_turn:
             label = f"turn {e.turn}" if e.turn is not None else "between turns"
             console.print(Text(label, style="bold"))
-            current_turn, current_step = e.turn, None
-        if e.step != current_step and e.step is not None:
+            self.current_turn, self.current_step = e.turn, None
+        if e.step != self.current_step and e.step is not None:
             console.print(Text(f"  step {e.step}", style="bold"))
-            current_step = e.step
+            self.current_step = e.step
         mark = " (replacement)" if e.shadowed else ""
         console.print(f"    seq {e.seq:<6} {safe_line(e.kind):<18} {safe_line(e.summary)}{mark}")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, BinaryIO
 
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
+from sesstool.core.jsonline import dumps_pretty
+from sesstool.core.model import TimelineEntry
 from sesstool.core.request import envelope_document
+from sesstool.core.rules import Severity
 from sesstool.engine.derive import DeriveReport
 from sesstool.engine.inspect import InspectReport
+from sesstool.engine.roots import RootReport
 from sesstool.engine.scan import ScanReport
 from sesstool.engine.validate import ValidateReport
 
@@ -73,18 +77,78 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     doc.update(scan_summary(rep.scan))
     doc["repair"] = {"repairable": rep.repairable, "closers": list(rep.closers)}
     if s.timeline is not None:
-        doc["timeline"] = [
-            {
-                "seq": e.seq,
-                "turn": e.turn,
-                "step": e.step,
-                "type": e.kind,
-                "summary": e.summary,
-                "replacement": e.shadowed,
-            }
-            for e in s.timeline
-        ]
+        doc["timeline"] = [timeline_entry(e) for e in s.timeline]
     return doc
+
+
+def root_doc(rep: RootReport) -> dict[str, Any]:
+    """inspect ROOT: one entry per log of the root."""
+    logs = []
+    for sr in rep.logs:
+        s = sr.scan
+        logs.append(
+            {
+                "path": sr.source.display,
+                "verdict": s.verdict,
+                "session": s.session_id,
+                "version": s.version,
+                "version_label": s.version_label,
+                "events": s.stats.events,
+                "encoding": sr.source.encoding,
+                "findings": {sev.label: sum(1 for f in s.findings if f.severity is sev) for sev in Severity},
+                "pending_calls": [p.call_id for p in s.open.pending],
+            }
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "inspect",
+        "root": rep.root,
+        "dialect": rep.dialect.name,
+        "logs": logs,
+    }
+
+
+def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
+    return {
+        "seq": e.seq,
+        "turn": e.turn,
+        "step": e.step,
+        "type": e.kind,
+        "summary": e.summary,
+        "replacement": e.shadowed,
+    }
+
+
+def write_inspect_json(rep: InspectReport, out: BinaryIO) -> None:
+    """``inspect --json``: the document of ``inspect_doc``, byte for byte, with a replayed
+    timeline written entry by entry as the second pass produces it (never held whole)."""
+    doc = inspect_doc(rep)
+    if rep.replay_timeline is None or "timeline" in doc:
+        out.write(dumps_pretty(doc) + b"\n")
+        return
+    head = dumps_pretty(doc)
+    assert head.endswith(b"\n}")
+    out.write(head[:-2] + b',\n  "timeline": [')
+    batch: list[dict[str, Any]] = []
+    written = 0
+
+    def flush() -> None:
+        # a batch is dumped as one array (few, large allocations) and re-indented into place
+        nonlocal written
+        if batch:
+            text = dumps_pretty(batch)[1:-2].replace(b"\n", b"\n  ")
+            out.write((b"," if written else b"") + text)
+            written += len(batch)
+            batch.clear()
+
+    def add(entry: TimelineEntry) -> None:
+        batch.append(timeline_entry(entry))
+        if len(batch) >= 1024:
+            flush()
+
+    rep.replay_timeline(add)
+    flush()
+    out.write(b"\n  ]\n}\n" if written else b"]\n}\n")
 
 
 def validate_doc(rep: ValidateReport) -> dict[str, Any]:
@@ -135,7 +199,8 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
 def derive_doc(rep: DeriveReport) -> dict[str, Any]:
     s = rep.scan.scan
     req = rep.request
-    return {
+    notes = rep.scan.dialect.derive_notes(s)
+    doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "command": "derive",
         "path": rep.scan.source.display,
@@ -150,3 +215,9 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
             req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
         ),
     }
+    if notes:
+        doc["best_effort"] = list(notes)
+    excluded = rep.scan.dialect.derive_excludes()
+    if excluded:
+        doc["not_included"] = list(excluded)
+    return doc

@@ -79,7 +79,8 @@ def render_repair(rep: RepairReport, console: Console) -> None:
     head = "would repair" if rep.status == "planned" else "repaired"
     console.print(Text(f"{head}  {src} → {safe_line(str(rep.target))}", style="bold"))
     console.print(
-        f"  source    {scan.verdict}: {safe_line(scan.verdict_reason)}; v{scan.version} "
+        f"  source    {scan.verdict}: {safe_line(scan.verdict_reason)}; "
+        f"{f'v{scan.version}' if scan.version is not None else safe_line(scan.version_label or '?')} "
         f"{rep.scan.source.encoding}, sha256 {rep.source_sha256} (unchanged)"
     )
     kept = f"{plan.committed_events} events ({plan.committed} bytes of plaintext)"

@@ -19,7 +19,7 @@ from sesstool.render.inspect_view import SEVERITY_STYLE, VERDICT_STYLE
 
 def _where(f: Finding) -> str:
     a = f.address
-    bits = [a.file or "?"]
+    bits = [safe_line(a.file or "?")]
     if a.line is not None:
         bits.append(str(a.line))
     head = ":".join(bits)
@@ -73,7 +73,10 @@ def render_text(rep: ValidateReport, console: Console, quiet: bool = False) -> N
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Workflow-command escaping (the runner's own rules): ``%``, CR and LF in the message, and
+    also ``:`` and ``,`` in a property value. The text is escaped for the log first
+    (``safe_line``): the annotation is shown in a terminal-like log view."""
+    text = safe_line(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text
@@ -96,7 +99,7 @@ def render_github(rep: ValidateReport, out: TextIO) -> None:
             if f.address.line is not None:
                 props.append(f"line={f.address.line}")
             props.append(f"title={_gh_escape('sesstool ' + f.rule, True)}")
-            out.write(f"::{_GH_LEVEL[f.severity]} {','.join(props)}::{_gh_escape(safe_line(f.message))}\n")
+            out.write(f"::{_GH_LEVEL[f.severity]} {','.join(props)}::{_gh_escape(f.message)}\n")
 
 
 def quoteattr(text: str) -> str:
@@ -142,10 +145,11 @@ def _junit_case(fr: FileResult, fail_on: Severity, out: TextIO) -> None:
     if not failing:
         return
     first = failing[0]
-    body = "\n".join(f"{_where(f)}: {f.severity.label} [{f.rule}] {f.message}" for f in failing)
+    # one escaped line per finding: a log's own newlines never start a line of their own
+    body = "\n".join(_xml_text(f"{_where(f)}: {f.severity.label} [{f.rule}] {f.message}") for f in failing)
     out.write(
         f"\n      <failure message={quoteattr(safe_line(first.message))} "
-        f"type={quoteattr(first.rule)}>{_xml_text(body).replace(chr(92) + 'n', chr(10))}"
+        f"type={quoteattr(first.rule)}>{body}"
         "</failure>\n    "
     )
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sesstool.core.errors import InputError
+from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 
 _CANONICAL = re.compile(r"session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?")
 
@@ -69,3 +69,35 @@ def log_stem(name: str) -> str:
 def log_name(stem: str, zstd: bool) -> str:
     """``<stem>.jsonl`` or ``<stem>.jsonl.zstd``."""
     return stem + (".jsonl.zstd" if zstd else ".jsonl")
+
+
+def check_publication_name(target: Path, version: int, zstd: bool) -> None:
+    """Refuse a target that would make its directory unreadable or mislabelled (issue 11 item 10).
+
+    A canonical name must say what the file is (§10.1: its version and its encoding), and a new
+    canonical generation must not give a session directory a second encoding (§9.2: a directory
+    holding both reads as unsupported). Names that are not canonical generations are free.
+    Raises UsageError (exit 2) for a contradicting name, WriteRefusedError (exit 6) for a second
+    encoding.
+    """
+    parsed = parse_generation_name(target.name)
+    if parsed is None:
+        return
+    named_version, named_zstd = parsed
+    if (named_version, named_zstd) != (version, zstd):
+        raise UsageError(
+            f"{target.name} names a format v{named_version} {'zstd' if named_zstd else 'raw'} "
+            f"generation, but this file is v{version} {'zstd' if zstd else 'raw'}: a canonical name "
+            f"must say what the file is (§10.1); use {canonical_name(version, zstd)} or a "
+            "non-canonical name"
+        )
+    try:
+        existing = {g.zstd for g in generations(target.parent)}
+    except FileNotFoundError:
+        return
+    if existing and existing != {zstd}:
+        raise WriteRefusedError(
+            f"{target.parent} holds {'zstd' if not zstd else 'raw'} generations: publishing "
+            f"{target.name} would give it two encodings, which no reader accepts (§9.2); "
+            "write it elsewhere with -o, or keep the source's encoding"
+        )

@@ -1,7 +1,10 @@
 """Split a stream of plaintext chunks into complete lines with byte offsets and line numbers.
 
 Shared by the raw and zstd readers. Memory is bounded by ``max_line``: a line that grows past
-it is reported once and skipped up to its newline, never buffered.
+it is reported once and skipped up to its newline, never buffered. Long runs of filler lines
+(empty, or NUL bytes only: a crash's preallocated tail, a zstd frame of newlines) are found by a
+bytes-level search and delivered as one issue with their exact address and line count, never
+as one Python object per line.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from sesstool.core import rule_ids as R
 from sesstool.core.physical import Batch, PartialLine, PhysicalIssue
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
+# A run of at least this many filler lines is skipped in bulk (shorter runs go line by line and
+# get the per-record findings they always had).
+BULK_FILLER_LINES = 64
 
 
 class LineSplitter:
@@ -34,6 +40,78 @@ class LineSplitter:
     ) -> Iterator[Batch | PhysicalIssue]:
         if not chunk:
             return
+        pos = 0
+        for start, end, count in self._filler_runs(chunk):
+            if start > pos:
+                yield from self._feed(chunk[pos:start], frame, frame_offset)
+            yield self._filler(chunk, start, end, count, frame, frame_offset)
+            pos = end
+        if pos < len(chunk):
+            yield from self._feed(chunk[pos:] if pos else chunk, frame, frame_offset)
+
+    def _filler_runs(self, chunk: bytes) -> Iterator[tuple[int, int, int]]:
+        """(start, end, lines) of each run of >= BULK_FILLER_LINES filler lines in ``chunk``,
+        each starting at a line start and ending after a newline.
+
+        Only C-level searches: a run starts after a newline that is followed by a newline or a
+        NUL (two ``find`` calls per chunk find none in an ordinary log), and it extends over
+        NULs and newlines by ``lstrip`` on growing windows.
+        """
+        n = len(chunk)
+        at_line_start = not (self._pending_len or self._discarding)
+        candidate = 0 if at_line_start and chunk[0] in (0, 10) else -1
+        pos = 0
+        while True:
+            if candidate < 0:
+                a, b = chunk.find(b"\n\n", pos), chunk.find(b"\n\x00", pos)
+                hit = min(a, b) if a >= 0 and b >= 0 else max(a, b)
+                if hit < 0:
+                    return
+                candidate = hit + 1
+            start = candidate
+            candidate = -1
+            end, window = start, 256
+            while end < n:
+                piece = chunk[end : end + window]
+                rest = len(piece.lstrip(b"\x00\n"))
+                end += len(piece) - rest
+                if rest:
+                    break
+                window *= 4
+            end = chunk.rfind(b"\n", start, end) + 1  # whole lines only
+            if end > start:
+                count = chunk.count(b"\n", start, end)
+                if count >= BULK_FILLER_LINES:
+                    yield start, end, count
+            pos = max(end, start)
+            if pos >= n:
+                return
+
+    def _filler(
+        self, chunk: bytes, start: int, end: int, count: int, frame: int | None, frame_offset: int | None
+    ) -> PhysicalIssue:
+        """``count`` filler lines at a line start: one issue, addressed at the first of them."""
+        first_is_nul = chunk[start] == 0
+        issue = PhysicalIssue(
+            R.NUL_BYTES if first_is_nul else R.INVALID_JSON,
+            f"{count} filler lines (empty or NUL bytes only) where records should be",
+            offset=self.offset,
+            line=self.line,
+            frame=frame,
+            frame_offset=frame_offset,
+            lines=count,
+            length=end - start,
+            blank=chunk.find(b"\x00", start, end) < 0,
+        )
+        self.offset += end - start
+        self._line_start = self.offset
+        self.line += count
+        self.lines += count
+        return issue
+
+    def _feed(
+        self, chunk: bytes, frame: int | None, frame_offset: int | None
+    ) -> Iterator[Batch | PhysicalIssue]:
         base = self.offset
         self.offset += len(chunk)
         parts = chunk.split(b"\n")

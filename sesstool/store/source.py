@@ -6,8 +6,10 @@ it is read (a live writer) is read only up to the size it had when opened: a sta
 
 from __future__ import annotations
 
+import errno
 import io
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sesstool.core.errors import InputError
+from sesstool.core.errors import InputError, UsageError
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.physical import Encoding
 from sesstool.store.generations import highest_generation, parse_generation_name
@@ -72,7 +74,29 @@ class _Prefix(io.RawIOBase):
         return n or 0
 
 
-def resolve(arg: str) -> tuple[Path, bool]:
+def is_stdin(arg: str | Path) -> bool:
+    """Only the bare argument ``-`` means standard input; a ``Path`` never does (``Path("./-")``
+    prints as ``-`` but names a file)."""
+    return isinstance(arg, str) and arg == "-"
+
+
+def is_stream(arg: str | Path) -> bool:
+    """Standard input or a FIFO: input that can be read only once."""
+    if is_stdin(arg):
+        return True
+    try:
+        return stat.S_ISFIFO(os.stat(arg).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def shown(path: str | Path) -> str:
+    """A path as text that cannot be mistaken for an option or for standard input."""
+    text = str(path)
+    return "./" + text if text.startswith("-") else text
+
+
+def resolve(arg: str | Path) -> tuple[Path, bool]:
     """(file path, came from a directory)."""
     path = Path(arg)
     if path.is_dir():
@@ -81,9 +105,10 @@ def resolve(arg: str) -> tuple[Path, bool]:
 
 
 @contextmanager
-def open_source(arg: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
-    """Yield a binary stream positioned at 0 and what is known about it."""
-    if "://" in arg:
+def open_source(arg: str | Path) -> Iterator[tuple[BinaryIO, SourceInfo]]:
+    """Yield a binary stream positioned at 0 and what is known about it. Only the bare string
+    ``-`` is standard input (refused when it is a terminal: nothing would ever arrive)."""
+    if isinstance(arg, str) and "://" in arg:
         from sesstool.store.remote import basename, is_url, open_object  # the [fleet] extra only
 
         if is_url(arg):
@@ -95,7 +120,9 @@ def open_source(arg: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
                 version = parsed[0] if parsed else None
                 yield obj, SourceInfo(arg, None, sniff(head), entry.size, version, False)
             return
-    if arg == "-":
+    if is_stdin(arg):
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError("'-' reads a log from standard input, but standard input is a terminal")
         stdin: Any = sys.stdin.buffer
         buffered: Any = stdin if isinstance(stdin, io.BufferedReader) else io.BufferedReader(stdin)
         encoding = sniff(buffered.peek(4)[:4])
@@ -103,23 +130,34 @@ def open_source(arg: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
         return
     try:
         path, from_dir = resolve(arg)
-        f = open(path, "rb")  # noqa: SIM115 - closed below; read-only
+        # O_NONBLOCK: opening a FIFO that has no writer must not wait for one (it then reads as
+        # an empty stream); cleared again below for the reads themselves
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except InputError:
         raise
-    except IsADirectoryError:
-        raise InputError(f"{arg}: is a directory without a session generation") from None
-    except FileNotFoundError:
-        raise InputError(f"{arg}: no such file or directory") from None
-    except PermissionError:
-        raise InputError(f"{arg}: permission denied") from None
     except OSError as err:
-        raise InputError(f"{arg}: cannot open: {err.strerror}") from None
+        raise open_error(arg, err) from None
     try:
-        st = os.fstat(f.fileno())
+        st = os.fstat(fd)
+        kind = special_kind(st.st_mode)
+        if kind is not None and kind != "FIFO":
+            raise InputError(f"{arg}: is a {kind}, not a session log")
+        os.set_blocking(fd, True)
+        f = open(fd, "rb", buffering=0)  # noqa: SIM115 - closed below; read-only
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        parsed = parse_generation_name(path.name)
+        display = shown(path) if from_dir or isinstance(arg, Path) else arg
+        if kind == "FIFO":
+            # a stream, like standard input: no size, no identity to compare, read once
+            fifo: Any = io.BufferedReader(f, 1 << 20)
+            info = SourceInfo(display, None, sniff(fifo.peek(4)[:4]), None, None, False)
+            yield fifo, info
+            return
         head = f.read(4)
         f.seek(0)
-        parsed = parse_generation_name(path.name)
-        display = str(path) if from_dir else arg
         info = SourceInfo(
             display,
             path,
@@ -135,6 +173,59 @@ def open_source(arg: str) -> Iterator[tuple[BinaryIO, SourceInfo]]:
         yield stream, info
     finally:
         f.close()
+
+
+def special_kind(mode: int) -> str | None:
+    """What a non-regular, non-directory file is (None for a regular file)."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def open_error(arg: str | Path, err: OSError) -> InputError:
+    """An OSError met while finding or opening an input, as the exit-3 error a user reads."""
+    shown_arg = shown(arg) if isinstance(arg, Path) else arg
+    reasons = {
+        errno.ENOENT: "no such file or directory",
+        errno.ENOTDIR: "a component of the path is not a directory",
+        errno.EACCES: "permission denied (the file, or a directory above it that cannot be searched)",
+        errno.EPERM: "operation not permitted",
+        errno.ELOOP: "symbolic link loop (too many levels of symbolic links)",
+        errno.EISDIR: "is a directory without a session generation",
+        errno.EMFILE: "too many open files (raise `ulimit -n`)",
+        errno.ENFILE: "too many open files in the system",
+        errno.ENAMETOOLONG: "file name too long",
+    }
+    reason = reasons.get(err.errno or 0) or f"cannot open: {err.strerror or err}"
+    return InputError(f"{shown_arg}: {reason}")
+
+
+def regular_source(arg: str | Path) -> Path:
+    """The regular file a write command reads (a file, or a session directory's highest
+    generation). FIFOs, devices and sockets are refused: a write command needs a file it can
+    read twice and whose identity it can re-check (exit 3)."""
+    try:
+        path, _ = resolve(arg)
+        st = os.stat(path)
+    except InputError:
+        raise
+    except OSError as err:
+        raise open_error(arg, err) from None
+    kind = special_kind(st.st_mode)
+    if kind is not None:
+        raise InputError(
+            f"{shown(arg) if isinstance(arg, Path) else arg}: is a {kind}; write commands need a "
+            "regular file (read commands take a stream: inspect/validate/derive)"
+        )
+    return path
 
 
 def changed_since(info: SourceInfo) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sesstool.dialects.claude.derive import derive
@@ -47,3 +49,22 @@ def test_judge_rejects_a_wrong_derivation() -> None:
     altered[3] = {"role": "user", "content": list(reversed(messages[3]["content"]))}
     assert resume_mismatch(altered, request, RESUME_PROMPT) is not None
     assert resume_mismatch(messages, request, "lane: something else") is not None
+
+
+def test_parallel_results_are_sent_in_the_order_they_were_written(tmp_path: Path) -> None:
+    """Measured by the lane: when the second of two parallel calls finishes first, its result
+    is written first and the resume request carries the results in that order (not the calls')."""
+    scenario = Scenario("tool-parallel")
+    lines = scenario.transcript.read_bytes().split(b"\n")[:-1]
+    results = [i for i, line in enumerate(lines) if b'"tool_result"' in line and b'"type":"user"' in line]
+    assert len(results) == 2
+    a, b = results
+    lines[a], lines[b] = lines[b], lines[a]
+    swapped = tmp_path / scenario.transcript.name
+    swapped.write_bytes(b"".join(line + b"\n" for line in lines))
+    scan = scan_file(swapped)
+    derived = derive(scan, entries_for(swapped, scan))
+    (results_message,) = [
+        m for m in derived.messages if m.role == "user" and m.content[0]["type"] == "tool_result"
+    ]
+    assert [b["tool_use_id"] for b in results_message.content] == ["toolu_lane_two_b", "toolu_lane_two_a"]

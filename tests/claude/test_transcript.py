@@ -103,3 +103,48 @@ def test_cutting_a_transcript_anywhere_never_raises() -> None:
         assert scan.verdict in {"clean", "interrupted", "torn", "corrupt"}
         if cut and data[cut - 1 : cut] != b"\n":
             assert scan.verdict == "torn" or data[:cut].count(b"\n") == 0
+
+
+def test_zstd_twins_are_the_committed_transcripts() -> None:
+    """fixtures/claude/zstd holds exactly twins.twin() of every transcript (never edited by hand)."""
+    from tests.claude._support import CLAUDE
+    from tests.claude_lane.twins import twin
+
+    for name in SCENARIOS:
+        raw = Scenario(name).transcript
+        packed = CLAUDE / "zstd" / name / (raw.name + ".zstd")
+        assert packed.read_bytes() == twin(raw.read_bytes()), name
+
+
+def test_a_copy_continues_from_the_same_state_without_findings() -> None:
+    """repair feeds its closers to a copy of the scanner: the copy must start where the file ended."""
+    from sesstool.core.jsonline import dumps
+    from sesstool.dialects.claude.closers import plan_closers
+    from sesstool.dialects.claude.transcript import TranscriptScanner
+
+    scenario = Scenario("kill-parallel-one-answered")
+    data = scenario.transcript.read_bytes()
+    lines = data.split(b"\n")[:-1]
+    scanner = TranscriptScanner(str(scenario.transcript), scenario.session_id)
+    scanner.feed_lines(lines, 0, 1)
+    twin = scanner.copy()
+    first = scanner.finish()
+    assert first.verdict == "interrupted"
+    closers = [dumps(c) for c in plan_closers(first.closing, first.session_id)]
+    twin.feed_lines(closers, len(data), len(lines) + 1)
+    after = twin.finish()
+    assert after.verdict == "clean" and after.dangling == ()
+    assert {f.rule for f in after.findings} == {"claude-writer-version"}
+    assert scanner.finish().verdict == "interrupted"  # the original is untouched by its copy
+
+
+def test_kept_lines_give_derive_its_entries() -> None:
+    from sesstool.dialects.claude.transcript import TranscriptScanner
+
+    scenario = Scenario("tool-parallel")
+    scanner = TranscriptScanner(str(scenario.transcript), scenario.session_id, keep_raw=True)
+    scanner.feed_lines(scenario.transcript.read_bytes().split(b"\n")[:-1], 0, 1)
+    scan = scanner.finish()
+    from tests.claude._support import entries_for
+
+    assert scanner.entries(scan) == entries_for(scenario.transcript, scan)

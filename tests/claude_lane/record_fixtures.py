@@ -9,9 +9,11 @@ against the mock API, under a fixed scratch path so the recorded cwd is stable, 
   fixtures/claude/lane/<scenario>/resumed/<session-id>.jsonl   the file after that resume
   fixtures/claude/lane/<scenario>/runs.json                 how each run ended
 
-``damaged-*`` scenarios are real sessions damaged by hand (tests/claude_lane/damage.py) before
-the resume, so the CLI's reaction to each defect is recorded too. uuids and timestamps differ on every
-regeneration; goldens must then be refreshed (``make goldens``) after reading their diff.
+and ``fixtures/claude/zstd/<scenario>/<session-id>.jsonl.zstd``, a multi-frame zstd twin of
+each (twins.py). ``damaged-*`` scenarios are real sessions damaged by hand
+(tests/claude_lane/damage.py) before the resume, so the CLI's reaction to each defect is
+recorded too. uuids and timestamps differ on every regeneration; goldens must then be
+refreshed (``make goldens``) after reading their diff.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tests.claude_lane import netns  # noqa: E402
 
 def main() -> None:
     netns.reexec_private([sys.executable, *sys.argv])
+    from tests.claude_lane import twins
     from tests.claude_lane.mock_api import MockServer
     from tests.claude_lane.scenarios import SCENARIOS, record
     from tests.claude_lane.script import respond
@@ -61,6 +64,8 @@ def main() -> None:
             shutil.copyfile(rec.resume_request, lane / "resume-request.json")
             shutil.copyfile(rec.directory / "runs.json", lane / "runs.json")
             print(f"recorded {name}: {json.dumps(rec.runs)}", flush=True)
+    for twin in twins.build(target):
+        print(f"zstd twin {twin.relative_to(target)}", flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -70,15 +70,25 @@ def test_verdict_and_dangling_calls_match_what_the_cli_closed(
 ) -> None:
     rec = recordings[name]
     scan = scan_file(rec.transcript)
-    verdict, dangling, _ = EXPECTED[name]
-    assert scan.verdict == verdict, scan.verdict_reason
+    appended = appended_by_cli(rec.transcript.read_bytes(), rec.resumed.read_bytes(), RESUME_PROMPT)
     closed = [
         block["tool_use_id"]
-        for entry in appended_by_cli(rec.transcript.read_bytes(), rec.resumed.read_bytes(), RESUME_PROMPT)
+        for entry in appended
         for block in (entry.get("message") or {}).get("content") or []
         if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
-    assert tuple(call.id for call in scan.dangling) == tuple(closed) == dangling
+    # the judgment: what sesstool reads in the file is what the CLI did with it on resume
+    assert tuple(call.id for call in scan.dangling) == tuple(closed)
+    if scan.verdict in ("clean", "interrupted"):
+        assert (scan.verdict == "interrupted") == bool(appended), scan.verdict_reason
+    verdict, dangling, _ = EXPECTED[name]
+    if name in TIMING_DEPENDENT:
+        # SIGTERM while a tool runs: 2.1.332 writes the tool's real result before it exits only
+        # when the tool's own exit wins the race (docs/format.md); both outcomes are judged above
+        assert closed in ([], ["toolu_lane_slow_0"]) and scan.verdict == verdict
+        return
+    assert scan.verdict == verdict, scan.verdict_reason
+    assert tuple(closed) == dangling
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
@@ -100,15 +110,16 @@ def test_closers_equal_what_the_cli_appends(name: str, recordings: dict[str, Rec
     assert [list(e) for e in ours] == [list(e) for e in cli]
 
 
-def _repaired(source: bytes, path: Path) -> bytes:
-    scan = scan_file(path)
-    prefix = source[: scan.committed] if scan.torn_bytes else source
-    return prefix + b"".join(
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        for r in plan_closers(scan.closing, scan.session_id)
-    )
+def _repaired(path: Path, out: Path) -> bytes:
+    """What ``sesstool repair`` writes for ``path`` (the real command, through its exit boundary)."""
+    from tests.conftest import run_sesstool
+
+    result = run_sesstool("repair", str(path), "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    return out.read_bytes()
 
 
+TIMING_DEPENDENT = {"sigterm-tool"}
 REPAIRABLE = [n for n in SCENARIOS if EXPECTED[n][0] in ("interrupted", "torn")]
 
 
@@ -117,15 +128,21 @@ def test_the_cli_resumes_the_repair_and_adds_no_closer(
     name: str, recordings: dict[str, Recording], claude_binary: str, mock: MockServer, tmp_path: Path
 ) -> None:
     rec = recordings[name]
-    repaired = _repaired(rec.transcript.read_bytes(), rec.transcript)
     home = Home.make(tmp_path, "repaired")
     project = home.config / "projects" / "-lane-repaired"
     project.mkdir(parents=True)
     target = project / rec.transcript.name
-    target.write_bytes(repaired)
+    repaired = _repaired(rec.transcript, target)  # -o into a projects/ directory: asked for
     side = rec.session_dir / rec.session_id
     if side.is_dir():
         shutil.copytree(side, project / rec.session_id)
+    source = rec.transcript.read_bytes()
+    committed = source[: source.rfind(b"\n") + 1]
+    assert repaired.startswith(committed)
+    # the repair appends, entry for entry, what the CLI itself appended when it resumed (§0)
+    ours = [json.loads(line) for line in repaired[len(committed) :].split(b"\n")[:-1]]
+    cli = appended_by_cli(source, rec.resumed.read_bytes(), RESUME_PROMPT)
+    assert shape(ours, _uuids(source)) == shape(cli, _uuids(source))
     after_scan = scan_file(target)
     assert after_scan.verdict == "clean", after_scan.verdict_reason
     derived = _derived(target)

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import zstandard
@@ -25,7 +26,7 @@ E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
 Event = dict[str, Any]
 Encoding = Literal["raw", "zstd"]
 # Option names that belong to ReadLimits; every other option goes to ScanOptions.
-LIMIT_OPTIONS = frozenset({"max_line", "max_decompressed", "max_window"})
+LIMIT_OPTIONS = frozenset({"max_line", "max_decompressed", "max_window", "dialect"})
 
 # Where the scanner deliberately departs from ``severity_for``: v0 readers drop unknown header
 # keys (spec §2.2), so the scanner notes them instead of refusing.
@@ -58,9 +59,10 @@ class Example:
     data: bytes  # the whole file
     expect_severity: Severity
     expect_address: dict[str, int | None]  # Address fields that must match
-    options: dict[str, int] = field(default_factory=dict)  # ScanOptions / ReadLimits
+    options: dict[str, Any] = field(default_factory=dict)  # ScanOptions / ReadLimits
     encoding: Encoding = "raw"
     filename: str | None = None  # None: the canonical generation name
+    source: str | None = None  # a real file the bytes come from (shown instead of the lines)
 
     @property
     def file_name(self) -> str:
@@ -503,6 +505,18 @@ def _physical() -> list[Example]:
             with_line(2, dup, True),
             W,
             options={"strict": 1},
+            line=2,
+            seq=0,
+        )
+    )
+    big = b'{"type":"turn/start","seq":0,"time":1001,"data":{"turn":1,"tokens":18446744073709551617}}'
+    out.append(
+        example(
+            "unsafe-integer",
+            0,
+            "the turn/start data carries 2^64+1, which a JavaScript reader rounds",
+            with_line(2, big, True),
+            W,
             line=2,
             seq=0,
         )
@@ -1786,10 +1800,62 @@ def build_examples() -> list[Example]:
         *_projection(),
         *_relational(),
         *_zstd_variants(),
+        *_codex(),
     ]
 
 
-EXAMPLES: tuple[Example, ...] = tuple(build_examples())
+def _codex() -> list[Example]:
+    from tests.rules.codex_examples import codex_examples  # imports Example from here
+
+    return codex_examples()
+
+
+# -- Claude Code transcripts (issue 17): real files the lane recorded, named by ``source`` ------
+
+CLAUDE_EXAMPLES: tuple[tuple[str, str, str, Severity, int | None], ...] = (
+    # (rule, fixture path under fixtures/claude, description, severity, expected line)
+    ("claude-fragment", "lane/damaged-torn-tail/resumed", "the CLI appended after a cut last line", E, 22),
+    ("claude-dangling-tool-use", "projects/kill-tool", "SIGKILL while a Bash call ran", W, 16),
+    ("claude-unanswered-turn", "projects/kill-mid-stream", "SIGKILL while the reply streamed", W, 3),
+    ("claude-orphan-tool-result", "projects/damaged-orphan-result", "the tool_use line deleted", W, 17),
+    ("claude-parent-missing", "projects/damaged-broken-parent", "an attachment line deleted", W, 4),
+    ("claude-duplicate-uuid", "projects/damaged-duplicate-uuid", "the prompt line appended again", W, 23),
+    ("claude-several-sessions", "projects/damaged-two-sessions", "another session's entries appended", W, 23),
+    (
+        "claude-concurrent-writers",
+        "projects/concurrent-writers",
+        "two CLIs resumed the session at once",
+        W,
+        39,
+    ),
+    ("claude-entry-shape", "projects/damaged-entry-shape", "an assistant entry without uuid", W, 20),
+    ("claude-unknown-type", "projects/damaged-unknown-type", "an entry type from a newer CLI", N, 4),
+    ("claude-writer-version", "projects/text", "any transcript: its writer's version", N, 3),
+    ("claude-subagent-dangling", "projects/kill-subagent/*/subagents", "SIGKILL inside a subagent", N, 11),
+)
+
+
+def claude_examples() -> list[Example]:
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "claude"
+    found = []
+    for rule, where, description, severity, line in CLAUDE_EXAMPLES:
+        (path,) = sorted(root.glob(f"{where}/*.jsonl"))
+        found.append(
+            Example(
+                rule,
+                0,
+                description,
+                path.read_bytes(),
+                severity,
+                {"line": line} if line is not None else {},
+                filename=path.name,
+                source=f"fixtures/claude/{path.relative_to(root)}",
+            )
+        )
+    return found
+
+
+EXAMPLES: tuple[Example, ...] = tuple(build_examples()) + tuple(claude_examples())
 
 
 def example_id(ex: Example) -> str:
@@ -1917,6 +1983,7 @@ CLI_OPTIONS = {
     "max_line": "--max-line-bytes",
     "max_decompressed": "--max-decompressed",
     "max_window": "--max-window",
+    "dialect": "--dialect",
 }
 
 
@@ -1933,6 +2000,12 @@ def _numbers(numbers: list[int]) -> str:
 
 
 def render_example(ex: Example) -> str:
+    if ex.source is not None:
+        where = f" at line {ex.expect_address['line']}" if ex.expect_address.get("line") else ""
+        return (
+            f"**Claude Code transcript** — {ex.description}. Expected: {ex.expect_severity.label}{where}. "
+            f"The bytes are `{ex.source}`, written by the real CLI (tests/claude_lane).\n"
+        )
     opts = ""
     if ex.options:
         opts = " — with " + ", ".join(f"`{CLI_OPTIONS.get(k, k)} {v}`" for k, v in sorted(ex.options.items()))

@@ -7,7 +7,7 @@ order; a missing edge or a refusal stops the chain with ``UpgradeRefused``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,7 +19,7 @@ class Rec:
     the newline) for as long as no step changed it: unchanged records are copied byte for byte.
     A step that edits an event must set ``raw`` to None."""
 
-    events: list[dict[str, Any]]
+    events: Sequence[dict[str, Any]]  # a packed row's events are built lazily (chunk_rows)
     raw: bytes | None
 
 

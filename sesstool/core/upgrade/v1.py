@@ -479,11 +479,11 @@ class V0ToV1(StepShell, name=NAME, source=0):
                 yield rec if new is ev else Rec([new], None)
                 continue
             # A packed chunk row: its members are assistant/chunk events, which never change.
-            out = [event(ev) for ev in events]
-            if all(a is b for a, b in zip(out, events, strict=True)):
+            # Checked one at a time: a row's events are never all held (chunk_rows.ChunkRow).
+            if all(event(ev) is ev for ev in events):
                 yield rec
             else:  # pragma: no cover - chunks are never rewritten
-                yield Rec(out, None)
+                yield Rec([event(ev) for ev in events], None)
 
 
 STEP = V0ToV1()

@@ -6,10 +6,10 @@ measured with Claude Code 2.1.332 (the lane records the first request after ``--
 * the active chain is walked root first; the entries of one streamed reply (same
   ``message.id``, side branches included) make one assistant message (§1.5, §1.9);
 * the user entries between two replies make one user message: the text of ``user``-role
-  rendered attachments first, then the tool results in the order of the calls they answer
-  (results on side branches reattached, §1.9), then the rest; a text block followed by a block
-  of another entry gets a ``\\n``; a message left empty says ``(no content)``; a tool_result
-  whose call is not on the chain is dropped (§0);
+  rendered attachments first, then the tool results in the order they were written (results
+  on side branches reattached, §1.9; parallel calls finish in any order), then the rest; a
+  text block followed by a block of another entry gets a ``\\n``; a message left empty says
+  ``(no content)``; a tool_result whose call is not on the chain is dropped (§0);
 * ``system``-role rendered attachments of that span form one ``system`` message after it,
   their ``<system-reminder>`` wrappers removed, joined by a blank line;
 * a compact summary is a user message of its own, followed by an empty ``system`` message and
@@ -59,7 +59,7 @@ class _Part:
 class _Builder:
     scan: TranscriptScan
     groups: dict[str, list[Json]]
-    results: dict[str, Json]
+    results: dict[str, tuple[tuple[int, int], Json]]  # tool_use id -> ((line, block), result block)
     by_uuid: dict[str, Json]
     messages: list[DerivedMessage] = field(default_factory=list)
     reasons: dict[str, None] = field(default_factory=dict)
@@ -166,13 +166,19 @@ class _Builder:
 
     def flush(self, after_summary: bool = False, closers: tuple[str, ...] = ()) -> None:
         parts: list[_Part] = [_Part(self.next_source(), {"type": "text", "text": t}) for t in self.atts]
-        results: list[_Part] = []
+        # measured (lane, parallel calls finishing in either order): results go in the order
+        # they were written, not the order of the calls; what resume adds comes after them
+        found: list[tuple[tuple[int, int], Json]] = []
+        added: list[_Part] = []
         for tool_id in self.pending:
-            found = self.results.get(tool_id) or self.answered.get(tool_id)
-            if found is not None:
-                results.append(_Part(-1, found))
+            hit = self.results.get(tool_id)
+            if hit is None and tool_id in self.answered:
+                hit = ((1 << 62, len(found)), self.answered[tool_id])
+            if hit is not None:
+                found.append(hit)
             elif tool_id in closers:
-                results.append(_Part(-1, _interrupted(tool_id), synthesized=True))
+                added.append(_Part(-1, _interrupted(tool_id), synthesized=True))
+        results = [_Part(-1, block) for _, block in sorted(found, key=lambda pair: pair[0])] + added
         parts.extend(results)
         parts.extend(self.parts)
         had_user = self.users > 0 or bool(results) or bool(self.atts)
@@ -208,7 +214,7 @@ def derive(scan: TranscriptScan, entries: Mapping[int, Json]) -> Derived:
         [(line, entries[line]) for line in (*scan.chain, *scan.reattached)], key=lambda pair: pair[0]
     )
     groups: dict[str, list[Json]] = {}
-    results: dict[str, Json] = {}
+    results: dict[str, tuple[tuple[int, int], Json]] = {}
     by_uuid: dict[str, Json] = {}
     for _, entry in everything:
         if isinstance(entry.get("uuid"), str):
@@ -216,11 +222,11 @@ def derive(scan: TranscriptScan, entries: Mapping[int, Json]) -> Derived:
         message = _dict(entry.get("message"))
         if entry.get("type") == "assistant" and isinstance(message.get("id"), str):
             groups.setdefault(message["id"], []).append(entry)
-    for _, entry in everything:  # the first result in the file wins (measured: concurrent-writers)
+    for line, entry in everything:  # the first result in the file wins (measured: concurrent-writers)
         if entry.get("type") == "user":
-            for block in _content(entry):
+            for index, block in enumerate(_content(entry)):
                 if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                    results.setdefault(block["tool_use_id"], block)
+                    results.setdefault(block["tool_use_id"], ((line, index), block))
     builder = _Builder(scan, groups, results, by_uuid)
     preserved = {u for c in scan.compactions for u in c.preserved}
     for entry in chain:

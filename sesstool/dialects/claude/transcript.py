@@ -32,7 +32,7 @@ class Node:
     """One graph entry, as small as the pass can keep it."""
 
     uuid: str
-    parent: str | None
+    parent: int | str | None  # the parent's node index once seen, else its uuid (missing so far)
     line: int
     offset: int
     kind: str
@@ -122,18 +122,27 @@ class TranscriptScan:
     findings: tuple[Finding, ...]
     verdict: str  # clean | interrupted | torn | corrupt
     verdict_reason: str
+    verdict_rule: str | None  # the rule of the finding that decided it
 
 
 class TranscriptScanner:
     """Feed ``line(data, offset, lineno)`` for every complete line, then ``finish``."""
 
     def __init__(
-        self, path: str, expected_session: str | None = None, max_depth: int = 1024, subagent: bool = False
+        self,
+        path: str,
+        expected_session: str | None = None,
+        max_depth: int = 1024,
+        subagent: bool = False,
+        keep_raw: bool = False,
     ) -> None:
         """``subagent``: the file is a subagent's side file (``<session>/subagents/agent-*.jsonl``):
         its entries are all sidechain entries, and resume leaves its dangling calls as they are (§0)."""
         self.path = path
         self.subagent = subagent
+        self.keep_raw = keep_raw
+        self.raw: dict[int, bytes] = {}  # derive: the graph lines, kept only when asked
+        self._current = b""
         self.expected_session = expected_session
         self.max_depth = max_depth
         self.nodes: list[Node] = []
@@ -141,6 +150,7 @@ class TranscriptScanner:
         self.findings: list[Finding] = []
         self.sessions: dict[str, int] = {}
         self.versions: dict[str, int] = {}
+        self.version_at: dict[str, tuple[int, int]] = {}  # where each version first wrote
         self.cwds: dict[str, None] = {}
         self.branches_seen: dict[str, None] = {}
         self.models: dict[str, None] = {}
@@ -185,6 +195,7 @@ class TranscriptScanner:
             offset, data = offset + run, stripped
         if not data.strip():
             return
+        self._current = data
         try:
             value = loads(data, self.max_depth)
         except LineError as err:
@@ -214,6 +225,8 @@ class TranscriptScanner:
             self.sessions[session] = lineno
         version = entry.get("version")
         if isinstance(version, str):
+            if version not in self.versions:
+                self.version_at[version] = (offset, lineno)
             self.versions[version] = self.versions.get(version, 0) + 1
         stamp = entry.get("timestamp")
         if isinstance(stamp, str):
@@ -248,6 +261,8 @@ class TranscriptScanner:
         if isinstance(entry.get("gitBranch"), str):
             self.branches_seen[entry["gitBranch"]] = None
         sidechain = entry.get("isSidechain") is True
+        if not self.nodes and sidechain and isinstance(entry.get("agentId"), str):
+            self.subagent = True  # a subagent's own file, whatever its name: it starts on its sidechain
         if sidechain:
             self.sidechain_entries += 1
             sidechain = not self.subagent  # in a subagent's own file the sidechain is the chain
@@ -308,7 +323,7 @@ class TranscriptScanner:
             )
         node = Node(
             uuid,
-            parent,
+            self.index.get(parent, parent) if parent is not None else None,
             lineno,
             offset,
             kind,
@@ -342,6 +357,8 @@ class TranscriptScanner:
                     )
                 self.results.setdefault(tool_id, len(self.nodes))
         self.nodes.append(node)
+        if self.keep_raw:
+            self.raw[lineno] = self._current
 
     def _find(
         self, rule: str, message: str, offset: int | None, line: int | None, severity: Severity | None = None
@@ -355,8 +372,37 @@ class TranscriptScanner:
 
     # -- the end ----------------------------------------------------------------------------------
 
-    def finish(self, torn: tuple[int, int, int] | None = None) -> TranscriptScan:
-        """``torn`` is the reader's partial last line: (offset, length, line number)."""
+    def copy(self) -> TranscriptScanner:
+        """An independent scanner in this state, without findings (repair checks its closers on it)."""
+        twin = TranscriptScanner(self.path, self.expected_session, self.max_depth, self.subagent, False)
+        for key in ("lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries"):
+            setattr(twin, key, getattr(self, key))
+        twin.nodes = [Node(**{k: getattr(n, k) for k in Node.__slots__}) for n in self.nodes]
+        for key in (
+            "index", "sessions", "versions", "version_at", "cwds", "branches_seen", "models", "by_type",
+            "unknown",
+            "calls", "results", "usage_by_message", "last_envelope", "last_prompt_id",
+        ):  # fmt: skip
+            setattr(twin, key, dict(getattr(self, key)))
+        twin.compactions = list(self.compactions)
+        return twin
+
+    def entries(self, scan: TranscriptScan) -> dict[int, Json]:
+        """The decoded entries derive needs (kept with ``keep_raw``)."""
+        found: dict[int, Json] = {}
+        for line in (*scan.chain, *scan.reattached):
+            raw = self.raw.get(line)
+            if raw is not None:
+                value = loads(raw, self.max_depth)
+                if isinstance(value, dict):
+                    found[line] = value
+        return found
+
+    def finish(
+        self, torn: tuple[int, int, int] | None = None, physical: Iterable[Finding] = ()
+    ) -> TranscriptScan:
+        """``torn`` is the reader's partial last line (offset, length, line number);
+        ``physical`` the reader's findings (a torn zstd frame, a line too long, …)."""
         if torn is not None:
             offset, length, line = torn
             self._find(
@@ -366,6 +412,7 @@ class TranscriptScanner:
                 line,
                 Severity.WARNING,
             )
+        self.findings.extend(physical)
         session = self._session()
         if len(self.sessions) > 1:
             others = [s for s in self.sessions if s != session]
@@ -378,7 +425,7 @@ class TranscriptScanner:
                 first_other,
             )
         for node in self.nodes:
-            if node.parent is not None and node.parent not in self.index and not node.duplicate:
+            if isinstance(node.parent, str) and node.parent not in self.index and not node.duplicate:
                 self._find(
                     "claude-parent-missing",
                     f"{node.kind} {node.uuid} names parent {node.parent}, which is not in the file",
@@ -388,20 +435,22 @@ class TranscriptScanner:
         chain = self._chain(session)
         chain_set = set(chain)
         groups = self._groups(session)
-        on_chain_msgs: list[str] = []
+        on_chain_msgs: set[str] = set()
         reattached: set[int] = set()
-        chain_uses: list[str] = []
+        chain_uses: dict[str, None] = {}  # ordered, unique
         for idx in chain:
             node = self.nodes[idx]
-            if node.kind == "assistant" and node.msg_id is not None and node.msg_id not in on_chain_msgs:
-                on_chain_msgs.append(node.msg_id)
+            if node.kind != "assistant":
+                continue
+            if node.msg_id is None:
+                chain_uses.update(dict.fromkeys(node.tool_uses))
+            elif node.msg_id not in on_chain_msgs:
+                on_chain_msgs.add(node.msg_id)
                 for member in groups.get(node.msg_id, [idx]):
                     if member not in chain_set:
                         reattached.add(member)
-                    chain_uses.extend(t for t in self.nodes[member].tool_uses if t not in chain_uses)
-            elif node.kind == "assistant":
-                chain_uses.extend(t for t in node.tool_uses if t not in chain_uses)
-        dangling = []
+                    chain_uses.update(dict.fromkeys(self.nodes[member].tool_uses))
+        dangling: list[ToolCall] = []
         for tool_id in chain_uses:
             result = self.results.get(tool_id)
             if result is None:
@@ -469,8 +518,7 @@ class TranscriptScanner:
             self._find(
                 "claude-writer-version",
                 "written by Claude Code " + ", ".join(v for v, _ in versions) + note,
-                None,
-                None,
+                *self.version_at[newest],  # where the newest version first wrote
             )
         leaf = self.nodes[chain[-1]] if chain else None
         envelope = self.last_envelope.get(session or "", ())
@@ -483,7 +531,7 @@ class TranscriptScanner:
             self.last_time,
         )
         findings = tuple(sorted(self.findings, key=_finding_order))
-        verdict, reason = _verdict(findings)
+        verdict, reason, decided_by = _verdict(findings)
         usage = [0, 0, 0, 0]
         for values in self.usage_by_message.values():
             for i, v in enumerate(values):
@@ -524,6 +572,7 @@ class TranscriptScanner:
             findings=findings,
             verdict=verdict,
             verdict_reason=reason,
+            verdict_rule=decided_by,
         )
 
     def _session(self) -> str | None:
@@ -553,7 +602,7 @@ class TranscriptScanner:
             node = self.nodes[current]
             if node.parent is None:
                 break
-            found = self.index.get(node.parent)
+            found = self._parent_index(node)
             if found is None and node.tool_results:
                 # Measured (lane `damaged-orphan-result`): a tool_result entry whose parent is
                 # gone is bridged to the entry before it in the file; other entries end the chain.
@@ -561,6 +610,12 @@ class TranscriptScanner:
             current = found
         chain.reverse()
         return chain
+
+    def _parent_index(self, node: Node) -> int | None:
+        parent = node.parent
+        if parent is None or isinstance(parent, int):
+            return parent
+        return self.index.get(parent)
 
     def _previous(self, index: int, session: str | None) -> int | None:
         for i in range(index - 1, -1, -1):
@@ -587,7 +642,7 @@ class TranscriptScanner:
         for i, node in enumerate(self.nodes):
             if node.duplicate or node.sidechain or node.session != session or node.parent is None:
                 continue
-            parent = self.index.get(node.parent)
+            parent = self._parent_index(node)
             if parent is None:
                 continue
             if node.tool_results or (node.msg_id is not None and node.msg_id == self.nodes[parent].msg_id):
@@ -596,7 +651,7 @@ class TranscriptScanner:
         last = list(range(len(self.nodes)))
         for i in range(len(self.nodes) - 1, -1, -1):
             node = self.nodes[i]
-            parent = self.index.get(node.parent) if node.parent is not None else None
+            parent = self._parent_index(node)
             if parent is not None and parent < i and not node.duplicate:
                 last[parent] = max(last[parent], last[i])
         branches = 0
@@ -632,18 +687,18 @@ def _finding_order(f: Finding) -> tuple[int, int, str]:
     return (line, f.address.offset or 0, f.rule)
 
 
-def _verdict(findings: tuple[Finding, ...]) -> tuple[str, str]:
+def _verdict(findings: tuple[Finding, ...]) -> tuple[str, str, str | None]:
     verdict_of = {r.id: r.verdict for r in RULES}
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
-        return "corrupt", f"{errors[0].rule}: {errors[0].message} ({errors[0].address.describe()})"
-    torn = [f for f in findings if f.rule == R.TORN_TAIL]
+        return "corrupt", errors[0].message, errors[0].rule
+    torn = [f for f in findings if f.rule in (R.TORN_TAIL, R.ZSTD_TORN_FRAME)]
     if torn:
-        return "torn", torn[0].message
+        return "torn", torn[0].message, torn[0].rule
     open_ = [f for f in findings if verdict_of.get(f.rule) == "interrupted"]
     if open_:
-        return "interrupted", open_[0].message
-    return "clean", "the active chain ends with a reply and every call on it has a result"
+        return "interrupted", open_[0].message, open_[0].rule
+    return "clean", "the active chain ends with a reply and every call on it has a result", None
 
 
 def _blocks(message: Any) -> list[Json]:

@@ -10,18 +10,19 @@ open turns, counters), never the history.
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
-from sesstool.core.model import Tail, Verdict
+from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
-from sesstool.core.rules import Finding, Rule, Severity
+from sesstool.core.rules import Finding, Rule
+from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verdict_of
+from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn, TokenUsage
 from sesstool.dialects.codex.vocabulary import (
     CALL_TYPES,
@@ -48,26 +49,28 @@ def rule(rule_id: str) -> Rule:
     return CODEX_RULES.get(rule_id) or CORE_RULES[rule_id]
 
 
-@dataclass(frozen=True, slots=True)
-class CodexScan:
-    """Everything one pass found: findings, verdict, tail and the facts."""
-
-    path: str
-    findings: tuple[Finding, ...]
-    verdict: Verdict
-    verdict_reason: str
-    verdict_address: Address | None
-    tail: Tail
-    facts: CodexFacts
-    summary: ReadSummary | None
-
-
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
 def _int(value: Any) -> int | None:
     return value if type(value) is int else None
+
+
+_EVENTS = frozenset({"task_started", "task_complete", "turn_aborted", "token_count", "thread_rolled_back"})
+_USAGE_KEYS = (
+    "input_tokens",
+    "cached_input_tokens",
+    "output_tokens",
+    "reasoning_output_tokens",
+    "total_tokens",
+)
+
+
+def _usage(total: dict[str, Any] | None) -> TokenUsage | None:
+    if total is None:
+        return None
+    return TokenUsage(*(_int(total.get(k)) or 0 for k in _USAGE_KEYS))
 
 
 def is_rollout_line(obj: Any) -> bool:
@@ -82,8 +85,15 @@ def is_rollout_line(obj: Any) -> bool:
 class CodexScanner:
     """One streaming pass over one rollout (``feed`` batches and issues, then ``finish``)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, options: ScanOptions | None = None) -> None:
         self.path = path
+        self.options = options or ScanOptions()
+        self._history = HistoryBuilder() if self.options.collect_messages else None
+        self._meta_line: dict[str, Any] | None = None
+        self._body_offset: int | None = None
+        self._stop_offset: int | None = None
+        self._last_seq: int | None = None
+        self._last_turn_end: int | None = None
         self.findings: list[Finding] = []
         self.stopped = False
         self.committed = 0
@@ -93,15 +103,15 @@ class CodexScanner:
         self._first_seen = False  # a non-blank line was seen
         self._meta: dict[str, Any] | None = None
         self._meta_problem: tuple[str, str, Address] | None = None
-        self._by_type: Counter[str] = Counter()
-        self._by_item: Counter[str] = Counter()
+        self._by_type: dict[str, int] = {}
+        self._by_item: dict[str, int] = {}
         self._pending: dict[str, CodexCall] = {}
         self._turns: dict[str | None, OpenTurn] = {}
         self._turn_id: str | None = None
         self._started = self._completed = self._aborted = 0
         self._calls = self._answered = self._orphans = 0
         self._compactions = self._rollbacks = 0
-        self._usage: TokenUsage | None = None
+        self._usage_total: dict[str, Any] | None = None
         self._model: str | None = None
         self._first_time: str | None = None
         self._last_time: str | None = None
@@ -109,6 +119,14 @@ class CodexScanner:
         self._fatal: PhysicalIssue | None = None
         self._unknown_reported: set[str] = set()
         self._defect = False
+        self._nonblank = False
+        self._handlers = {
+            "session_meta": self._session_meta,
+            "response_item": self._response_item,
+            "event_msg": self._event,
+            "compacted": self._compacted,
+            "turn_context": self._turn_context,
+        }
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -119,16 +137,64 @@ class CodexScanner:
             self.feed_lines(*item)
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
+        # The hot loop: one decode, three lookups and one dispatch per well-formed line.
+        if self.stopped:
+            return
+        at = self.options.at_seq
+        if at is not None and lineno - 1 + len(lines) > at + 1:
+            keep = max(0, at + 1 - (lineno - 1))
+            lines = lines[:keep]
+            self.stopped = True
+            self._stop_offset = offset + sum(len(line) + 1 for line in lines)
+        loads = orjson.loads
+        by_type = self._by_type
+        handlers = self._handlers
+        history = self._history
+        seen = self._first_seen
+        last: Any = None
         for line in lines:
-            self._line(line, offset, lineno, frame)
+            try:
+                obj = loads(line)
+                kind = obj["type"]
+                payload = obj["payload"]
+                if type(kind) is not str or type(obj["timestamp"]) is not str:
+                    raise TypeError
+            except (orjson.JSONDecodeError, TypeError, KeyError, IndexError):
+                self._odd(line, offset, lineno, frame)
+            else:
+                if not seen:
+                    seen = self._first_seen = True
+                    self._first_line(obj, offset, lineno, frame, offset + len(line) + 1)
+                by_type[kind] = by_type.get(kind, 0) + 1
+                last = obj
+                if history is not None:
+                    history.feed(obj)
+                handler = handlers.get(kind)
+                if handler is not None:
+                    handler(payload, offset, lineno, frame)
+                elif kind not in ROLLOUT_ITEM_TYPES:
+                    self._unknown(f"line type {kind!r}", offset, lineno, frame)
             offset += len(line) + 1
             lineno += 1
-            self.committed = offset
+        self._lines += len(lines)
+        if lines:
+            self._last_seq = lineno - 2
+        self.committed = offset
+        if last is not None:
+            self._last_time = last["timestamp"]
+            ordinal = last.get("ordinal")
+            self._last_ordinal = ordinal if type(ordinal) is int else None
 
     def clean_so_far(self) -> bool:
         return not self._defect
 
     def _physical(self, issue: PhysicalIssue) -> None:
+        if issue.blank and issue.offset is not None and issue.length is not None:
+            # a bulk run of empty lines (store.lines): skipped as Codex skips each one
+            self._lines += issue.lines
+            self._blank += issue.lines
+            self.committed = issue.offset + issue.length
+            return
         if issue.rule == R.ZSTD_TORN_FRAME:
             return  # the summary's torn frame becomes the tail finding in finish()
         if issue.rule in _NOT_CODEX_RULES:
@@ -148,8 +214,16 @@ class CodexScanner:
 
     # -- one line ------------------------------------------------------------------------------
 
-    def _line(self, line: bytes, offset: int, lineno: int, frame: int | None) -> None:
-        self._lines += 1
+    def _first_line(self, obj: dict[str, Any], offset: int, lineno: int, frame: int | None, end: int) -> None:
+        self._first_time = obj["timestamp"]
+        if obj["type"] == "session_meta" and lineno == 1:
+            self._meta_line = obj  # the header a fork rewrites
+            self._body_offset = end
+        if obj["type"] != "session_meta":
+            self._no_meta_first(obj["type"], offset, lineno, frame)
+
+    def _odd(self, line: bytes, offset: int, lineno: int, frame: int | None) -> None:
+        """A line that is blank (skipped silently, as Codex does) or not a rollout line."""
         if not line.strip():
             self._blank += 1
             return
@@ -157,39 +231,16 @@ class CodexScanner:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             obj = None
-        if not is_rollout_line(obj):
-            self._undecodable(line, obj, offset, lineno, frame)
-            return
-        first = not self._first_seen
-        self._first_seen = True
-        kind: str = obj["type"]
-        payload = obj["payload"]
-        self._by_type[kind] += 1
-        stamp = obj["timestamp"]
-        if self._first_time is None:
-            self._first_time = stamp
-        self._last_time = stamp
-        self._last_ordinal = _int(obj.get("ordinal"))
-        if kind == "session_meta":
-            self._session_meta(payload, first, offset, lineno, frame)
-        elif first:
-            self._no_meta_first(kind, offset, lineno, frame)
-        if kind == "response_item":
-            self._response_item(payload, offset, lineno, frame)
-        elif kind == "event_msg":
-            self._event(payload, offset, lineno)
-        elif kind == "compacted":
-            self._compacted(payload, offset, lineno)
-        elif kind == "turn_context":
-            if isinstance(payload, dict) and isinstance(payload.get("model"), str):
-                self._model = payload["model"]
-        elif kind not in ROLLOUT_ITEM_TYPES:
-            self._unknown(f"line type {kind!r}", offset, lineno, frame)
+        self._undecodable(line, obj, offset, lineno, frame)
+
+    def _turn_context(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
+        if isinstance(payload, dict) and isinstance(payload.get("model"), str):
+            self._model = payload["model"]
 
     def _undecodable(self, line: bytes, obj: Any, offset: int, lineno: int, frame: int | None) -> None:
         self._skipped += 1
         self._defect = True
-        self._first_seen = True
+        self._nonblank = True
         address = self._address(offset, lineno, frame)
         if _NUL_RUN in line:
             count = line.count(0)
@@ -230,9 +281,9 @@ class CodexScanner:
                 self._address(offset, lineno, frame),
             )
 
-    def _session_meta(self, payload: Any, first: bool, offset: int, lineno: int, frame: int | None) -> None:
+    def _session_meta(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         address = self._address(offset, lineno, frame)
-        if self._meta is not None or not first:
+        if self._meta is not None or self._meta_problem is not None:
             if self._meta is not None:
                 self._add(
                     "codex-session-meta-repeated",
@@ -285,8 +336,11 @@ class CodexScanner:
     def _response_item(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         if not isinstance(payload, dict):
             return
-        kind = _text(payload.get("type")) or "?"
-        self._by_item[kind] += 1
+        kind = payload.get("type")
+        if type(kind) is not str:
+            kind = "?"
+        by_item = self._by_item
+        by_item[kind] = by_item.get(kind, 0) + 1
         if kind in CALL_TYPES:
             self._call(payload, kind, offset, lineno)
         elif kind in OUTPUT_TYPES:
@@ -327,10 +381,12 @@ class CodexScanner:
             turn_id=self._turn_id,
         )
 
-    def _event(self, payload: Any, offset: int, lineno: int) -> None:
-        if not isinstance(payload, dict):
+    def _event(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
+        if type(payload) is not dict:
             return
         kind = payload.get("type")
+        if kind not in _EVENTS:
+            return
         if kind == "task_started":
             self._started += 1
             turn_id = _text(payload.get("turn_id"))
@@ -339,6 +395,7 @@ class CodexScanner:
                 turn_id, _text(payload.get("root_turn_id")), _int(payload.get("started_at")), lineno, offset
             )
         elif kind in TURN_END_EVENTS:
+            self._last_turn_end = lineno - 1
             if kind == "task_complete":
                 self._completed += 1
             else:
@@ -352,22 +409,11 @@ class CodexScanner:
             info = payload.get("info")
             total = info.get("total_token_usage") if isinstance(info, dict) else None
             if isinstance(total, dict):
-                self._usage = TokenUsage(
-                    *(
-                        _int(total.get(k)) or 0
-                        for k in (
-                            "input_tokens",
-                            "cached_input_tokens",
-                            "output_tokens",
-                            "reasoning_output_tokens",
-                            "total_tokens",
-                        )
-                    )
-                )
+                self._usage_total = total  # turned into TokenUsage once, in finish()
         elif kind == "thread_rolled_back":
             self._rollbacks += 1
 
-    def _compacted(self, payload: Any, offset: int, lineno: int) -> None:
+    def _compacted(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         self._compactions += 1
         history = payload.get("replacement_history") if isinstance(payload, dict) else None
         if not isinstance(history, list):
@@ -396,12 +442,14 @@ class CodexScanner:
 
     # -- the end ----------------------------------------------------------------------------------
 
-    def finish(self, summary: ReadSummary | None) -> CodexScan:
-        tail = self._tail(summary)
-        if not self._first_seen and self._fatal is None:
+    def finish(self, summary: ReadSummary | None) -> ScanResult:
+        tail, torn = tail_of(self.path, self.committed, summary)
+        if torn is not None:
+            self.findings.append(torn)
+        if not self._first_seen and not self._nonblank and self._fatal is None:
             self._add(
                 "codex-empty-file",
-                'no non-empty line: Codex refuses the file ("empty session file")',
+                'no non-empty line: Codex 0.171 refuses the file ("… is empty")',
                 Address(self.path, 0, 1),
             )
         elif self._meta is None and self._meta_problem is None and self._fatal is None:
@@ -428,7 +476,7 @@ class CodexScanner:
                 "aborted: the CLI was killed (Codex writes no turn_aborted after SIGKILL)",
                 Address(self.path, turn.offset, turn.line),
             )
-        verdict, reason, where = self._verdict(tail)
+        verdict, reason, where = verdict_of(self.findings)
         meta = self._meta or {}
         facts = CodexFacts(
             thread_id=_text(meta.get("id")),
@@ -453,55 +501,23 @@ class CodexScanner:
             answered=self._answered,
             dangling=tuple(self._pending.values()),
             orphan_outputs=self._orphans,
-            usage=self._usage,
+            usage=_usage(self._usage_total),
             compactions=self._compactions,
             rollbacks=self._rollbacks,
             first_time=self._first_time,
             last_time=self._last_time,
             last_ordinal=self._last_ordinal,
         )
-        return CodexScan(self.path, tuple(self.findings), verdict, reason, where, tail, facts, summary)
+        return scan_result(self, facts, tail, (verdict, reason, where))
 
-    def _tail(self, summary: ReadSummary | None) -> Tail:
-        if summary is None:
-            return Tail("none", self.committed, 0, 0, 0, None)
-        if summary.torn_frame is not None:
-            torn = summary.torn_frame
-            address = Address(self.path, torn.plaintext_offset, None, torn.index, torn.file_offset)
-            dropped = summary.plaintext_bytes - self.committed
-            self._add(
-                R.ZSTD_TORN_FRAME,
-                f"last zstd frame {torn.index} is cut by EOF after "
-                f"{torn.file_length} bytes; {torn.lines} complete line(s) recovered from it; "
-                f"{dropped} byte(s) of a torn line after them",
-                address,
-            )
-            return Tail("torn-frame", self.committed, dropped, 1 if dropped else 0, torn.lines, address)
-        partial = summary.partial_line
-        if partial is not None:
-            address = Address(self.path, partial.offset, partial.line)
-            self._add(
-                "codex-torn-tail",
-                f"the last {partial.length} byte(s) have no newline: a torn "
-                "write; Codex skips them, a repair drops them",
-                address,
-            )
-            return Tail("torn-line", self.committed, partial.length, 1, 0, address)
-        return Tail("none", self.committed, 0, 0, 0, None)
-
-    def _verdict(self, tail: Tail) -> tuple[Verdict, str, Address | None]:
-        worst: dict[str, Finding] = {}
-        for finding in self.findings:
-            kind = rule(finding.rule).verdict
-            if finding.severity is Severity.ERROR and kind == "unsupported":
-                worst.setdefault("unsupported", finding)
-            elif finding.severity is Severity.ERROR:
-                worst.setdefault("corrupt", finding)
-            elif kind in ("torn", "interrupted"):
-                worst.setdefault(kind, finding)
-        order: tuple[Verdict, ...] = ("unsupported", "corrupt", "torn", "interrupted")
-        for verdict in order:
-            if verdict in worst:
-                finding = worst[verdict]
-                return verdict, finding.message, finding.address
-        return "clean", "every call has its output and every turn ended", None
+    def continuation(self) -> CodexScanner:
+        """A copy in the state the committed prefix left, without findings or tail: a repair's
+        closers are fed to it and must leave nothing open."""
+        twin = CodexScanner(self.path)
+        for name in CONTINUED:
+            setattr(twin, name, getattr(self, name))
+        twin._by_type = dict(self._by_type)
+        twin._by_item = dict(self._by_item)
+        twin._pending = dict(self._pending)
+        twin._turns = dict(self._turns)
+        return twin

@@ -62,7 +62,7 @@ DROPPED_ON_LOAD = frozenset({"ghost_snapshot"})
 # them from every input item of a request).
 LOCAL_ONLY_KEYS = ("internal_chat_message_metadata_passthrough",)
 
-HISTORY_MODES = frozenset({"paginated", "legacy", "full"})
+HISTORY_MODES = frozenset({"paginated", "legacy"})  # 0.171: "expected `legacy` or `paginated`"
 TURN_END_EVENTS = frozenset({"task_complete", "turn_aborted"})
 
 KNOWN_CLI_VERSION = (0, 171, 0)
@@ -86,7 +86,7 @@ RULES: tuple[Rule, ...] = (
         "codex-empty-file",
         E,
         "agent-formats §3.4",
-        'rollout has no non-empty line: Codex refuses it ("empty session file")',
+        'rollout has no non-empty line: Codex refuses it (0.171: "… is empty")',
     ),
     Rule(
         "codex-missing-session-meta",

@@ -15,7 +15,7 @@ from sesstool.core.fold import replace_nodes
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
-from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
 from sesstool.core.shapes import CHECKERS, stream_records, turn_end_members
 from sesstool.core.upgrade.v1 import v0_reader_view
 
@@ -263,7 +263,7 @@ def image_offload(st: EventState, obj: dict[str, Any], seq: int, t: str, data: A
 # -- surface events and the fold (§5) ----------------------------------------------------------
 
 
-def _cited(st: EventState, obj: dict[str, Any], seq: int, t: str, version: int) -> list[int] | None:
+def _cited(st: EventState, obj: dict[str, Any], seq: int, t: str, version: int) -> SeqSet | None:
     src = obj.get("sourceEventSeqs")
     if src is None:
         if "sourceEventSeqs" in obj:  # null is not "absent": the reader refuses it
@@ -275,7 +275,7 @@ def _cited(st: EventState, obj: dict[str, Any], seq: int, t: str, version: int) 
         else:
             st.report(R.SOURCE_SEQS_ASSISTANT_V2, "v2 assistant/message no longer carries sourceEventSeqs")
     try:
-        return decode_seqs(src, seq, t == "assistant/message" and version <= 1, allow_ranges=version != 0)
+        return decode_seq_set(src, seq, t == "assistant/message" and version <= 1, allow_ranges=version != 0)
     except SeqRangeError as err:
         st.report(R.SOURCE_SEQS_SHAPE, str(err))
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 from sesstool.core import rule_ids as R
@@ -18,7 +19,7 @@ from sesstool.core.fold import replace_nodes
 from sesstool.core.header import Header, is_safe_nonneg
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
-from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
 
 HEADER_TYPE = "session/header"
 CURRENT_VERSION = 1
@@ -190,11 +191,11 @@ def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
     problem = _message_problem(t, message)
     if problem:
         st.report(*problem)
-    cited: list[int] | None = None
+    cited: SeqSet | None = None
     src = obj.get("sourceEventSeqs")
     if src is not None:
         try:
-            cited = decode_seqs(src, seq, False)
+            cited = decode_seq_set(src, seq, False)
         except SeqRangeError as err:
             st.report(R.SOURCE_SEQS_SHAPE, str(err))
     op = obj.get("surfaceOp")
@@ -221,7 +222,7 @@ def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
 
 
 def _tool_result(
-    st: EventState, seq: int, data: dict[str, Any], message: dict[str, Any], cited: list[int] | None
+    st: EventState, seq: int, data: dict[str, Any], message: dict[str, Any], cited: SeqSet | None
 ) -> None:
     cid = message.get("tool_call_id")
     if not isinstance(cid, str):
@@ -230,8 +231,9 @@ def _tool_result(
         st.stats.failed += 1
     call_seq = st.rel.started.get(cid)
     if call_seq is not None:
-        if cited is not None and cited != [call_seq]:
-            st.report(R.TOOL_RESULT_SHAPE, f"tool/result cites {cited} but the call {cid} is seq {call_seq}")
+        if cited is not None and not cited.is_single(call_seq):
+            shown = list(islice(cited, 10)) + (["…"] if len(cited) > 10 else [])
+            st.report(R.TOOL_RESULT_SHAPE, f"tool/result cites {shown} but the call {cid} is seq {call_seq}")
         del st.rel.started[cid]
         st.stats.answered += 1
     elif cid in st.rel.advertised:

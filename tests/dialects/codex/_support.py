@@ -8,8 +8,9 @@ from typing import Any
 
 import orjson
 
+from sesstool.core.model import ScanResult
 from sesstool.dialects.codex.history import DerivedHistory, HistoryBuilder
-from sesstool.dialects.codex.scanner import CodexScan, CodexScanner, is_rollout_line
+from sesstool.dialects.codex.scanner import CodexScanner, is_rollout_line
 from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits, sniff
 from tests.conftest import FIXTURES
@@ -33,7 +34,7 @@ def resume_record(name: str) -> dict[str, Any]:
     return loaded
 
 
-def scan_bytes(data: bytes, path: str = "rollout.jsonl") -> CodexScan:
+def scan_bytes(data: bytes, path: str = "rollout.jsonl") -> ScanResult:
     import io
 
     encoding = sniff(data[:4])
@@ -44,7 +45,7 @@ def scan_bytes(data: bytes, path: str = "rollout.jsonl") -> CodexScan:
     return scanner.finish(reader.summary)
 
 
-def scan(path: Path) -> CodexScan:
+def scan(path: Path) -> ScanResult:
     return scan_bytes(path.read_bytes(), path.name)
 
 

@@ -1,0 +1,406 @@
+"""Claude Code transcripts as a sesstool dialect (spec agent-formats §0–§4): detection, the
+streaming scanner adapter, closers, naming, fork and the inspect screen. Measured against
+Claude Code 2.1.332 (tests/claude_lane); pure: the store ring reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sesstool.core import rule_ids as R
+from sesstool.core.errors import Address, UnsupportedError, UsageError
+from sesstool.core.fork_plan import ForkPlan
+from sesstool.core.jsonline import dumps
+from sesstool.core.model import Boundaries, OpenState, ScanResult, Tail
+from sesstool.core.options import ScanOptions
+from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.rules import RULES as CORE_RULES
+from sesstool.core.rules import Finding, Severity
+from sesstool.core.timeline import SpanCollector
+from sesstool.dialects.base import Cause, Dialect, DialectScanner, ForkInput, RootLayout, Row
+from sesstool.dialects.claude import closers as closer_plan
+from sesstool.dialects.claude import vocabulary as vocab
+from sesstool.dialects.claude.derive import Derived, derive
+from sesstool.dialects.claude.fork import fork_line
+from sesstool.dialects.claude.rules import RULES
+from sesstool.dialects.claude.timeline import ClaudeTimeline
+from sesstool.dialects.claude.transcript import TranscriptScan, TranscriptScanner
+from sesstool.store.generations import log_name, log_stem
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeFacts:
+    """What ``ScanResult.facts`` holds for a Claude transcript."""
+
+    scan: TranscriptScan
+    closers: tuple[Json, ...]
+    derived: Derived | None
+    subagent: bool
+
+
+def session_from_path(path: str) -> tuple[str | None, bool]:
+    """(the session id the file name implies, whether it is a subagent's side file)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if len(parts) >= 3 and parts[-2] == "subagents" and name.startswith("agent-"):
+        return (parts[-3] if len(parts) >= 3 else None), True
+    for suffix in (".jsonl.zstd", ".jsonl.zst", ".jsonl"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], False
+    return None, False
+
+
+class ClaudeScanner:
+    """The ``DialectScanner`` of a transcript: feeds ``TranscriptScanner`` and builds the
+    generic ``ScanResult`` (facts in ``ClaudeFacts``)."""
+
+    def __init__(self, path: str, options: ScanOptions, name: str) -> None:
+        session, subagent = session_from_path(path)
+        self.path = path
+        self.options = options
+        self.name = name
+        self.subagent = subagent
+        self.inner = TranscriptScanner(
+            path, session, options.max_depth, subagent=subagent, keep_raw=options.collect_messages
+        )
+        self.physical: list[Finding] = []
+        self.stopped = False
+        self.committed = 0
+        self.fatal = False
+        self.stop_offset: int | None = None
+
+    def feed(self, item: Batch | PhysicalIssue) -> None:
+        if type(item) is tuple:
+            lines, offset, lineno, frame = item
+            self.feed_lines(lines, offset, lineno, frame)
+            return
+        assert isinstance(item, PhysicalIssue)
+        if item.rule == R.ZSTD_HEADER_FRAME:
+            return  # a framing rule (dsh §9.2) of a layout transcripts do not have
+        rule = CORE_RULES.get(item.rule)
+        severity = rule.severity if rule is not None else Severity.ERROR
+        address = Address(self.path, item.offset, item.line, item.frame, item.frame_offset, None)
+        self.physical.append(Finding(item.rule, severity, item.message, address))
+        self.fatal = self.fatal or item.fatal
+
+    def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
+        at = self.options.at_seq
+        if self.stopped:
+            return
+        if at is not None and lineno - 1 + len(lines) > at + 1:
+            # --at SEQ (derive, fork): a line's seq is its 0-based line number
+            lines = lines[: max(0, at + 1 - (lineno - 1))]
+            self.stopped = True
+        self.inner.feed_lines(lines, offset, lineno)
+        self.committed = self.inner.committed if lines else self.committed
+        if self.stopped:
+            self.stop_offset = self.committed
+
+    def clean_so_far(self) -> bool:
+        return not self.physical and not any(f.severity is Severity.ERROR for f in self.inner.findings)
+
+    def continuation(self) -> ClaudeScanner:
+        copy = ClaudeScanner.__new__(ClaudeScanner)
+        copy.path, copy.options, copy.name, copy.subagent = self.path, self.options, self.name, self.subagent
+        copy.inner = self.inner.copy()
+        copy.physical, copy.stopped, copy.committed, copy.fatal = [], False, self.committed, False
+        copy.stop_offset = None
+        return copy
+
+    def finish(self, summary: ReadSummary | None) -> ScanResult:
+        tail = Tail("none", self.committed, 0, 0, 0, None)
+        physical = list(self.physical)
+        if summary is not None and not self.fatal:
+            if summary.torn_frame is not None:
+                tf = summary.torn_frame
+                where = Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset, None)
+                physical.append(
+                    Finding(
+                        R.ZSTD_TORN_FRAME,
+                        Severity.WARNING,
+                        f"last zstd frame {tf.index} is cut by EOF after {tf.file_length} "
+                        f"bytes; {tf.lines} complete line(s) recovered from it",
+                        where,
+                    )
+                )
+                dropped = summary.plaintext_bytes - self.committed
+                tail = Tail(
+                    "torn-frame",
+                    self.committed,
+                    max(0, dropped),
+                    1 if summary.partial_line else 0,
+                    tf.lines,
+                    where,
+                )
+            elif summary.partial_line is not None:
+                pl = summary.partial_line
+                where = Address(self.path, pl.offset, pl.line, None, None, None)
+                physical.append(
+                    Finding(
+                        R.TORN_TAIL,
+                        Severity.WARNING,
+                        f"last line has no newline: {pl.length} bytes of a torn entry "
+                        "(the CLI writes a newline before its next entry, leaving them mid-file; "
+                        "a repair drops them)",
+                        where,
+                    )
+                )
+                tail = Tail("torn-line", self.committed, pl.length, 1, 0, where)
+        scan = self.inner.finish(None, physical)
+        self.subagent = self.inner.subagent  # also recognised from its first entry
+        closers = tuple(closer_plan.plan_closers(scan.closing, scan.session_id)) if not self.subagent else ()
+        derived = derive(scan, self.inner.entries(scan)) if self.options.collect_messages else None
+        findings = scan.findings[: self.options.max_findings]
+        address = next((f.address for f in scan.findings if f.rule == scan.verdict_rule), None)
+        messages: tuple[Any, ...] | None = None
+        if derived is not None:
+            messages = tuple(
+                {"role": m.role, "content": list(m.content), "origin": m.origin} for m in derived.messages
+            )
+        newest = scan.versions[-1][0] if scan.versions else None
+        last_seq = scan.lines - 1 if scan.lines else None
+        return ScanResult(
+            path=self.path,
+            findings=findings,
+            findings_dropped=len(scan.findings) - len(findings),
+            tail=tail,
+            verdict=scan.verdict,  # type: ignore[arg-type]
+            verdict_address=address,
+            verdict_reason=scan.verdict_reason,
+            dialect=self.name,
+            messages=messages,
+            open=OpenState(None, None, None, (), last_seq, None, scan.lines),
+            boundaries=Boundaries(last_seq, None, None, None),  # every committed line is a boundary
+            body_offset=0,  # no header line: the seed starts at the first byte
+            stopped_at=last_seq if self.stopped else None,
+            stop_offset=self.stop_offset,
+            session_id=scan.session_id,
+            version_label=newest,
+            facts=ClaudeFacts(scan, closers, derived, self.subagent),
+        )
+
+
+def _facts(scan: ScanResult) -> ClaudeFacts:
+    facts = scan.facts
+    assert isinstance(facts, ClaudeFacts)
+    return facts
+
+
+class ClaudeDialect(Dialect):
+    name = "claude"
+    title = "Claude Code"
+    layout = RootLayout(
+        ("projects/*/*.jsonl", "projects/*/*.jsonl.zstd", "projects/*/*/subagents/agent-*.jsonl"),
+        (".jsonl", ".jsonl.zstd"),
+    )
+    rules = RULES
+
+    def detect(self, first: Any) -> float:
+        """A transcript line: a known entry ``type`` with a Claude envelope key (§1.3, §1.4)."""
+        if not isinstance(first, dict) or not isinstance(first.get("type"), str):
+            return 0.0
+        if first["type"] not in vocab.CHAIN_TYPES | vocab.METADATA_TYPES:
+            return 0.0
+        keys = ("sessionId", "parentUuid", "leafUuid", "messageId", "uuid")
+        return 0.9 if any(k in first for k in keys) else 0.0
+
+    def scanner(self, path: str, options: ScanOptions) -> DialectScanner:
+        return ClaudeScanner(path, options, self.name)
+
+    def timeline(self, head: int, tail: int) -> SpanCollector:
+        return ClaudeTimeline(head, tail)
+
+    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
+        return [dict(c) for c in _facts(scan).closers]
+
+    def encode_record(self, record: dict[str, Any]) -> bytes:
+        """As the CLI writes a line: compact JSON, UTF-8 as is (``JSON.stringify``)."""
+        return dumps(record) + b"\n"
+
+    def describe_closer(self, record: dict[str, Any]) -> str:
+        return closer_plan.describe(record)
+
+    def refuse_default_output(self, source: Path) -> str | None:
+        """A transcript inside a Claude home (``projects/<project>/…``) is never written beside
+        (issue 17: "never into a live projects/ directory unless asked"): ``-o`` asks."""
+        parents = [p.name for p in source.absolute().parents][:4]
+        if "projects" in parents[1:4] or (parents and parents[0] == "projects"):
+            return (
+                f"{source.name} is in a Claude Code projects directory: sesstool does not write there "
+                "unless asked; give -o PATH (outside it, or inside it on purpose)"
+            )
+        return None
+
+    def plan_fork(self, request: ForkInput) -> ForkPlan:
+        """A new session id in every line (byte-level, fork.py) and the closers the source
+        needs at the boundary, written for the child: the child is balanced (issue 17)."""
+        old = request.source.session_id
+        new = request.child_id
+        if old is None:
+            raise UnsupportedError("cannot fork: the transcript names no sessionId")
+        if not new or "/" in new or "\0" in new:
+            raise UsageError(f"--id {new!r} is not a usable session id")
+        at = _facts(request.at)
+        closers = []
+        for record in closer_plan.plan_closers(at.scan.closing, new):
+            record["sessionId"] = new
+            closers.append(record)
+        return ForkPlan(
+            version=0,
+            boundary=request.boundary,
+            header={},  # no header line: a transcript is entries only
+            marker=None,
+            closers=tuple(closers),
+            open_turn=None,
+            open_turn_seq=None,
+            rewrite=lambda line: fork_line(line, old, new)[0],
+            child_id=new,
+        )
+
+    def fork_rewrite_note(self, plan: ForkPlan) -> str:
+        return f"top-level sessionId → {plan.child_id}; graph entries stamped forkedFrom"
+
+    def fork_marker_note(self, plan: ForkPlan) -> str:
+        return "none: a Claude Code transcript has no seed marker (forkedFrom records the parent)"
+
+    def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
+        if child.session_id != plan.child_id:
+            return [f"its session id is {child.session_id}, expected {plan.child_id}"]
+        return []
+
+    def repaired_name(self, source_name: str, zstd: bool) -> str:
+        return log_name(f"{log_stem(source_name)}.repaired", zstd)
+
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        t = _facts(scan).scan
+        return {"cwd": t.cwds[-1] if t.cwds else None, "last_time": t.last_time}
+
+    def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
+        derived = _facts(scan).derived
+        return derived.best_effort if derived is not None else ()
+
+    def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
+        facts = _facts(scan)
+        t = facts.scan
+        rows: list[Row] = [
+            Row("session", (t.session_id or "?") + (" (subagent file)" if facts.subagent else ""))
+        ]
+        if len(t.sessions) > 1:
+            rows.append(
+                Row(
+                    "",
+                    f"also in this file: {', '.join(s for s in t.sessions if s != t.session_id)}",
+                    "yellow",
+                )
+            )
+        rows.append(
+            Row("written by", ", ".join(f"Claude Code {v} ({n} entries)" for v, n in t.versions) or "?")
+        )
+        rows.append(Row("cwd", ", ".join(t.cwds) or "?"))
+        rows.append(Row("git branch", ", ".join(t.git_branches) or "?"))
+        rows.append(Row("model", ", ".join(t.models) or "?"))
+        rows.append(
+            Row(
+                "entries",
+                f"{t.entries} in the graph, {t.lines} lines; " + ", ".join(f"{k} {n}" for k, n in t.by_type),
+            )
+        )
+        rows.append(
+            Row(
+                "active chain",
+                f"{len(t.chain)} entries, leaf {t.leaf or '-'}"
+                + (f"; {t.branches} other branch(es)" if t.branches else ""),
+            )
+        )
+        rows.append(Row("turns", str(t.turns)))
+        rows.append(
+            Row(
+                "tool calls",
+                f"{t.tool_uses} made, {t.answered} answered, {len(t.dangling)} dangling"
+                + (f", {len(t.orphan_results)} orphan result(s)" if t.orphan_results else ""),
+                "yellow" if t.dangling else None,
+            )
+        )
+        for call in t.dangling:
+            rows.append(Row("", f"{call.name} {call.id} (line {call.line}): {call.input}", "yellow"))
+        if t.compactions:
+            rows.append(
+                Row(
+                    "compactions",
+                    "; ".join(
+                        f"line {c.line} {c.trigger or '?'}"
+                        + (f", {c.pre_tokens} tokens before" if c.pre_tokens else "")
+                        for c in t.compactions
+                    ),
+                )
+            )
+        if t.subagent_calls or t.sidechain_entries:
+            rows.append(
+                Row("subagents", f"{t.subagent_calls} Agent call(s), {t.sidechain_entries} sidechain entries")
+            )
+        u = t.usage
+        rows.append(
+            Row(
+                "tokens",
+                f"input {u.input_tokens}, output {u.output_tokens}, "
+                f"cache read {u.cache_read_tokens}, cache write {u.cache_write_tokens}",
+            )
+        )
+        rows.append(Row("time", f"{t.first_time or '?'} → {t.last_time or '?'}"))
+        return tuple(rows)
+
+    def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
+        facts = _facts(scan)
+        t = facts.scan
+        return {
+            "claude": {
+                "session_id": t.session_id,
+                "subagent_file": facts.subagent,
+                "sessions": list(t.sessions),
+                "versions": [{"version": v, "entries": n} for v, n in t.versions],
+                "cwd": list(t.cwds),
+                "git_branch": list(t.git_branches),
+                "models": list(t.models),
+                "lines": t.lines,
+                "entries": t.entries,
+                "by_type": dict(t.by_type),
+                "active_chain": {"entries": len(t.chain), "leaf": t.leaf, "other_branches": t.branches},
+                "turns": t.turns,
+                "tool_calls": {
+                    "made": t.tool_uses,
+                    "answered": t.answered,
+                    "dangling": [
+                        {"id": c.id, "name": c.name, "input": c.input, "line": c.line, "entry": c.entry}
+                        for c in t.dangling
+                    ],
+                    "orphan_results": list(t.orphan_results),
+                },
+                "compactions": [
+                    {
+                        "line": c.line,
+                        "uuid": c.uuid,
+                        "trigger": c.trigger,
+                        "pre_tokens": c.pre_tokens,
+                        "logical_parent": c.logical_parent,
+                        "logical_parent_in_file": c.logical_parent_in_file,
+                        "preserved": list(c.preserved),
+                    }
+                    for c in t.compactions
+                ],
+                "subagents": {"agent_calls": t.subagent_calls, "sidechain_entries": t.sidechain_entries},
+                "usage": {
+                    "input_tokens": t.usage.input_tokens,
+                    "output_tokens": t.usage.output_tokens,
+                    "cache_read_tokens": t.usage.cache_read_tokens,
+                    "cache_write_tokens": t.usage.cache_write_tokens,
+                },
+                "time": {"first": t.first_time, "last": t.last_time},
+            }
+        }
+
+
+DIALECT = ClaudeDialect()

@@ -1,0 +1,90 @@
+"""What ``inspect`` shows of a Codex rollout: its rows on the screen and its JSON members."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from sesstool.core.humanize import plural
+from sesstool.dialects.codex.model import CodexFacts
+
+MAX_ARGUMENTS = 160
+
+
+def _counts(pairs: tuple[tuple[str, int], ...]) -> str:
+    return " · ".join(f"{name} {count}" for name, count in pairs) or "none"
+
+
+def _short(text: str | None) -> str:
+    if text is None:
+        return ""
+    return text if len(text) <= MAX_ARGUMENTS else text[:MAX_ARGUMENTS] + "…"
+
+
+def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
+    """(label, raw text, style) rows; the renderer escapes the text."""
+    writer = f"Codex {f.cli_version or '?'}"
+    if f.originator:
+        writer += f" ({f.originator})"
+    rows: list[tuple[str, str, str | None]] = [
+        (
+            "thread",
+            f"{f.thread_id or '?'} · written by {writer} · history_mode {f.history_mode or '?'}",
+            None,
+        ),
+        ("model", f"{f.model or '?'} via provider {f.model_provider or '?'}", None),
+        ("cwd", f.cwd or "?", None),
+    ]
+    if f.forked_from_id:
+        rows.append(("forked", f"from thread {f.forked_from_id}", None))
+    lines = f"{plural(f.lines, 'line')} · {f.blank_lines} blank"
+    if f.skipped_lines:
+        lines += f" · {f.skipped_lines} Codex skips on load"
+    rows.append(("lines", lines, "red" if f.skipped_lines else None))
+    rows.append(("by type", _counts(f.by_type), None))
+    rows.append(("items", _counts(f.by_item), None))
+    turns = (
+        f"{f.turns_started} started · {f.turns_completed} completed · {f.turns_aborted} aborted · "
+        f"{len(f.open_turns)} unfinished"
+    )
+    rows.append(("turns", turns, "yellow" if f.open_turns else None))
+    for turn in f.open_turns:
+        rows.append(("", f"unfinished turn {turn.turn_id} (line {turn.line})", "yellow"))
+    calls = (
+        f"{f.calls} calls · {f.answered} answered · {len(f.dangling)} dangling · "
+        f"{f.orphan_outputs} outputs without a call"
+    )
+    rows.append(("tool calls", calls, "yellow" if f.dangling else None))
+    for call in f.dangling:
+        name = f" {call.name}" if call.name else ""
+        rows.append(
+            (
+                "",
+                f"pending {call.call_id} {call.kind}{name} (line {call.line}): {_short(call.arguments)}",
+                "yellow",
+            )
+        )
+    if f.usage is not None:
+        u = f.usage
+        rows.append(
+            (
+                "usage",
+                f"input {u.input_tokens} (cached {u.cached_input_tokens}) · output {u.output_tokens} "
+                f"(reasoning {u.reasoning_output_tokens}) · total {u.total_tokens} tokens",
+                None,
+            )
+        )
+    else:
+        rows.append(("usage", "no token_count event", None))
+    rows.append(
+        ("history", f"{plural(f.compactions, 'compaction')} · {plural(f.rollbacks, 'rollback')}", None)
+    )
+    rows.append(("time", f"{f.first_time or '?'} → {f.last_time or '?'}", None))
+    return rows
+
+
+def inspect_document(f: CodexFacts) -> dict[str, Any]:
+    doc = asdict(f)
+    doc["by_type"] = dict(f.by_type)
+    doc["by_item"] = dict(f.by_item)
+    return doc

@@ -1,0 +1,145 @@
+"""Generators of small hostile logs that once cost far more memory or time than their size
+(issue 11 items 1 and 2), and a way to run a command under a memory limit and read its peak.
+
+Peak memory is read from the kernel's accounting of the one child (``os.wait4``), never timed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+V4_HEADER = (
+    b'{"type":"session","version":4,"id":"s1","createdAt":1000,"isSeeded":false,"delegationDepth":0}\n'
+)
+V0_HEADER = b'{"type":"session","version":0,"id":"s0","createdAt":1000,"cwd":"/w","delegationDepth":0}\n'
+
+
+def _line(obj: object) -> bytes:
+    return orjson.dumps(obj) + b"\n"
+
+
+def v4_user(seq: int, text: str = "hi", **extra: object) -> bytes:
+    event: dict[str, object] = {
+        "type": "user/message",
+        "seq": seq,
+        "time": 1000 + seq,
+        "data": {
+            "id": f"u{seq}",
+            "role": "user",
+            "source": {"kind": "user"},
+            "content": [{"type": "text", "text": text}],
+        },
+    }
+    event.update(extra)
+    event.setdefault("surfaceOp", "append")
+    return _line(event)
+
+
+def seq_range_bomb(events: int = 8611, ranges: int = 10_000) -> bytes:
+    """A v4 log whose last event cites ``ranges`` copies of [0, events - 1]: overlapping ranges
+    that an expanding decoder turns into ``events × ranges`` ints (issue 11, 1a)."""
+    body = b"".join(v4_user(s) for s in range(events))
+    bomb = v4_user(events, sourceEventSeqs=[[0, events - 1]] * ranges)
+    return V4_HEADER + body + bomb
+
+
+def packed_row_bomb(members: int = 1_000_000, balanced: bool = True) -> bytes:
+    """A valid v0 log with one packed ``text-chunks`` row of ``members`` one-letter members
+    (issue 11, 1b): one line, millions of events."""
+    lines = [
+        V0_HEADER,
+        _line({"type": "turn/start", "seq": 0, "time": 1001, "data": {"turn": 1}}),
+        _line({"type": "step/start", "seq": 1, "time": 1002, "data": {"turn": 1, "step": 1}}),
+        _line(
+            {
+                "type": "assistant/chunk",
+                "seq": 2,
+                "time": 1003,
+                "data": {
+                    "turn": 1,
+                    "step": 1,
+                    "chunk": {"type": "block-start", "index": 0, "blockType": "text"},
+                },
+            }
+        ),
+        _line(
+            {
+                "type": "text-chunks",
+                "seq0": 3,
+                "time0": 1004,
+                "data": {
+                    "turn": 1,
+                    "step": 1,
+                    "index": 0,
+                    "dt": [0] * (members - 1),
+                    "texts": ["a"] * members,
+                },
+            }
+        ),
+    ]
+    seq = 3 + members
+    if balanced:
+        lines.append(_line({"type": "step/end", "seq": seq, "time": 1005, "data": {"turn": 1, "step": 1}}))
+        lines.append(
+            _line(
+                {
+                    "type": "turn/end",
+                    "seq": seq + 1,
+                    "time": 1006,
+                    "data": {"turn": 1, "reason": {"kind": "completed"}},
+                }
+            )
+        )
+    return b"".join(lines)
+
+
+@dataclass(frozen=True)
+class Measured:
+    exit_code: int
+    peak_rss: int  # bytes
+    stdout: bytes
+    stderr: str
+
+
+# Linux keeps a process's peak RSS across exec, and a child forked from the (large) test process
+# starts with that process's pages: the command is therefore forked from a small launcher.
+_LAUNCHER = """
+import os, resource, sys
+report, limit, *args = sys.argv[1:]
+pid = os.fork()
+if pid == 0:
+    if int(limit):
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+    os.execv(args[0], args)
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
+def run_measured(args: list[str], *, address_space: int | None = None, cwd: Path | None = None) -> Measured:
+    """Run ``sesstool ARGS`` in a child (optionally under RLIMIT_AS) and read its peak RSS."""
+    where = cwd or Path.cwd()
+    out_path = where / f".measured-{os.getpid()}.out"
+    report = where / f".measured-{os.getpid()}.rss"
+    command = [sys.executable, "-m", "sesstool", *args]
+    with open(out_path, "wb") as out:
+        proc = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, str(report), str(address_space or 0), *command],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            check=True,
+        )
+    code, peak_kib = map(int, report.read_text().split())
+    report.unlink()
+    stdout = out_path.read_bytes()
+    out_path.unlink()
+    return Measured(code, peak_kib * 1024, stdout, proc.stderr.decode("utf-8", "replace"))

@@ -1,0 +1,40 @@
+"""zstd twins of the Claude fixtures (``fixtures/claude/zstd/<scenario>/<session>.jsonl.zstd``).
+
+Claude Code writes plain JSONL; sesstool also reads compressed copies (issue 17). Each twin is
+a multi-frame zstd file (libzstd level 3, content checksums), one frame per eight lines, like
+an archiver that compresses as it goes; a torn last line gets a frame of its own cut in half,
+so the twin of a torn transcript is a torn zstd file. Deterministic for a given libzstd.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import zstandard
+
+LINES_PER_FRAME = 8
+
+
+def twin(raw: bytes) -> bytes:
+    compressor = zstandard.ZstdCompressor(level=3, write_checksum=True)
+    cut = raw.rfind(b"\n") + 1
+    lines = [line + b"\n" for line in raw[:cut].split(b"\n")[:-1]]
+    frames = [
+        compressor.compress(b"".join(lines[i : i + LINES_PER_FRAME]))
+        for i in range(0, len(lines), LINES_PER_FRAME)
+    ]
+    if cut < len(raw):
+        last = compressor.compress(raw[cut:])
+        frames.append(last[: len(last) // 2])
+    return b"".join(frames)
+
+
+def build(claude: Path) -> list[Path]:
+    """Write every twin; returns their paths."""
+    written = []
+    for source in sorted((claude / "projects").glob("*/*.jsonl")):
+        target = claude / "zstd" / source.parent.name / (source.name + ".zstd")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(twin(source.read_bytes()))
+        written.append(target)
+    return written

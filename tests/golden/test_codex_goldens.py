@@ -1,0 +1,159 @@
+"""Golden outputs of every command on every Codex fixture (fixtures/codex/, recorded from the
+real CLI), raw and zstd, compared exactly. Refresh with ``make goldens`` and read the diff.
+
+inspect (JSON and screen), validate (JSON), derive (JSON, or the refusal), repair (the appended
+lines; the rest must be the source's committed bytes) and fork (the child's first line and
+appended lines; the rest must be the source's lines after its session_meta).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from tests.conftest import FIXTURES, ROOT, Sesstool
+from tests.golden.test_goldens import _check
+
+CODEX = FIXTURES / "codex"
+FORK_ID = "01a231f0-0000-7000-8000-00000000c0de"
+
+
+def _logs() -> list[Path]:
+    logs = sorted(p for p in CODEX.glob("*/rollout-*") if p.name.endswith((".jsonl", ".jsonl.zst")))
+    assert len(logs) == 54, "Codex fixture corpus missing (27 rollouts, raw and zstd)"
+    return logs
+
+
+LOGS = _logs()
+IDS = [f"{p.parent.name}/{'zst' if p.name.endswith('.zst') else 'raw'}" for p in LOGS]
+
+
+def _golden(log: Path, command: str, ext: str) -> Path:
+    kind = "zst" if log.name.endswith(".zst") else "raw"
+    return log.parent / "expected" / f"{kind}.{command}.{ext}"
+
+
+def _args(log: Path) -> list[str]:
+    rel = str(log.relative_to(ROOT))
+    return [rel, "--dialect", "codex"] if log.parent.name == "empty" else [rel]
+
+
+def _plain(path: Path) -> bytes:
+    data = path.read_bytes()
+    if not data.startswith(b"\x28\xb5\x2f\xfd"):
+        return data
+    out = bytearray()
+    while data:
+        obj = zstandard.ZstdDecompressor().decompressobj()
+        out += obj.decompress(data)
+        data = obj.unused_data
+    return bytes(out)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_inspect_json(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("inspect", "--json", *_args(log))
+    assert result.exit_code == 0, result.stderr
+    _check(_golden(log, "inspect", "json"), result.stdout)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_inspect_human(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("inspect", *_args(log))
+    assert result.exit_code == 0, result.stderr
+    assert "\x1b" not in result.stdout
+    _check(_golden(log, "inspect", "txt"), result.stdout)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_validate_json(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("validate", "--format", "json", *_args(log))
+    doc = json.loads(result.stdout)
+    assert result.exit_code == (1 if doc["failed"] else 0), result.stderr
+    _check(_golden(log, "validate", "json"), result.stdout)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_derive_json(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("derive", "--format", "json", *_args(log))
+    if result.exit_code == 0:
+        doc = json.loads(result.stdout)
+        sent = json.loads((log.parent / "resume.json").read_text())["input"]
+        assert doc["messages"] == sent[1 : 1 + len(doc["messages"])]  # what Codex sent on resume
+        actual = result.stdout
+    else:
+        assert result.exit_code in (3, 4) and result.stdout == ""
+        actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
+    _check(_golden(log, "derive", "json"), actual)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_repair(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
+    out = tmp_path / ("out.jsonl.zst" if log.name.endswith(".zst") else "out.jsonl")
+    result = sesstool("repair", *_args(log), "-o", str(out))
+    plan = sesstool("inspect", "--json", *_args(log))
+    doc = json.loads(plan.stdout)
+    if not out.exists():
+        actual = (
+            json.dumps({"exit_code": result.exit_code, "verdict": doc["verdict"]["verdict"]}, indent=2) + "\n"
+        )
+        assert result.exit_code in (0, 3, 4), result.stderr
+        assert (result.exit_code == 0) == (doc["verdict"]["verdict"] == "clean")
+        _check(_golden(log, "repair", "json"), actual)
+        return
+    assert result.exit_code == 0, result.stderr
+    committed = doc["tail"]["committed_bytes"]
+    source, repaired = _plain(log), _plain(out)
+    assert repaired[:committed] == source[:committed]
+    if log.name.endswith(".zst"):
+        assert out.read_bytes().startswith(b"\x28\xb5\x2f\xfd")
+    appended = repaired[committed:].decode()
+    assert [json.loads(line) for line in appended.splitlines()] == doc["repair"]["closers"]
+    again = sesstool("inspect", "--json", str(out))
+    assert json.loads(again.stdout)["verdict"]["verdict"] == "clean"
+    _check(_golden(log, "repair", "jsonl"), appended)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=IDS)
+def test_fork(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
+    out = tmp_path / f"child{'.jsonl.zst' if log.name.endswith('.zst') else '.jsonl'}"
+    result = sesstool("fork", *_args(log), "--id", FORK_ID, "-o", str(out))
+    if not out.exists():
+        actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
+        assert result.exit_code in (2, 3, 4), result.stderr
+        _check(_golden(log, "fork", "json"), actual)
+        return
+    assert result.exit_code == 0, result.stderr
+    source, child = _plain(log).splitlines(keepends=True), _plain(out).splitlines(keepends=True)
+    kept = len(source) - 1 if not _plain(log).endswith(b"\n") else len(source)
+    assert child[1:kept] == source[1:kept]
+    head = json.loads(child[0])
+    assert head["payload"]["id"] == FORK_ID and head["payload"]["forked_from_id"] in log.name
+    _check(_golden(log, "fork", "jsonl"), (child[0] + b"".join(child[kept:])).decode())
+
+
+def test_codex_home_listing(sesstool: Sesstool) -> None:
+    home = str((CODEX / "home").relative_to(ROOT))
+    listing = sesstool("inspect", home)
+    assert listing.exit_code == 0, listing.stderr
+    _check(CODEX / "home" / "expected" / "inspect.txt", listing.stdout)
+    doc = sesstool("inspect", "--json", home)
+    assert [entry["verdict"] for entry in json.loads(doc.stdout)["logs"]] == ["clean", "interrupted", "clean"]
+    _check(CODEX / "home" / "expected" / "inspect.json", doc.stdout)
+    checked = sesstool("validate", "--format", "json", home)
+    assert checked.exit_code == 0, checked.stderr
+    assert json.loads(checked.stdout)["summary"]["files"] == 3
+    _check(CODEX / "home" / "expected" / "validate.json", checked.stdout)
+
+
+@pytest.mark.parametrize("log", [p for p in LOGS if p.name.endswith(".jsonl")], ids=lambda p: p.parent.name)
+def test_derive_markdown(sesstool: Sesstool, log: Path) -> None:
+    result = sesstool("derive", "--format", "markdown", *_args(log))
+    if result.exit_code != 0:
+        assert result.exit_code in (3, 4) and result.stdout == ""
+        return
+    assert "## 1 · " in result.stdout and "· ?" not in result.stdout
+    _check(_golden(log, "derive", "md"), result.stdout)
