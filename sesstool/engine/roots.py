@@ -25,8 +25,11 @@ def find_root(path: str) -> tuple[Dialect, list[Path]] | None:
     """The dialect whose root layout ``path`` has, with its logs; None for a file, a session
     directory, or a directory where no layout matches."""
     directory = Path(path)
-    if path == "-" or not directory.is_dir() or is_session_directory(directory):
-        return None
+    try:
+        if path == "-" or not directory.is_dir() or is_session_directory(directory):
+            return None
+    except OSError:
+        return None  # e.g. an unsearchable parent: opening it as a log reports why (exit 3)
     for dialect in DIALECTS:
         logs = root_logs(directory, dialect.layout.patterns)
         if logs:

@@ -41,7 +41,19 @@ WRITE_DIRS = (
 
 
 def write_corpus(dirs: tuple[str, ...] = WRITE_DIRS) -> list[Path]:
-    return [p for p in corpus_files() if any(rel(p).startswith(d + "/") for d in dirs)]
+    """The logs of ``dirs``, one encoding per session directory: a fixture directory holds its
+    log raw *and* zstd, and a write command refuses to publish a second encoding into a session
+    directory (docs/format.md, issue 11 item 10) — so the directories alternate between keeping
+    the raw and the zstd copy, and the corpus still holds both encodings."""
+    chosen: list[Path] = []
+    for index, directory in enumerate(dirs):
+        logs = [p for p in corpus_files() if rel(p).startswith(directory + "/")]
+        zstd = [p for p in logs if p.name.endswith(".zstd")]
+        raw = [p for p in logs if not p.name.endswith(".zstd")]
+        if zstd and raw:
+            logs = zstd if index % 2 else raw
+        chosen.extend(logs)
+    return chosen
 
 
 def rel(path: Path) -> str:
