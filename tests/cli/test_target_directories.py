@@ -66,7 +66,9 @@ def test_a_canonical_name_that_contradicts_the_file_is_a_usage_error(
 
 
 @pytest.mark.parametrize("name", ["session.v4.jsonl", "session.v4.jsonl.zstd"])
-def test_a_canonical_name_that_says_the_truth_is_published(sesstool: Sesstool, tmp_path: Path, name: str) -> None:
+def test_a_canonical_name_that_says_the_truth_is_published(
+    sesstool: Sesstool, tmp_path: Path, name: str
+) -> None:
     """``session.v4.jsonl.zstd`` from a raw source is truthful: the ``-o`` suffix decides the
     encoding (issue 15 item 6), so the bytes are zstd, as the name says."""
     directory = session_dir(tmp_path)
