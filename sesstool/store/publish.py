@@ -11,12 +11,15 @@ import errno
 import hashlib
 import os
 import secrets
+import signal
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from types import FrameType
+from typing import Any, Protocol
 
 from sesstool.core.errors import WriteRefusedError
 
@@ -30,6 +33,46 @@ _NO_HARD_LINKS = frozenset({errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNO
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+# The signals the CLI turns into exceptions (SIGINT, and SIGTERM/SIGHUP: cli/main.py).
+_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP while a name is created or removed and recorded, and during
+    cleanup: a signal there would raise between the system call and the bookkeeping (a temp
+    created but not yet known to be ours) or abort the cleanup half way and leave a ``.*.tmp``.
+    A signal that arrives meanwhile is handed to the handler it was meant for right after, so
+    it still ends the run (issue 15 item 4).
+
+    Python runs signal handlers in the main thread only, so it is the handlers that are held
+    (a thread's signal mask would not do: another thread may take the signal); off the main
+    thread no handler can interrupt this code and nothing is held.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    previous: dict[int, Any] = {}
+    for sig in _HELD_SIGNALS:
+        if signal.getsignal(sig) is not None:  # None: a handler not set from Python; leave it
+            previous[sig] = signal.signal(sig, hold)
+    try:
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+        if caught:
+            handler = previous[caught[0]]
+            if callable(handler):
+                handler(caught[0], None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), caught[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,13 +321,14 @@ class _Publication:
             self._link()
             with _refusing("fsync of the directory after link", self.target.parent):
                 os.fsync(self.dir_fd)
-            with _refusing("removing the temporary file", self.tmp_path):
+            with _signals_held(), _refusing("removing the temporary file", self.tmp_path):
                 os.unlink(self.tmp_name, dir_fd=self.dir_fd)
-            self.tmp_present = False
+                self.tmp_present = False
             with _refusing("fsync of the directory after removing the temp", self.target.parent):
                 os.fsync(self.dir_fd)
         except BaseException as exc:
-            self._cleanup(exc)
+            with _signals_held():
+                self._cleanup(exc)
             raise
         finally:
             if self.anchor >= 0:
@@ -294,19 +338,8 @@ class _Publication:
         return Published(self.target, sink.size, sink.sha256)
 
     def _stage(self, produce: Callable[[Sink], None]) -> tuple[_FdSink, FileIdentity]:
-        try:
-            self.fd = os.open(self.tmp_name, _TEMP_FLAGS, 0o600, dir_fd=self.dir_fd)
-        except FileExistsError as exc:
-            raise WriteRefusedError(
-                f"temporary name {self.tmp_path} already exists and was not created by this "
-                "run; refusing to use it (it is left untouched)"
-            ) from exc
-        except OSError as exc:
-            raise _refusal("creating the temporary file", self.tmp_path, exc) from exc
-        self.tmp_present = True
-        with _refusing("stat of the temporary file", self.tmp_path):
-            st = os.fstat(self.fd)
-        self.ours = (st.st_dev, st.st_ino)
+        with _signals_held():
+            self._create_temp()
         # The umask must not decide the published mode; set it before the fsync so the
         # mode is durable with the data.
         with _refusing("fchmod of the temporary file", self.tmp_path):
@@ -329,6 +362,21 @@ class _Publication:
             os.close(fd)
         return sink, written
 
+    def _create_temp(self) -> None:
+        try:
+            self.fd = os.open(self.tmp_name, _TEMP_FLAGS, 0o600, dir_fd=self.dir_fd)
+        except FileExistsError as exc:
+            raise WriteRefusedError(
+                f"temporary name {self.tmp_path} already exists and was not created by this "
+                "run; refusing to use it (it is left untouched)"
+            ) from exc
+        except OSError as exc:
+            raise _refusal("creating the temporary file", self.tmp_path, exc) from exc
+        self.tmp_present = True
+        with _refusing("stat of the temporary file", self.tmp_path):
+            st = os.fstat(self.fd)
+        self.ours = (st.st_dev, st.st_ino)
+
     def _verify(self, verify: Callable[[Path], None], written: FileIdentity) -> None:
         try:
             verify(self.tmp_path)
@@ -349,6 +397,17 @@ class _Publication:
             )
 
     def _link(self) -> None:
+        with _signals_held():
+            self._link_name()
+        with _refusing("stat of the final name", self.target):
+            st = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+        if (st.st_dev, st.st_ino) != self.ours:
+            raise WriteRefusedError(
+                f"{self.target} does not hold the verified file: the temporary name was "
+                "replaced just before link"
+            )
+
+    def _link_name(self) -> None:
         try:
             os.link(
                 self.tmp_name,
@@ -372,13 +431,6 @@ class _Publication:
                 ) from exc
             raise _refusal("link to the final name", self.target, exc) from exc
         self.linked = True
-        with _refusing("stat of the final name", self.target):
-            st = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
-        if (st.st_dev, st.st_ino) != self.ours:
-            raise WriteRefusedError(
-                f"{self.target} does not hold the verified file: the temporary name was "
-                "replaced just before link"
-            )
 
     def _cleanup(self, exc: BaseException) -> None:
         if self.fd >= 0:
