@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
@@ -38,6 +39,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
 )
 @fixture_option
 @limit_options
+@talk_options
 @click.pass_context
 def derive_cmd(
     ctx: click.Context,
@@ -62,7 +64,7 @@ def derive_cmd(
 
     request = DeriveRequest(path, at, limits_from(kwargs), fixture, as_version, redact)
     cons = consoles(ctx)
-    with scan_progress(cons, "deriving") as progress:
+    with scan_progress(cons) as progress:
         report = run_derive(request, progress)
     if fmt == "json":
         derive_view.render_json(report, sys.stdout.buffer)

@@ -16,6 +16,7 @@ import click
 import orjson
 
 from sesstool.cli.options import as_encoding, consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.talk import talk_options
 from sesstool.core.errors import ExitStatus, UsageError
 from sesstool.core.rules import Severity
 from sesstool.core.vocabulary import CURRENT_VERSION
@@ -153,6 +154,7 @@ def _run(ctx: click.Context, command: str, kwargs: dict[str, Any], **settings: A
 
 @fleet_cmd.command("validate")
 @fleet_options
+@talk_options
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info"]),
@@ -169,6 +171,7 @@ def fleet_validate(ctx: click.Context, /, fail_on: str, fixture: bool, **kwargs:
 
 @fleet_cmd.command("inspect")
 @fleet_options
+@talk_options
 @fixture_option
 @click.pass_context
 def fleet_inspect(ctx: click.Context, /, fixture: bool, **kwargs: Any) -> None:
@@ -178,6 +181,7 @@ def fleet_inspect(ctx: click.Context, /, fixture: bool, **kwargs: Any) -> None:
 
 @fleet_cmd.command("migrate")
 @fleet_options
+@talk_options
 @click.option("--to", type=click.IntRange(0, CURRENT_VERSION), default=None, help="Target format version.")
 @click.option("--repair", "repair_first", is_flag=True, help="Balance interrupted logs before migrating.")
 @click.option("--encoding", type=click.Choice(["raw", "zstd"]), default=None, help="Output encoding.")
@@ -192,6 +196,7 @@ def fleet_migrate(
 
 @fleet_cmd.command("repair")
 @fleet_options
+@talk_options
 @click.option("--encoding", type=click.Choice(["raw", "zstd"]), default=None, help="Output encoding.")
 @click.pass_context
 def fleet_repair(ctx: click.Context, /, encoding: str | None, **kwargs: Any) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.talk import talk_options
 from sesstool.core.header import MAX_SAFE
 
 
@@ -31,6 +32,7 @@ from sesstool.core.header import MAX_SAFE
     "the plan (boundary, header, marker, closers)",
 )
 @limit_options
+@talk_options
 @click.pass_context
 def fork_cmd(
     ctx: click.Context,
@@ -69,7 +71,7 @@ def fork_cmd(
         limits=limits_from(kwargs),
     )
     cons = consoles(ctx)
-    with scan_progress(cons, "reading") as progress:
+    with scan_progress(cons) as progress:
         report = run_fork(request, progress)
     if as_json:
         sys.stdout.buffer.write(dumps_pretty(fork_doc(report)) + b"\n")

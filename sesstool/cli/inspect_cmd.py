@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.talk import talk_options
 from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
 
 
@@ -25,6 +26,7 @@ from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
 )
 @fixture_option
 @limit_options
+@talk_options
 @click.pass_context
 def inspect_cmd(
     ctx: click.Context,
@@ -52,7 +54,7 @@ def inspect_cmd(
     cons = consoles(ctx)
     root = find_root(path)
     if root is not None:
-        with scan_progress(cons, "inspecting") as progress:
+        with scan_progress(cons) as progress:
             listing = run_root(path, root, request.limits, progress)
         if as_json:
             from sesstool.core.jsonline import dumps_pretty
@@ -64,7 +66,7 @@ def inspect_cmd(
 
             render_root(listing, cons.out)
         return
-    with scan_progress(cons, "inspecting") as progress:
+    with scan_progress(cons) as progress:
         report = run_inspect(request, progress)
     if as_json:
         write_inspect_json(report, sys.stdout.buffer)

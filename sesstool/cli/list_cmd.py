@@ -8,12 +8,14 @@ from typing import Any
 import click
 
 from sesstool.cli.options import consoles, limit_options, limits_from
+from sesstool.cli.talk import talk_options
 
 
 @click.command("list")
 @click.argument("root")
 @click.option("--json", "as_json", is_flag=True, help="Print the listing as one JSON document.")
 @limit_options
+@talk_options
 @click.pass_context
 def list_cmd(ctx: click.Context, /, root: str, as_json: bool, **kwargs: Any) -> None:
     """List the session logs under ROOT: id, cwd, version, verdict, size, last time.

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from sesstool import __version__
+from sesstool.cli.talk import COLOR_HELP, NO_PROGRESS_HELP, QUIET_HELP
 from sesstool.core.errors import ExitStatus, SesstoolError
 from sesstool.render.console import ColorMode, Consoles
 from sesstool.render.escape import safe_line
@@ -57,15 +58,17 @@ class LazyGroup(click.Group):
     type=click.Choice(["auto", "always", "never"]),
     default="auto",
     show_default=True,
-    help="Colour in human output (NO_COLOR/FORCE_COLOR respected).",
+    help=COLOR_HELP,
 )
+@click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
+@click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
 @click.pass_context
-def cli(ctx: click.Context, color: ColorMode) -> None:
+def cli(ctx: click.Context, color: ColorMode, quiet: bool, no_progress: bool) -> None:
     """Forensic toolkit for append-only coding-agent session logs (DeepSeek Harness v0–v4).
 
     Read commands never modify a log; write commands publish a new file and never overwrite.
     """
-    ctx.obj = Consoles.create(color)
+    ctx.obj = Consoles.create(color, quiet, not no_progress)
 
 
 class Terminated(BaseException):

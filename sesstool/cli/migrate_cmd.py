@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
@@ -31,6 +32,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
     "the plan",
 )
 @limit_options
+@talk_options
 @click.pass_context
 def migrate_cmd(
     ctx: click.Context,
@@ -58,7 +60,7 @@ def migrate_cmd(
         path, to, output, as_encoding(encoding, output), dry_run, repair_first, limits_from(kwargs)
     )
     cons = consoles(ctx)
-    with scan_progress(cons, "migrating") as progress:
+    with scan_progress(cons) as progress:
         report = run_migrate(request, progress)
     if as_json:
         sys.stdout.buffer.write(dumps_pretty(migrate_doc(report)) + b"\n")

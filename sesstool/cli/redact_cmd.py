@@ -8,12 +8,14 @@ from typing import Any
 import click
 
 from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.talk import talk_options
 
 
 @click.command("redact")
 @click.argument("path")
 @write_options("<stem>.redacted.jsonl[.zstd] beside the source", "what would be replaced")
 @limit_options
+@talk_options
 @click.pass_context
 def redact_cmd(
     ctx: click.Context,
@@ -39,7 +41,7 @@ def redact_cmd(
 
     request = RedactRequest(path, output, as_encoding(encoding, output), dry_run, limits_from(kwargs))
     cons = consoles(ctx)
-    with scan_progress(cons, "redacting") as progress:
+    with scan_progress(cons) as progress:
         report = run_redact(request, progress)
     if as_json:
         sys.stdout.buffer.write(dumps_pretty(redact_doc(report)) + b"\n")

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.talk import talk_options
 
 
 @click.command("repair")
@@ -23,6 +24,7 @@ from sesstool.cli.options import as_encoding, consoles, limit_options, limits_fr
     "the plan",
 )
 @limit_options
+@talk_options
 @click.pass_context
 def repair_cmd(
     ctx: click.Context,
@@ -50,7 +52,7 @@ def repair_cmd(
     encoded = as_encoding(encoding, output)
     request = RepairRequest(path, output, encoded, dry_run, salvage, limits_from(kwargs))
     cons = consoles(ctx)
-    with scan_progress(cons, "repairing") as progress:
+    with scan_progress(cons) as progress:
         report = run_repair(request, progress)
     if as_json:
         sys.stdout.buffer.write(dumps_pretty(repair_doc(report)) + b"\n")

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.talk import talk_options
 
 
 @click.command("report")
@@ -23,6 +24,7 @@ from sesstool.cli.options import consoles, fixture_option, limit_options, limits
 @click.option("--redact", is_flag=True, help="Replace credential-shaped values with stable tokens.")
 @fixture_option
 @limit_options
+@talk_options
 @click.pass_context
 def report_cmd(
     ctx: click.Context, /, path: str, output: str | None, redact: bool, fixture: bool, **kwargs: Any
@@ -40,7 +42,7 @@ def report_cmd(
 
     cons = consoles(ctx)
     request = ReportRequest(path, limits_from(kwargs), fixture, redact)
-    with scan_progress(cons, "reporting") as progress:
+    with scan_progress(cons) as progress:
         report = run_report(request, progress)
     page = render_html(report)
     if output is None:

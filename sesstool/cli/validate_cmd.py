@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.talk import talk_options
 from sesstool.core.errors import ExitStatus
 from sesstool.core.rules import Severity
 
@@ -29,7 +30,6 @@ from sesstool.core.rules import Severity
     show_default=True,
     help="Exit 1 when a finding is at or above this severity.",
 )
-@click.option("--quiet", "-q", is_flag=True, help="text: show only failing files and findings.")
 @click.option(
     "--assume-version",
     type=click.IntRange(0, 4),
@@ -51,6 +51,7 @@ from sesstool.core.rules import Severity
 )
 @fixture_option
 @limit_options
+@talk_options
 @click.pass_context
 def validate_cmd(
     ctx: click.Context,
@@ -58,7 +59,6 @@ def validate_cmd(
     paths: tuple[str, ...],
     fmt: str,
     fail_on: str,
-    quiet: bool,
     assume_version: int,
     max_findings: int,
     strict: bool,
@@ -87,7 +87,7 @@ def validate_cmd(
         strict,
     )
     cons = consoles(ctx)
-    with scan_progress(cons, "validating") as progress:
+    with scan_progress(cons) as progress:
         report = run_validate(request, progress)
     if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(validate_doc(report)) + b"\n")
@@ -101,6 +101,6 @@ def validate_cmd(
         elif fmt == "sarif":
             validate_formats.render_sarif(report, sys.stdout.buffer)
         else:
-            validate_formats.render_text(report, cons.out, quiet)
+            validate_formats.render_text(report, cons.out, cons.quiet)
     if report.failed:
         ctx.exit(ExitStatus.FINDINGS)

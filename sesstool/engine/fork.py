@@ -37,7 +37,7 @@ from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.dialects.base import Dialect, ForkInput
 from sesstool.engine.scan import Progress, ScanReport, run_scan
-from sesstool.engine.write import first_error, gate, rescan
+from sesstool.engine.write import first_error, gate, phased, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name, generations
@@ -226,7 +226,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         return replace(
             report, target_exists=target.exists() or (directory is not None and directory.exists())
         )
-    return _publish(request, report, (source, identity), (body, end), directory)
+    return _publish(request, report, (source, identity), (body, end), directory, progress)
 
 
 def _plan(
@@ -269,6 +269,7 @@ def _publish(
     source: tuple[Path, FileIdentity],
     span: tuple[int, int],
     directory: Path | None,
+    progress: Progress | None = None,
 ) -> ForkReport:
     """Write the child (in a new session directory when it goes into a root layout)."""
     path, identity = source
@@ -287,9 +288,8 @@ def _publish(
         create_directory(directory, 0o700)
     try:
         with _target_session_lock(report.target.parent if directory is None else None):
-            published = publish(
-                report.target, writer.produce, verify=writer.verify, source=path, source_identity=identity
-            )
+            produce, verify = phased(progress, writer.produce, writer.verify)
+            published = publish(report.target, produce, verify=verify, source=path, source_identity=identity)
     except BaseException:
         if directory is not None:
             remove_created_directory(directory)

@@ -20,7 +20,7 @@ from sesstool.dialects.base import Dialect
 from sesstool.engine.children import with_child_evidence
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, read_for_write, refuse_unless_valid, rescan
+from sesstool.engine.write import SourceRead, gate, phased, read_for_write, refuse_unless_valid, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
@@ -202,7 +202,7 @@ def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -
     checked: list[ScanReport] = []
 
     def verify(tmp: Path) -> None:
-        result = rescan(tmp, dialect, request.limits)
+        result = rescan(tmp, dialect, request.limits, source.progress)
         if result.scan.version != target_version:
             raise WriteRefusedError(
                 f"verification: the new file is v{result.scan.version}, not v{target_version}"
@@ -216,7 +216,8 @@ def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -
             )
         checked.append(result)
 
+    producing, verifying = phased(source.progress, produce, verify)
     published = publish(
-        plan.target, produce, verify=verify, source=source.path, source_identity=source.identity
+        plan.target, producing, verify=verifying, source=source.path, source_identity=source.identity
     )
     return replace(plan, status="migrated", output=published, output_scan=checked[-1])

@@ -25,6 +25,7 @@ from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.redact import RedactionCounts, Redactor
 from sesstool.engine.cold import cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
+from sesstool.engine.write import phased
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import log_name, log_stem
 from sesstool.store.liveness import LockState
@@ -162,7 +163,8 @@ def run_redact(request: RedactRequest, progress: Progress | None = None) -> Reda
             produce(_NullSink())
             published = None
         else:
-            published = publish(target, produce, verify=verify, source=source, source_identity=identity)
+            producing, verifying = phased(progress, produce, verify)
+            published = publish(target, producing, verify=verifying, source=source, source_identity=identity)
         return RedactReport(
             "planned" if request.dry_run else "redacted",
             source,

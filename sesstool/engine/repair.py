@@ -27,7 +27,7 @@ from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.dialects.registry import DetectingScanner
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, read_for_write
+from sesstool.engine.write import SourceRead, gate, phased, read_for_write
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
@@ -148,10 +148,15 @@ def _repair(
     salvage_report = None
     if salvage is not None:
         salvage_report = _publish_salvage(path, source.identity, target, salvage, scan.path)
+    produce, verify = phased(
+        source.progress,
+        lambda sink: _produce(sink, path, plan, closer_lines, request.limits),
+        lambda tmp: _verify(tmp, path, plan, closer_lines, request.limits, source.sha256),
+    )
     published = publish(
         target,
-        lambda sink: _produce(sink, path, plan, closer_lines, request.limits),
-        verify=lambda tmp: _verify(tmp, path, plan, closer_lines, request.limits, source.sha256),
+        produce,
+        verify=verify,
         source=path,
         source_identity=source.identity,
     )

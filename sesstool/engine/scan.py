@@ -6,6 +6,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -19,7 +20,9 @@ from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits, SourceInfo, changed_since, open_source
 from sesstool.store.zstd_reader import ZstdReader
 
-Progress = Callable[[int, "int | None"], None]
+# (phase, bytes done, total bytes or None): "scan" reads the source, "write" produces the new
+# file, "verify" reads it back. Called once per batch of lines (write: once per MiB).
+Progress = Callable[[str, int, "int | None"], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +82,13 @@ def scan_source(
     options: ScanOptions | None = None,
     limits: ReadLimits | None = None,
     progress: Progress | None = None,
+    *,
+    phase: str = "scan",
 ) -> ScanReport:
     """Scan one log: a ``Path`` is always a file or directory; only the string ``-`` is standard
-    input. Raises InputError only when the file cannot be opened at all."""
-    return run_scan(arg, options, limits, progress)[0]
+    input. Raises InputError only when the file cannot be opened at all. ``phase`` names the
+    read for ``progress`` (``verify`` when a new file is read back)."""
+    return run_scan(arg, options, limits, progress, phase=phase)[0]
 
 
 def run_scan(
@@ -94,6 +100,7 @@ def run_scan(
     digest: Any = None,
     on_frame_end: FrameHook | None = None,
     tap: Tap | None = None,
+    phase: str = "scan",
 ) -> tuple[ScanReport, DetectingScanner]:
     """``scan_source`` for write commands: also returns the scanner (its state continues into
     verification), feeds every source byte to ``digest``, and reports complete zstd frames.
@@ -103,7 +110,8 @@ def run_scan(
     with open_source(arg) as (opened, info):
         hashing = _Hashing(opened, digest) if digest is not None else None
         try:
-            return _scan_stream(hashing or opened, info, options, limits, progress, on_frame_end, tap)
+            reported = None if progress is None else partial(progress, phase)
+            return _scan_stream(hashing or opened, info, options, limits, reported, on_frame_end, tap)
         finally:
             if hashing is not None:
                 hashing.close()
@@ -114,7 +122,7 @@ def _scan_stream(
     info: SourceInfo,
     options: ScanOptions,
     limits: ReadLimits,
-    progress: Progress | None,
+    progress: Callable[[int, int | None], None] | None,
     on_frame_end: FrameHook | None,
     tap: Tap | None = None,
 ) -> tuple[ScanReport, DetectingScanner]:
