@@ -7,19 +7,26 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    consoles,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
 from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
 @click.command("derive")
-@click.argument("path")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["json", "jsonl", "text", "markdown"]),
+@click.argument("path", type=LOG_PATH)
+@format_options(
+    "json",
+    "jsonl",
+    "text",
+    "markdown",
     default="json",
-    show_default=True,
     help="json: messages + request envelope; jsonl: one message per line; text: a readable "
     "transcript; markdown: the transcript as Markdown (tool calls and results in fenced blocks).",
 )

@@ -15,7 +15,15 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from sesstool.cli.options import as_encoding, consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    as_encoding,
+    consoles,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
 from sesstool.cli.talk import talk_options
 from sesstool.core.errors import ExitStatus, UsageError
 from sesstool.core.rules import Severity
@@ -61,7 +69,7 @@ def _storage_option(value: str) -> tuple[str, object]:
 def fleet_options(func: F) -> F:
     """Options every fleet command shares: inputs, cluster, summary, resume."""
     decorators = [
-        click.argument("urls", nargs=-1, required=True),
+        click.argument("urls", nargs=-1, required=True, type=LOG_PATH),
         click.option(
             "--summary",
             required=True,
@@ -92,7 +100,9 @@ def fleet_options(func: F) -> F:
             help="Directory for local copies of "
             "remote sources (write commands only; default: the system temp).",
         ),
-        click.option("--json", "as_json", is_flag=True, help="Print the totals as one JSON document."),
+        format_options(
+            "text", "json", help="text: the totals for people; json: the totals as one JSON document."
+        ),
         limit_options,
     ]
     for decorate in reversed(decorators):
@@ -131,7 +141,7 @@ def _run(ctx: click.Context, command: str, kwargs: dict[str, Any], **settings: A
         None if summary == "-" else Path(summary), Path(parquet) if parquet else None,
         Path(resume) if resume else None,
     )  # fmt: skip
-    as_json = kwargs.pop("as_json")
+    as_json = kwargs.pop("fmt") == "json"
     cons = consoles(ctx)
 
     def emit(row: dict[str, Any]) -> None:

@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import LOG_PATH, as_encoding, consoles, limit_options, limits_from, write_options
 from sesstool.cli.talk import talk_options
 from sesstool.core.header import MAX_SAFE
 
 
 @click.command("fork")
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @click.option(
     "--at",
     type=click.IntRange(0),
@@ -44,7 +44,7 @@ def fork_cmd(
     encoding: str | None,
     created_at: int | None,
     dry_run: bool,
-    as_json: bool,
+    fmt: str,
     **kwargs: Any,
 ) -> None:
     """Fork a child session from PATH: the events up to the boundary copied byte for byte, then
@@ -73,7 +73,7 @@ def fork_cmd(
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
         report = run_fork(request, progress)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(fork_doc(report)) + b"\n")
     else:
         render_fork(report, cons.out)

@@ -7,14 +7,21 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    consoles,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
 from sesstool.cli.talk import talk_options
 from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
 
 
 @click.command("inspect")
-@click.argument("path")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
+@click.argument("path", type=LOG_PATH)
+@format_options("text", "json", help="text: the one-screen summary; json: the same as one JSON document.")
 @click.option("--timeline", is_flag=True, help="Add the turn → step → message timeline.")
 @click.option(
     "--max-timeline",
@@ -32,7 +39,7 @@ def inspect_cmd(
     ctx: click.Context,
     /,
     path: str,
-    as_json: bool,
+    fmt: str,
     timeline: bool,
     max_timeline: int,
     fixture: bool,
@@ -56,7 +63,7 @@ def inspect_cmd(
     if root is not None:
         with scan_progress(cons) as progress:
             listing = run_root(path, root, request.limits, progress)
-        if as_json:
+        if fmt == "json":
             from sesstool.core.jsonline import dumps_pretty
             from sesstool.render.jsonout import root_doc
 
@@ -68,7 +75,7 @@ def inspect_cmd(
         return
     with scan_progress(cons) as progress:
         report = run_inspect(request, progress)
-    if as_json:
+    if fmt == "json":
         write_inspect_json(report, sys.stdout.buffer)
     else:
         from sesstool.render.inspect_view import render_inspect  # rich: human view only

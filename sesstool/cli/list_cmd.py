@@ -7,17 +7,17 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, limit_options, limits_from
+from sesstool.cli.options import LOG_PATH, consoles, format_options, limit_options, limits_from
 from sesstool.cli.talk import talk_options
 
 
 @click.command("list")
-@click.argument("root")
-@click.option("--json", "as_json", is_flag=True, help="Print the listing as one JSON document.")
+@click.argument("root", type=LOG_PATH)
+@format_options("text", "json", help="text: one line per log; json: one JSON document.")
 @limit_options
 @talk_options
 @click.pass_context
-def list_cmd(ctx: click.Context, /, root: str, as_json: bool, **kwargs: Any) -> None:
+def list_cmd(ctx: click.Context, /, root: str, fmt: str, **kwargs: Any) -> None:
     """List the session logs under ROOT: id, cwd, version, verdict, size, last time.
 
     ROOT is a directory in a dialect's root layout, e.g. a Claude Code home (``~/.claude``,
@@ -29,7 +29,7 @@ def list_cmd(ctx: click.Context, /, root: str, as_json: bool, **kwargs: Any) -> 
     from sesstool.render.list_view import list_doc, render_list
 
     report = run_list(ListRequest(root, limits_from(kwargs)))
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(list_doc(report)) + b"\n")
     else:
         render_list(report, consoles(ctx).out)

@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import LOG_PATH, as_encoding, consoles, limit_options, limits_from, write_options
 from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
 @click.command("migrate")
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @click.option(
     "--to",
     "to",
@@ -43,7 +43,7 @@ def migrate_cmd(
     encoding: str | None,
     repair_first: bool,
     dry_run: bool,
-    as_json: bool,
+    fmt: str,
     **kwargs: Any,
 ) -> None:
     """Upgrade a session log through v0→v1→…→v4 into a new generation; the old one is kept.
@@ -62,7 +62,7 @@ def migrate_cmd(
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
         report = run_migrate(request, progress)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(migrate_doc(report)) + b"\n")
     else:
         render_migrate(report, cons.out)

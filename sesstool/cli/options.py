@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
+from click.shell_completion import CompletionItem
 
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.physical import Encoding
@@ -37,6 +39,25 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
         if size <= 0:
             self.fail("size must be positive", param, ctx)
         return size
+
+
+class LogPath(click.ParamType):  # type: ignore[type-arg]
+    """A log, session directory or root as given: the shell completes file names (issue 15
+    item 3), nothing is checked here — the engine says what is wrong with a path, with its own
+    exit status — and ``-`` (standard input) or a URL passes through unchanged."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        return [CompletionItem(incomplete, type="file")]
+
+
+LOG_PATH = LogPath()
 
 
 class DialectChoice(click.Choice):  # type: ignore[type-arg]
@@ -106,12 +127,47 @@ def limits_from(kwargs: dict[str, Any]) -> ReadLimits:
     )
 
 
-def write_options(default_output: str, dry_run_shows: str = "the plan") -> Callable[[F], F]:
-    """``-o/--output``, ``--encoding``, ``--dry-run`` and ``--json``: shared by every command that
-    publishes a file (DESIGN §3 "Where write commands put their output")."""
+def format_options(
+    *formats: str, default: str = "text", help: str = "", no_json: str | None = None
+) -> Callable[[F], F]:
+    """``--format`` with the formats that make sense for the command and ``--json``, the alias of
+    ``--format json`` (issue 15 item 2); the command receives the chosen format as ``fmt``. A
+    command without a JSON output names, in ``no_json``, where that JSON is instead."""
 
     def decorate(func: F) -> F:
-        func = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")(
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            as_json = kwargs.pop("as_json", False)
+            fmt = kwargs.pop("fmt")
+            if as_json and no_json is not None:
+                raise click.UsageError(f"--json: {no_json}")
+            if as_json and fmt not in (None, "json"):
+                raise click.UsageError(f"--json means --format json; it contradicts --format {fmt}")
+            kwargs["fmt"] = "json" if as_json else fmt or default
+            return func(*args, **kwargs)
+
+        alias = "Same as --format json." if no_json is None else f"Not available: {no_json}."
+        decorated = click.option("--json", "as_json", is_flag=True, help=alias)(command)
+        decorated = click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(formats),
+            default=None,
+            show_default=default,
+            help=help or "Output format.",
+        )(decorated)
+        return cast(F, decorated)
+
+    return decorate
+
+
+def write_options(default_output: str, dry_run_shows: str = "the plan") -> Callable[[F], F]:
+    """``-o/--output``, ``--encoding``, ``--dry-run`` and ``--format text|json`` (``--json``):
+    shared by every command that publishes a file (DESIGN §3 "Where write commands put their
+    output")."""
+
+    def decorate(func: F) -> F:
+        func = format_options("text", "json", help="text: a summary for people; json: one JSON document.")(
             func
         )
         func = click.option("--dry-run", is_flag=True, help=f"Print {dry_run_shows}; write nothing.")(func)

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import LOG_PATH, as_encoding, consoles, limit_options, limits_from, write_options
 from sesstool.cli.talk import talk_options
 
 
 @click.command("redact")
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @write_options("<stem>.redacted.jsonl[.zstd] beside the source", "what would be replaced")
 @limit_options
 @talk_options
@@ -24,7 +24,7 @@ def redact_cmd(
     output: str | None,
     encoding: str | None,
     dry_run: bool,
-    as_json: bool,
+    fmt: str,
     **kwargs: Any,
 ) -> None:
     """Write a copy of a session log with every credential-shaped value (API keys, tokens,
@@ -43,7 +43,7 @@ def redact_cmd(
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
         report = run_redact(request, progress)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(redact_doc(report)) + b"\n")
     else:
         render_redact(report, cons.out)

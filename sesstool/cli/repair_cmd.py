@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import LOG_PATH, as_encoding, consoles, limit_options, limits_from, write_options
 from sesstool.cli.talk import talk_options
 
 
 @click.command("repair")
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @click.option(
     "--salvage",
     is_flag=True,
@@ -34,7 +34,7 @@ def repair_cmd(
     encoding: str | None,
     dry_run: bool,
     salvage: bool,
-    as_json: bool,
+    fmt: str,
     **kwargs: Any,
 ) -> None:
     """Write a balanced copy of an interrupted or torn session log; the source is never touched.
@@ -54,7 +54,7 @@ def repair_cmd(
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
         report = run_repair(request, progress)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(repair_doc(report)) + b"\n")
     else:
         render_repair(report, cons.out)

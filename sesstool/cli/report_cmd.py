@@ -7,12 +7,19 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    consoles,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
 from sesstool.cli.talk import talk_options
 
 
 @click.command("report")
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @click.option(
     "-o",
     "--output",
@@ -21,13 +28,26 @@ from sesstool.cli.talk import talk_options
     help="Write the page to this file (must not exist; published like every file sesstool "
     "writes). Default: standard output.",
 )
+@format_options(
+    "html",
+    default="html",
+    help="html: one self-contained page (the only format).",
+    no_json="report writes an HTML page; the same facts as JSON: sesstool inspect --json",
+)
 @click.option("--redact", is_flag=True, help="Replace credential-shaped values with stable tokens.")
 @fixture_option
 @limit_options
 @talk_options
 @click.pass_context
 def report_cmd(
-    ctx: click.Context, /, path: str, output: str | None, redact: bool, fixture: bool, **kwargs: Any
+    ctx: click.Context,
+    /,
+    path: str,
+    output: str | None,
+    fmt: str,
+    redact: bool,
+    fixture: bool,
+    **kwargs: Any,
 ) -> None:
     """Write an HTML report of a log: verdict and findings, a timeline drawn to scale, the
     conversation a resume would see, and what a repair would append.
@@ -40,6 +60,7 @@ def report_cmd(
     from sesstool.render.progress import scan_progress
     from sesstool.render.report_html import render_html
 
+    del fmt  # html, the only format
     cons = consoles(ctx)
     request = ReportRequest(path, limits_from(kwargs), fixture, redact)
     with scan_progress(cons) as progress:

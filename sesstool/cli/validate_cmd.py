@@ -7,21 +7,29 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    consoles,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
 from sesstool.cli.talk import talk_options
 from sesstool.core.errors import ExitStatus
 from sesstool.core.rules import Severity
 
 
 @click.command("validate")
-@click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github", "junit", "sarif"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
+@click.argument("paths", nargs=-1, required=True, type=LOG_PATH)
+@format_options(
+    "text",
+    "json",
+    "github",
+    "junit",
+    "sarif",
+    help="text: per file and finding; json: one JSON document; github: workflow annotations; "
+    "junit: JUnit XML; sarif: SARIF 2.1.0.",
 )
 @click.option(
     "--fail-on",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
+from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc, verdict_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
 from sesstool.core.request import envelope_document
@@ -47,11 +47,7 @@ def scan_summary(r: ScanReport) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "header": s.header.raw if s.header is not None else None,
         "version": s.version if s.version is not None else s.version_label,
-        "verdict": {
-            "verdict": s.verdict,
-            "reason": s.verdict_reason,
-            "address": address_doc(s.verdict_address),
-        },
+        "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
     }
     doc.update(r.dialect.inspect_body(s))
     doc["tail"] = {
@@ -176,7 +172,7 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
             {
                 "path": fr.path,
                 "error": None,
-                "verdict": s.verdict,
+                "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
                 "version": s.version if s.version is not None else s.version_label,
                 "encoding": fr.report.source.encoding,
                 "events": s.stats.events,

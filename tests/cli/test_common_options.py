@@ -3,6 +3,10 @@ group and on every subcommand, and mean the same in both places (the subcommand'
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 
 from sesstool.cli.main import COMMANDS
@@ -64,3 +68,59 @@ def test_no_progress_and_quiet_change_nothing_on_stdout(sesstool: Sesstool, comm
             continue  # validate -q also trims the text report (tested above)
         other = sesstool(*command, flag, CRASHED)
         assert (other.exit_code, other.stdout) == (plain.exit_code, plain.stdout), flag
+
+
+V0 = FIXTURES / "dsh" / "v0-tiny" / "session.jsonl"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["inspect"],
+        ["validate"],
+        ["derive"],
+        ["repair", "--dry-run"],
+        ["migrate", "--dry-run"],
+        ["fork", "--dry-run", "--at", "31", "--id", "child"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_json_is_format_json(sesstool: Sesstool, command: list[str], tmp_path: Path) -> None:
+    source = tmp_path / "session.jsonl"
+    log = "clean-multiturn" if command[0] == "fork" else "crash-dangling-call"
+    shutil.copy(FIXTURES / "dsh" / log / "session.jsonl", source)
+    as_json = sesstool(*command, "--json", str(source))
+    as_format = sesstool(*command, "--format", "json", str(source))
+    assert as_json.exit_code == as_format.exit_code and as_json.exit_code in (0, 1), as_json.stderr
+    if command[0] == "fork":  # the child's header carries the time of the run: same document shape
+        a, b = json.loads(as_json.stdout), json.loads(as_format.stdout)
+        assert a.keys() == b.keys() and a["output"] == b["output"]
+    else:
+        assert as_json.stdout == as_format.stdout
+    assert json.loads(as_json.stdout)["schema_version"] == 1
+    clash = sesstool(*command, "--json", "--format", "text", str(source))
+    assert clash.exit_code == 2 and "contradicts --format text" in clash.stderr
+
+
+def test_write_commands_take_format_text(sesstool: Sesstool, tmp_path: Path) -> None:
+    source = tmp_path / "session.jsonl"
+    shutil.copy(V0, source)
+    result = sesstool("migrate", "--dry-run", "--format", "text", str(source))
+    assert result.exit_code == 0 and not result.stdout.lstrip().startswith("{")
+
+
+def test_report_has_no_json_and_says_where_it_is(sesstool: Sesstool) -> None:
+    result = sesstool("report", "--json", CRASHED)
+    assert result.exit_code == 2 and "inspect --json" in result.stderr
+    assert sesstool("report", "--format", "html", CRASHED).stdout.startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(
+    "log", ["crash-dangling-call/session.jsonl", "seq-gap/session.jsonl", "v4-tiny/session.v4.jsonl"]
+)
+def test_one_verdict_shape_in_inspect_and_validate(sesstool: Sesstool, log: str) -> None:
+    path = str(FIXTURES / "dsh" / log)
+    inspected = json.loads(sesstool("inspect", "--json", path).stdout)["verdict"]
+    validated = json.loads(sesstool("validate", "--json", path).stdout)["files"][0]["verdict"]
+    assert inspected == validated
+    assert set(inspected) == {"verdict", "reason", "address"} and isinstance(inspected["verdict"], str)

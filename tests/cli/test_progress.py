@@ -51,7 +51,9 @@ class Terminal:
         return seen
 
 
-def run_in_terminal(args: list[str], cwd: Path, columns: int = 60, env: dict[str, str] | None = None) -> Terminal:
+def run_in_terminal(
+    args: list[str], cwd: Path, columns: int = 60, env: dict[str, str] | None = None
+) -> Terminal:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS")}
@@ -113,9 +115,9 @@ def test_migrate_draws_one_named_bar_per_phase_within_60_columns(tmp_path: Path,
             assert not row.strip() or BAR.match(row), (row, screen)
     # while write runs, the scan bar above it is complete
     during_write = [s for s in term.screens if any(r.startswith("write") for r in s)]
-    assert during_write and all(
-        "100%" in r for s in during_write for r in s if r.startswith("scan")
-    ), during_write[-1]
+    assert during_write and all("100%" in r for s in during_write for r in s if r.startswith("scan")), (
+        during_write[-1]
+    )
     assert term.screens[-1] == [" " * 60] * 24  # transient: nothing is left on the screen
     assert b"migrated" in term.stdout
 

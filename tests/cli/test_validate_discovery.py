@@ -47,6 +47,8 @@ def test_directory_walk_finds_zst_and_upper_case_suffixes(sesstool: Sesstool, tm
     doc = json.loads(result.stdout)
     files = {Path(f["path"]).name: f for f in doc["files"]}
     assert sorted(files) == ["a.jsonl.zst", "b.JSONL", "c.Jsonl.ZSTD", "d.JSONL.ZST"]
-    assert [files[n]["verdict"] for n in ("a.jsonl.zst", "b.JSONL", "c.Jsonl.ZSTD")] == ["clean"] * 3
-    assert files["d.JSONL.ZST"]["verdict"] == "corrupt"
+    assert [files[n]["verdict"]["verdict"] for n in ("a.jsonl.zst", "b.JSONL", "c.Jsonl.ZSTD")] == [
+        "clean"
+    ] * 3
+    assert files["d.JSONL.ZST"]["verdict"]["verdict"] == "corrupt"
     assert result.exit_code == 1  # the corrupt one fails the run: it was really checked

@@ -76,7 +76,7 @@ def test_fleet_validate_equals_single_file_validate(
         assert row.exit == code, rel(path)
         assert row.status == ("findings" if code == 1 else "ok")
         assert (row.verdict, row.version, row.events) == (
-            single["verdict"],
+            single["verdict"]["verdict"],
             single["version"],
             single["events"],
         )
