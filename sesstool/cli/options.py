@@ -183,7 +183,9 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
             type=click.Path(dir_okay=False),
             default=None,
             callback=_output_path,
-            help=f"Output file (must not exist). Default: {default_output}.",
+            help=f"Output file (must not exist, or already hold exactly what this run writes). "
+            f"Default: {default_output}. Neither -o nor PATH may be '-': a write command publishes "
+            "a file beside a source file it checks is cold and unchanged.",
         )(func)
         return func
 

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sesstool.core.errors import InputError
+from sesstool.core.errors import UsageError
 from sesstool.store.generations import generations
 from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
 from sesstool.store.publish import FileIdentity
@@ -33,11 +33,20 @@ class ColdSource:
         assert_cold(self.path, self.identity)
 
 
+# Why a write command takes no standard input (docs/format.md "Standard input and output").
+STDIN_REFUSED = (
+    "needs a file or session directory, not standard input ('-'): it publishes a new file beside "
+    "its source after checking that the source is cold and unchanged, and a stream has no place, "
+    "lock or identity; save the stream to a file first (read commands take '-')"
+)
+
+
 def resolve_source(arg: str, command: str) -> Path:
     """The regular file to rewrite; every OSError on the way (an unsearchable parent, a link
-    loop, ENOENT) and every non-regular file (FIFO, device) is an exit-3 InputError."""
+    loop, ENOENT) and every non-regular file (FIFO, device) is an exit-3 InputError. ``-`` is a
+    usage error (exit 2, issue 15 item 5): see ``STDIN_REFUSED``."""
     if arg == "-":
-        raise InputError(f"{command} needs a file or session directory, not standard input")
+        raise UsageError(f"{command} {STDIN_REFUSED}")
     return regular_source(arg)
 
 

@@ -36,6 +36,7 @@ from sesstool.core.fork_plan import (
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.dialects.base import Dialect, ForkInput
+from sesstool.engine.cold import STDIN_REFUSED
 from sesstool.engine.scan import Progress, ScanReport, run_scan
 from sesstool.engine.write import first_error, gate, phased, rescan
 from sesstool.store.digest import sha256_file
@@ -163,7 +164,7 @@ def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str | Path]:
     """(source file, its identity, what to scan: the path as given, or the generation file a
     directory resolved to)."""
     if request.path == "-":
-        raise UsageError("fork needs a session file or directory, not standard input")
+        raise UsageError(f"fork {STDIN_REFUSED}")
     if request.child_id is not None and request.child_id == "":
         raise UsageError("--id must not be empty")
     try:

@@ -145,11 +145,13 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
     out_encoding: Encoding = request.encoding or source.report.source.encoding
-    target = (
-        Path(request.output)
-        if request.output
-        else source.path.parent / migrated_name(source.path, target_version, out_encoding)
-    )
+    name = migrated_name(source.path, target_version, out_encoding)
+    if closers:
+        # a repaired migration is not the plain one: its own name, as repair names its output
+        # (session.v4.repaired.jsonl), so `migrate --repair` after `migrate` does not collide
+        # with the generation already published (issue 15 item 12)
+        name = dialect.repaired_name(name, out_encoding == "zstd")
+    target = Path(request.output) if request.output else source.path.parent / name
     check_publication_name(target, target_version, out_encoding == "zstd")
     return replace(
         base,

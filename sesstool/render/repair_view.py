@@ -10,6 +10,7 @@ from rich.text import Text
 from sesstool.core.documents import SCHEMA_VERSION, defect_doc
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
+from sesstool.render.published import already
 
 
 def repair_doc(rep: RepairReport) -> dict[str, Any]:
@@ -49,7 +50,12 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "closers": list(plan.closers),
         }
     if rep.output is not None:
-        doc["output"] = {"path": str(rep.output.path), "size": rep.output.size, "sha256": rep.output.sha256}
+        doc["output"] = {
+            "path": str(rep.output.path),
+            "size": rep.output.size,
+            "sha256": rep.output.sha256,
+            "identical": rep.output.identical,
+        }
     if plan is not None and plan.salvage is not None:
         sv = plan.salvage
         doc["salvage"] = {
@@ -116,6 +122,6 @@ def render_repair(rep: RepairReport, console: Console) -> None:
     else:
         console.print("  appended  nothing: every turn was already closed")
     if rep.output is not None:
-        console.print(f"  output    {rep.output.size} bytes, sha256 {rep.output.sha256}")
+        console.print(f"  output    {already(rep.output)}{rep.output.size} bytes, sha256 {rep.output.sha256}")
     for note in rep.notes:
         console.print(Text(f"  note      {safe_line(note)}", style="yellow"))

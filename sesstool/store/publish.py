@@ -120,6 +120,8 @@ class Published:
     path: Path
     size: int
     sha256: str
+    # the target already held exactly these bytes (a re-run): nothing was linked, nothing changed
+    identical: bool = False
 
 
 class Sink(Protocol):
@@ -238,8 +240,12 @@ def _refuse_early(target: Path) -> None:
     except OSError as exc:
         raise _refusal("checking the target", target, exc) from exc
     else:
-        kind = "a symbolic link (not followed)" if stat.S_ISLNK(st.st_mode) else "a file"
-        raise WriteRefusedError(f"target exists: {target} is already {kind}; sesstool never overwrites")
+        if not stat.S_ISREG(st.st_mode):  # a regular file may hold what this run writes: compared at link
+            kind = "a symbolic link (not followed)" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+            raise WriteRefusedError(
+                f"target exists: {target} is {kind}; sesstool never overwrites: "
+                "name another output with -o PATH"
+            )
     directory = target.parent
     try:
         dst = os.stat(directory)
@@ -318,9 +324,10 @@ class _Publication:
             self._verify(verify, written)
             if source is not None and source_identity is not None:
                 _check_source(source, source_identity)
-            self._link()
-            with _refusing("fsync of the directory after link", self.target.parent):
-                os.fsync(self.dir_fd)
+            identical = self._link()
+            if not identical:
+                with _refusing("fsync of the directory after link", self.target.parent):
+                    os.fsync(self.dir_fd)
             with _signals_held(), _refusing("removing the temporary file", self.tmp_path):
                 os.unlink(self.tmp_name, dir_fd=self.dir_fd)
                 self.tmp_present = False
@@ -335,7 +342,7 @@ class _Publication:
                 with suppress(OSError):
                     os.close(self.anchor)
                 self.anchor = -1
-        return Published(self.target, sink.size, sink.sha256)
+        return Published(self.target, sink.size, sink.sha256, identical)
 
     def _stage(self, produce: Callable[[Sink], None]) -> tuple[_FdSink, FileIdentity]:
         with _signals_held():
@@ -396,9 +403,12 @@ class _Publication:
                 f"({'; '.join(changes)})"
             )
 
-    def _link(self) -> None:
+    def _link(self) -> bool:
+        """Link the verified temp to the final name; True when the name already held exactly
+        these bytes (nothing linked: the re-run of a write command, issue 15 item 12)."""
         with _signals_held():
-            self._link_name()
+            if not self._link_name():
+                return True
         with _refusing("stat of the final name", self.target):
             st = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
         if (st.st_dev, st.st_ino) != self.ours:
@@ -406,8 +416,9 @@ class _Publication:
                 f"{self.target} does not hold the verified file: the temporary name was "
                 "replaced just before link"
             )
+        return False
 
-    def _link_name(self) -> None:
+    def _link_name(self) -> bool:
         try:
             os.link(
                 self.tmp_name,
@@ -417,9 +428,12 @@ class _Publication:
                 follow_symlinks=False,
             )
         except FileExistsError as exc:
+            if self._target_holds_the_same_bytes():
+                return False
             raise WriteRefusedError(
-                f"target exists: {self.target} appeared while the new file was being written; "
-                "nothing was overwritten"
+                f"target exists: {self.target} does not hold what this run wrote (it held other "
+                "bytes, or appeared meanwhile); sesstool never overwrites: name another output "
+                "with -o PATH"
             ) from exc
         except OSError as exc:
             if exc.errno in _NO_HARD_LINKS:
@@ -431,6 +445,33 @@ class _Publication:
                 ) from exc
             raise _refusal("link to the final name", self.target, exc) from exc
         self.linked = True
+        return True
+
+    def _target_holds_the_same_bytes(self) -> bool:
+        """The existing final name is a regular file (not followed) byte-identical to the temp."""
+        try:
+            fd = os.open(self.name, _ANCHOR_FLAGS, dir_fd=self.dir_fd)
+        except OSError:
+            return False
+        try:
+            st, ours = os.fstat(fd), os.fstat(self.anchor)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != ours.st_size:
+                return False
+            offset = 0
+            while True:
+                mine, theirs = (
+                    os.pread(self.anchor, _BUFFER_BYTES, offset),
+                    os.pread(fd, _BUFFER_BYTES, offset),
+                )
+                if mine != theirs:
+                    return False
+                if not mine:
+                    return True
+                offset += len(mine)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
 
     def _cleanup(self, exc: BaseException) -> None:
         if self.fd >= 0:
