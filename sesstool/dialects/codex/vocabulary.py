@@ -79,6 +79,15 @@ def cli_version(text: object) -> tuple[int, int, int] | None:
     return int(match.group(1)), int(match.group(2)), int(match.group(3))
 
 
+# the rollout's token_count total_token_usage keys, as core.model.Usage fields (in JSON order)
+USAGE_KEYS = {
+    "input_tokens": "input_tokens",
+    "cache_read_tokens": "cached_input_tokens",
+    "output_tokens": "output_tokens",
+    "reasoning_tokens": "reasoning_output_tokens",
+    "total_tokens": "total_tokens",
+}
+
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 RULES: tuple[Rule, ...] = (
