@@ -58,6 +58,7 @@ def report_cmd(
     from sesstool.engine.report import ReportRequest, run_report
     from sesstool.engine.report_file import write_report
     from sesstool.render.progress import scan_progress
+    from sesstool.render.published import already
     from sesstool.render.report_html import render_html
 
     del fmt  # html, the only format
@@ -70,7 +71,9 @@ def report_cmd(
         sys.stdout.buffer.write(page)
     else:
         published = write_report(output, page)
-        cons.err.print(f"wrote {published.path} ({published.size} bytes, sha256 {published.sha256})")
+        cons.err.print(
+            f"{already(published)}wrote {published.path} ({published.size} bytes, sha256 {published.sha256})"
+        )
     if report.redactions:
         counts = ", ".join(f"{kind} {n}" for kind, n in report.redactions)
         cons.err.print(f"redacted: {counts}")
