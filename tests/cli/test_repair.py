@@ -152,9 +152,14 @@ def test_second_run_never_overwrites(sesstool: Sesstool, tmp_path: Path) -> None
     first = repair_json(sesstool, str(src))
     out = Path(first["output"]["path"])
     content = out.read_bytes()
+    # the same output again: already there, nothing linked (issue 15 item 12)
     second = sesstool("repair", str(src))
-    assert second.exit_code == 6 and "never overwrites" in second.stderr
+    assert second.exit_code == 0 and "already published, identical" in second.stdout
     assert out.read_bytes() == content
+    out.write_bytes(content + b"\n")  # other bytes under the name: never overwritten
+    third = sesstool("repair", str(src))
+    assert third.exit_code == 6 and "never overwrites" in third.stderr
+    assert out.read_bytes() == content + b"\n"
 
 
 def test_dry_run_writes_nothing(sesstool: Sesstool, tmp_path: Path) -> None:
