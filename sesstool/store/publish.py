@@ -260,6 +260,33 @@ def _refuse_early(target: Path) -> None:
         raise WriteRefusedError(f"target directory is not writable: {directory}")
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it (Linux: /proc/self/status; elsewhere it is set
+    and restored at once, which a thread creating a file at that instant could observe)."""
+    try:
+        with open("/proc/self/status", "rb") as status:  # read-only: the publisher writes nothing here
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def copy_mode(source: Path) -> int:
+    """A write command's output mode (issue 15 item 14): the source's read/write bits masked by
+    the umask, as cp(1) gives a copy — never more open than the source nor than the umask
+    allows — plus owner read (the publisher reads the file back to verify it). A log holds
+    what an agent saw, credentials included: a copy must not widen who can read it."""
+    try:
+        bits = stat.S_IMODE(os.stat(source).st_mode)
+    except OSError:
+        return 0o600
+    return (bits & 0o666 & ~current_umask()) | 0o400
+
+
 def publish(
     target: Path,
     produce: Callable[[Sink], None],
@@ -267,7 +294,7 @@ def publish(
     verify: Callable[[Path], None],
     source: Path | None = None,
     source_identity: FileIdentity | None = None,
-    mode: int = 0o600,
+    mode: int | None = None,
 ) -> Published:
     """Create ``target`` from what ``produce`` writes, atomically and without overwriting.
 
@@ -275,7 +302,10 @@ def publish(
     given it must still match ``source_identity`` (taken now if omitted; pass the identity from
     before the read). On any failure nothing is left behind: no temporary file and no final
     name. Write failures raise WriteRefusedError; the producer's own exceptions propagate.
+    ``mode`` defaults to ``copy_mode(source)``, or 0600 without a source.
     """
+    if mode is None:
+        mode = copy_mode(source) if source is not None else 0o600
     if mode & ~0o777:
         raise ValueError(f"mode must be permission bits only, got {mode:#o}")
     if source_identity is not None and source is None:
