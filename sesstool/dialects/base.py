@@ -54,9 +54,10 @@ class RootLayout:
 
     ``suffixes`` are the file-name endings that make a file a log of this dialect when a
     directory is walked (``validate DIR`` keeps the files ending in any registered dialect's
-    suffix). ``patterns`` are glob patterns relative to a root (``"--*--/*/session.v*.jsonl*"``,
-    ``"sessions/*/*/*/rollout-*.jsonl*"``): declared for a command that lists a root; none does
-    yet.
+    suffix, in any case). ``patterns`` are glob patterns relative to a root
+    (``"--*--/*/session.v*.jsonl*"``, ``"sessions/*/*/*/rollout-*.jsonl*"``): a directory with
+    files matching them is that dialect's root (``store.paths.classify_path``), listed by
+    ``list ROOT`` / ``inspect ROOT``.
     """
 
     patterns: tuple[str, ...]

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
-from sesstool.core.humanize import fmt_duration, fmt_time, plural
+from sesstool.core.humanize import fmt_duration, fmt_time, iso_time, plural
 from sesstool.core.model import ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
@@ -57,6 +57,10 @@ class EnvelopeDialect(Dialect):
         return problems
 
     # -- presentation ---------------------------------------------------------------------------
+
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        cwd = scan.header.cwd if scan.header is not None else None
+        return {"cwd": cwd, "last_time": iso_time(scan.stats.time.last)}
 
     def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
         st = scan.stats

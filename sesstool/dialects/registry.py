@@ -44,6 +44,17 @@ def by_name(name: str) -> Dialect:
     raise UsageError(f"unknown dialect {name!r}: sesstool reads {', '.join(names())}")
 
 
+def layouts() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(name, root patterns)`` of every dialect with a root layout (the store walks them)."""
+    return tuple((d.name, d.layout.patterns) for d in DIALECTS if d.layout.patterns)
+
+
+def log_suffixes() -> tuple[str, ...]:
+    """The file-name endings of a log of any registered dialect (``Dialect.layout``), lower
+    case (a directory walk matches them in any case)."""
+    return tuple(sorted({s.lower() for d in DIALECTS for s in d.layout.suffixes}))
+
+
 def forced(name: str) -> Dialect | None:
     """The dialect ``--dialect NAME`` forces; None for ``auto``."""
     return None if name == AUTO else by_name(name)

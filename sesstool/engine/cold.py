@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sesstool.core.errors import InputError
-from sesstool.store.generations import generations
 from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
+from sesstool.store.paths import is_session_dir
 from sesstool.store.publish import FileIdentity
-from sesstool.store.source import open_error, regular_source
+from sesstool.store.source import regular_source
 
 
 @dataclass(slots=True)
@@ -44,11 +44,7 @@ def resolve_source(arg: str, command: str) -> Path:
 def cold_session(arg: str, command: str) -> Iterator[ColdSource]:
     path = resolve_source(arg, command)
     notes: list[str] = []
-    try:
-        in_session_dir = bool(generations(path.parent))
-    except OSError as err:
-        raise open_error(path.parent, err) from None
-    if in_session_dir:
+    if is_session_dir(path.parent):
         with session_lock(path.parent, create=True) as lock:
             if lock.warning:
                 notes.append(lock.warning)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import glob
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from sesstool.core.errors import InputError
 from sesstool.core.options import ScanOptions
@@ -13,6 +10,7 @@ from sesstool.core.rules import Severity
 from sesstool.dialects import registry
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
+from sesstool.store.paths import glob_matches, is_directory, is_glob, walk_logs
 from sesstool.store.source import ReadLimits
 
 
@@ -49,28 +47,21 @@ class ValidateReport:
         return any(f.failing(self.fail_on) for f in self.files)
 
 
-def log_suffixes() -> tuple[str, ...]:
-    """The file-name endings of a log of any registered dialect (``Dialect.layout``)."""
-    return tuple(sorted({s for d in registry.DIALECTS for s in d.layout.suffixes}))
-
-
 def expand_paths(args: tuple[str, ...]) -> list[str]:
-    """Files as given; directories walked for *.jsonl[.zstd] (sorted); unexpanded globs expanded.
+    """Files as given; directories walked for logs (``store.paths.walk_logs``: a registered
+    suffix in any case, sorted); unexpanded globs expanded.
 
     In a directory every log file counts (a fixture tree), not just the highest generation.
     """
     out: list[str] = []
     for arg in args:
-        if arg != "-" and any(ch in arg for ch in "*?[") and not os.path.exists(arg):
-            matches = sorted(glob.glob(arg, recursive=True))
+        if is_glob(arg):
+            matches = glob_matches(arg)
             if not matches:
                 out.append(arg)  # reported as unreadable: a glob that matched nothing
             out.extend("./-" if m == "-" else m for m in matches)  # a file named -, not stdin
-        elif arg != "-" and os.path.isdir(arg):
-            found = sorted(
-                str(p) for p in Path(arg).rglob("*") if p.is_file() and p.name.endswith(log_suffixes())
-            )
-            out.extend(found)
+        elif is_directory(arg):
+            out.extend(walk_logs(arg, registry.log_suffixes()))
         else:
             out.append(arg)
     return list(dict.fromkeys(out))

@@ -8,10 +8,8 @@ from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
 from sesstool.core.request import envelope_document
-from sesstool.core.rules import Severity
 from sesstool.engine.derive import DeriveReport
 from sesstool.engine.inspect import InspectReport
-from sesstool.engine.roots import RootReport
 from sesstool.engine.scan import ScanReport
 from sesstool.engine.validate import ValidateReport
 
@@ -79,33 +77,6 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     if s.timeline is not None:
         doc["timeline"] = [timeline_entry(e) for e in s.timeline]
     return doc
-
-
-def root_doc(rep: RootReport) -> dict[str, Any]:
-    """inspect ROOT: one entry per log of the root."""
-    logs = []
-    for sr in rep.logs:
-        s = sr.scan
-        logs.append(
-            {
-                "path": sr.source.display,
-                "verdict": s.verdict,
-                "session": s.session_id,
-                "version": s.version,
-                "version_label": s.version_label,
-                "events": s.stats.events,
-                "encoding": sr.source.encoding,
-                "findings": {sev.label: sum(1 for f in s.findings if f.severity is sev) for sev in Severity},
-                "pending_calls": [p.call_id for p in s.open.pending],
-            }
-        )
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "command": "inspect",
-        "root": rep.root,
-        "dialect": rep.dialect.name,
-        "logs": logs,
-    }
 
 
 def timeline_entry(e: TimelineEntry) -> dict[str, Any]:

@@ -141,7 +141,8 @@ def test_codex_home_listing(sesstool: Sesstool) -> None:
     assert listing.exit_code == 0, listing.stderr
     _check(CODEX / "home" / "expected" / "inspect.txt", listing.stdout)
     doc = sesstool("inspect", "--json", home)
-    assert [entry["verdict"] for entry in json.loads(doc.stdout)["logs"]] == ["clean", "interrupted", "clean"]
+    verdicts = [entry["verdict"] for entry in json.loads(doc.stdout)["sessions"]]
+    assert verdicts == ["clean", "interrupted", "clean"]  # newest first
     _check(CODEX / "home" / "expected" / "inspect.json", doc.stdout)
     checked = sesstool("validate", "--format", "json", home)
     assert checked.exit_code == 0, checked.stderr

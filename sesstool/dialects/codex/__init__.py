@@ -130,6 +130,10 @@ class CodexDialect(Dialect):
     def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
         return {"codex": inspect_document(scan.facts)}
 
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        facts: CodexFacts = scan.facts
+        return {"cwd": facts.cwd, "last_time": facts.last_time}
+
 
 DIALECT = CodexDialect()
 __all__ = ["DIALECT", "CodexDialect"]
