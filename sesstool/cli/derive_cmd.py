@@ -52,8 +52,8 @@ def derive_cmd(
 ) -> None:
     """Print the message list a resumed model would see (spec §5).
 
-    Exit 3 on a corrupt log, 4 on an unsupported one; a torn or interrupted log derives its
-    committed events.
+    Exit 3 on a corrupt log, 4 on an unsupported one or a file that is not a session log; a
+    torn or interrupted log derives its committed events.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
     from sesstool.engine.derive import DeriveRequest, run_derive

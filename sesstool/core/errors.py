@@ -81,6 +81,12 @@ class UnsupportedError(SesstoolError):
     exit_status = ExitStatus.UNSUPPORTED
 
 
+class NotASessionLog(UnsupportedError):
+    """The input is not a session log of any dialect sesstool reads (or not of the one
+    ``--dialect`` names): a binary, a compressed file, a JSON document… (exit 4, issue 15 item 9;
+    docs/format.md "Not a session log")."""
+
+
 class LiveSessionError(SesstoolError):
     """A live writer may still be appending to the session (exit 5)."""
 

@@ -8,14 +8,20 @@ Detection reads the first record (the first line that decodes): every dialect sc
 (``Dialect.detect``), the highest score wins, and a tie or an all-zero score falls to the
 first dialect listed (``DIALECTS[0]``, dsh: its scanner then reports what is wrong with the
 header). ``--dialect NAME`` skips detection.
+
+Before any of that, a file that is not a session log is refused (``NotASessionLog``, exit 4):
+its first bytes or first line say it is something else (``core.looks_like``), its first record
+is JSON that no dialect recognises and no envelope event either, or — with ``--dialect`` — it
+is recognised as another dialect's log (docs/format.md "Not a session log").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sesstool.core.errors import UsageError
+from sesstool.core.errors import NotASessionLog, UsageError
 from sesstool.core.jsonline import LineError, loads
+from sesstool.core.looks_like import first_line_kind, signature
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
@@ -70,6 +76,47 @@ def detect(first: Any) -> Dialect:
     return best
 
 
+_NOT_DECODED = object()
+
+
+def not_a_log(line: bytes, forced: Dialect | None, max_depth: int) -> str | None:
+    """Why a log whose first complete line is ``line`` is not a session log — of any dialect,
+    or of ``forced`` (``--dialect``) — as "it is/looks like …" text; None when it may be one
+    (perhaps a damaged one: its findings then say so). See ``core.looks_like``."""
+    first = _first_record_or(line, max_depth, _NOT_DECODED)
+    decoded = first is not _NOT_DECODED
+    what = first_line_kind(line, decoded, first)
+    if what is not None:
+        return f"it looks like {what}"
+    if not decoded:
+        return None
+    best, score = DIALECTS[0], 0.0
+    for dialect in DIALECTS:
+        s = dialect.detect(first)
+        if s > score:
+            best, score = dialect, s
+    if forced is not None:
+        if score > 0 and best is not forced and forced.detect(first) == 0:
+            return f"it is a {best.title} log (drop --dialect, or use --dialect {best.name})"
+        return None
+    if score > 0 or _envelope_shaped(first):
+        return None  # a log of a dialect (perhaps without its header: the scanner reports it)
+    keys = ", ".join(repr(k[:40]) for k in list(first)[:6]) or "none"
+    return f"it is JSON Lines, but not any known agent's records (first record's keys: {keys})"
+
+
+def _envelope_shaped(obj: Any) -> bool:
+    """``{type, seq|time|data}``: an event of an envelope dialect, even without its header."""
+    return isinstance(obj.get("type"), str) and any(k in obj for k in ("seq", "time", "data"))
+
+
+def _first_record_or(line: bytes, max_depth: int, default: Any) -> Any:
+    try:
+        return loads(line, max_depth)
+    except LineError:
+        return default
+
+
 def _first_record(line: bytes, max_depth: int) -> Any:
     """The first line decoded as the scanner will decode it (None when it does not decode)."""
     try:
@@ -86,6 +133,8 @@ class DetectingScanner:
         self.path = path
         self.options = options
         self.dialect = dialect
+        self.forced = dialect
+        self._vetted = False
         self.inner: DialectScanner | None = dialect.scanner(path, options) if dialect is not None else None
         self._held: list[PhysicalIssue] = []
 
@@ -105,7 +154,23 @@ class DetectingScanner:
     def committed(self) -> int:
         return self.inner.committed if self.inner is not None else 0
 
+    def vet_head(self, head: bytes) -> None:
+        """Refuse a file whose first bytes are a known binary signature (a gzip file holds no
+        newline a line reader would split at: its first line never arrives)."""
+        what = signature(head)
+        if what is not None:
+            raise NotASessionLog(f"{self.path}: not a session log: it looks like {what}")
+
+    def _vet(self, line: bytes) -> None:
+        self._vetted = True
+        why = not_a_log(line, self.forced, self.options.max_depth)
+        if why is not None:
+            name = "a session log" if self.forced is None else f"a {self.forced.title} session log"
+            raise NotASessionLog(f"{self.path}: not {name}: {why}")
+
     def feed(self, item: Batch | PhysicalIssue) -> None:
+        if not self._vetted and type(item) is tuple and item[0] and item[2] == 1:
+            self._vet(item[0][0])
         inner = self.inner
         if inner is None:
             if type(item) is not tuple:

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sesstool.core.errors import InputError, SesstoolError
+from sesstool.core.errors import InputError, NotASessionLog, SesstoolError
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
 from sesstool.dialects import registry
 from sesstool.engine.scan import Progress, scan_source
 from sesstool.store.generations import generations
-from sesstool.store.paths import Group, PathClass, classify_path
+from sesstool.store.paths import Group, PathClass, classify_path, file_size
 from sesstool.store.source import ReadLimits
 
 
@@ -39,7 +39,7 @@ class SessionRow:
     cwd: str | None
     version: int | None
     version_label: str | None  # a version that is not a number (Claude Code, Codex CLI)
-    verdict: str  # a scan verdict, or "unreadable" (``error`` says why)
+    verdict: str  # a scan verdict, "not-a-log" or "unreadable" (``error`` says why)
     size: int | None
     last_time: str | None  # ISO 8601
     encoding: str | None = None
@@ -111,7 +111,9 @@ def _row(path: str, layout: str | None, limits: ReadLimits, progress: Progress |
     try:
         report = scan_source(path, ScanOptions(), read, progress)
     except SesstoolError as err:
-        return SessionRow(path, layout, None, None, None, None, "unreadable", None, None, error=err.message)
+        verdict = "not-a-log" if isinstance(err, NotASessionLog) else "unreadable"
+        why = err.message.removeprefix(f"{path}: ")  # the row names the path already
+        return SessionRow(path, layout, None, None, None, None, verdict, file_size(path), None, error=why)
     scan, dialect = report.scan, report.dialect
     facts = dialect.list_facts(scan)
     counts = tuple(sum(1 for f in scan.findings if f.severity is sev) for sev in Severity)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sesstool.core.errors import InputError
+from sesstool.core.errors import InputError, NotASessionLog
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
 from sesstool.dialects import registry
@@ -78,7 +78,7 @@ def run_validate(request: ValidateRequest, progress: Progress | None = None) -> 
         )
         try:
             report = scan_source(path, options, request.limits, progress)
-        except InputError as err:
+        except (InputError, NotASessionLog) as err:  # reported per file: the run goes on
             results.append(FileResult(path, None, err.message))
             continue
         results.append(FileResult(path, report, None))

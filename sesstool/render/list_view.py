@@ -54,10 +54,10 @@ def render_list(rep: ListReport, console: Console) -> None:
     )
     for r in rep.sessions:
         line = Text(f"{r.verdict:<12}", style=VERDICT_STYLE.get(r.verdict, "red"))
-        line.append(safe_line(f"{r.session_id or '?'}  {r.dialect or '?'} {r.version_text or '?'}  "))
         if r.error is not None:
             line.append(safe_line(r.error))
         else:
+            line.append(safe_line(f"{r.session_id or '?'}  {r.dialect or '?'} {r.version_text or '?'}  "))
             pending = f" · {plural(len(r.pending), 'pending call')}" if r.pending else ""
             line.append(
                 f"{r.size} bytes  last {safe_line(r.last_time or '?')}  {plural(r.lines, 'line')}"
