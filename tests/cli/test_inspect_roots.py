@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, UPDATE_GOLDENS, Sesstool
+from tests.conftest import FIXTURES, Sesstool
+from tests.golden.test_goldens import _check as check_golden
 
 EXPECTED = Path(__file__).parent / "expected"
 HOSTILE = "evil\x1b[2J\x07name.jsonl"
@@ -19,13 +20,7 @@ CLAUDE = FIXTURES / "claude" / "projects" / "text" / "0a388a4a-bad0-5697-b8a2-5c
 
 
 def _check(name: str, actual: str) -> None:
-    path = EXPECTED / name
-    if UPDATE_GOLDENS:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual)
-        return
-    assert path.exists(), f"missing golden {path.relative_to(ROOT)}: run make goldens"
-    assert actual == path.read_text(), f"output differs from {path.relative_to(ROOT)}"
+    check_golden(EXPECTED / name, actual)
 
 
 @pytest.fixture
