@@ -68,41 +68,54 @@ def forced(name: str) -> Dialect | None:
 
 def detect(first: Any) -> Dialect:
     """The dialect of a log whose first decoded record is ``first`` (see the module doc)."""
-    best, score = DIALECTS[0], 0.0
-    for dialect in DIALECTS:
-        s = dialect.detect(first)
-        if s > score:
-            best, score = dialect, s
-    return best
+    return _best(first)[0]
 
 
 _NOT_DECODED = object()
 
 
-def not_a_log(line: bytes, forced: Dialect | None, max_depth: int) -> str | None:
-    """Why a log whose first complete line is ``line`` is not a session log — of any dialect,
-    or of ``forced`` (``--dialect``) — as "it is/looks like …" text; None when it may be one
-    (perhaps a damaged one: its findings then say so). See ``core.looks_like``."""
-    first = _first_record_or(line, max_depth, _NOT_DECODED)
+LOOKAHEAD = 4  # lines of the first batch that may show a damaged first line is a log's
+
+
+def not_a_log(lines: list[bytes], forced: Dialect | None, max_depth: int) -> str | None:
+    """Why a log whose first complete lines are ``lines`` is not a session log — of any
+    dialect, or of ``forced`` (``--dialect``) — as "it is/looks like …" text; None when it may
+    be one. Judged from the first line; but when one of the next few lines is a record of some
+    dialect (or an envelope event), the first line is a damaged record of a log, not another
+    kind of file (its findings say what is wrong). See ``core.looks_like``."""
+    first = _first_record_or(lines[0], max_depth, _NOT_DECODED)
     decoded = first is not _NOT_DECODED
-    what = first_line_kind(line, decoded, first)
+    what = first_line_kind(lines[0], decoded, first)
     if what is not None:
-        return f"it looks like {what}"
+        return None if _a_record_follows(lines, max_depth) else f"it looks like {what}"
     if not decoded:
         return None
+    best, score = _best(first)
+    if forced is not None:
+        if score > 0 and best is not forced and forced.detect(first) == 0:
+            return f"it is a {best.title} log (drop --dialect, or use --dialect {best.name})"
+        return None
+    if score > 0 or _envelope_shaped(first) or _a_record_follows(lines, max_depth):
+        return None  # a log of a dialect (perhaps with a damaged or missing header)
+    keys = ", ".join(repr(k[:40]) for k in list(first)[:6]) or "none"
+    return f"it is JSON Lines, but not any known agent's records (first record's keys: {keys})"
+
+
+def _best(first: Any) -> tuple[Dialect, float]:
     best, score = DIALECTS[0], 0.0
     for dialect in DIALECTS:
         s = dialect.detect(first)
         if s > score:
             best, score = dialect, s
-    if forced is not None:
-        if score > 0 and best is not forced and forced.detect(first) == 0:
-            return f"it is a {best.title} log (drop --dialect, or use --dialect {best.name})"
-        return None
-    if score > 0 or _envelope_shaped(first):
-        return None  # a log of a dialect (perhaps without its header: the scanner reports it)
-    keys = ", ".join(repr(k[:40]) for k in list(first)[:6]) or "none"
-    return f"it is JSON Lines, but not any known agent's records (first record's keys: {keys})"
+    return best, score
+
+
+def _a_record_follows(lines: list[bytes], max_depth: int) -> bool:
+    for line in lines[1:LOOKAHEAD]:
+        obj = _first_record_or(line, max_depth, _NOT_DECODED)
+        if isinstance(obj, dict) and (_best(obj)[1] > 0 or _envelope_shaped(obj)):
+            return True
+    return False
 
 
 def _envelope_shaped(obj: Any) -> bool:
@@ -158,19 +171,20 @@ class DetectingScanner:
         """Refuse a file whose first bytes are a known binary signature (a gzip file holds no
         newline a line reader would split at: its first line never arrives)."""
         what = signature(head)
-        if what is not None:
+        # a log whose first bytes are damaged still shows its record: a damaged log, not a binary
+        if what is not None and b'{"' not in head:
             raise NotASessionLog(f"{self.path}: not a session log: it looks like {what}")
 
-    def _vet(self, line: bytes) -> None:
+    def _vet(self, lines: list[bytes]) -> None:
         self._vetted = True
-        why = not_a_log(line, self.forced, self.options.max_depth)
+        why = not_a_log(lines, self.forced, self.options.max_depth)
         if why is not None:
             name = "a session log" if self.forced is None else f"a {self.forced.title} session log"
             raise NotASessionLog(f"{self.path}: not {name}: {why}")
 
     def feed(self, item: Batch | PhysicalIssue) -> None:
         if not self._vetted and type(item) is tuple and item[0] and item[2] == 1:
-            self._vet(item[0][0])
+            self._vet(item[0][:LOOKAHEAD])
         inner = self.inner
         if inner is None:
             if type(item) is not tuple:
