@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core.model import Usage
 from sesstool.core.rules import Finding
 
 
@@ -28,14 +29,6 @@ class Compaction:
     logical_parent_in_file: bool
     preserved: tuple[str, ...]
     anchor: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,14 @@ from typing import Any
 
 from sesstool.core import rule_ids as R
 from sesstool.core.jsonline import LineError, loads
+from sesstool.core.model import Usage
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.claude import active_chain
 from sesstool.dialects.claude import entry_fields as fields
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.entry_graph import EntryGraph, Node
 from sesstool.dialects.claude.findings import Findings, in_order, verdict
-from sesstool.dialects.claude.scan_facts import Closing, Compaction, ToolCall, TranscriptScan, Usage
+from sesstool.dialects.claude.scan_facts import Closing, Compaction, ToolCall, TranscriptScan
 
 Json = dict[str, Any]
 
@@ -321,6 +322,7 @@ class TranscriptScanner:
         findings = in_order(found.items)
         decided, reason, decided_by = verdict(findings)
         usage = [sum(values[i] for values in self.usage_by_message.values()) for i in range(4)]
+        usage.append(0)  # core.model.Usage's reasoning tokens: Claude Code logs none
         return TranscriptScan(
             path=self.path,
             lines=self.lines,
