@@ -108,6 +108,15 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     assert scan.header is not None
     version = scan.version
     target_version = _target_version(request, dialect, version)
+    if any(f.rule == R.ZSTD_SINGLE_FRAME for f in scan.findings):
+        notes.append(
+            "the source is one zstd frame (as `zstd FILE` writes it): "
+            + (
+                "`sesstool repair` rewrites it in the harness's framing"
+                if version == target_version
+                else "the new generation is written in the harness's framing (header frame, then the body)"
+            )
+        )
     base = MigrateReport(
         status="up-to-date",
         source=source.path,

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core import rule_ids as R
 from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
@@ -114,10 +115,19 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
         console.print(Text(f"repair      refused: the log is {s.verdict}", style="red"))
         return
     tail = s.tail
+    label = "repair     "
+    if any(f.rule == R.ZSTD_SINGLE_FRAME for f in s.findings):
+        console.print(
+            f"{label} would write the one-frame zstd log in the harness's framing "
+            "(the header line alone in the first frame, then the body)"
+        )
+        if not rep.closers and tail.kind == "none":
+            return
+        label = " " * len(label)
     if not rep.closers:
         if tail.kind != "none":
             console.print(
-                f"repair      would drop the {tail.dropped_bytes}-byte uncommitted tail; every turn is closed"
+                f"{label} would drop the {tail.dropped_bytes}-byte uncommitted tail; every turn is closed"
             )
         else:
             console.print(Text("repair      nothing to do: the log is balanced", style="green"))
@@ -125,9 +135,7 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
     drop = ""
     if tail.kind != "none" and tail.dropped_bytes:
         drop = f" after dropping the {tail.dropped_bytes}-byte torn tail"
-    console.print(
-        Text(f"repair      would append {_plural(len(rep.closers), 'closer')}{drop}:", style="bold")
-    )
+    console.print(Text(f"{label} would append {_plural(len(rep.closers), 'closer')}{drop}:", style="bold"))
     for c in rep.closers:
         console.print("  " + safe_line(rep.scan.dialect.describe_closer(c)))
 

@@ -46,6 +46,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "dropped_plaintext_bytes": plan.dropped_plain,
             "dropped_lines": plan.dropped_lines,
             "recovered_lines": plan.recovered_lines,
+            "reframed": plan.reframed,
             "closers": list(plan.closers),
         }
     if rep.output is not None:
@@ -87,6 +88,11 @@ def render_repair(rep: RepairReport, console: Console) -> None:
     if plan.copy_file:
         kept += f", {plan.copy_file} file bytes copied verbatim"
     console.print(f"  kept      {kept}")
+    if plan.reframed:
+        console.print(
+            "  framing   the source is one zstd frame: written as the harness writes a log "
+            "(the header line alone in the first frame, then the body)"
+        )
     if plan.recovered_lines:
         console.print(f"  recovered {plan.recovered_lines} complete line(s) from the torn frame")
     if plan.dropped_plain or plan.dropped_lines:
