@@ -7,11 +7,18 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
 from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
 
 
-@click.command("inspect")
+@click.command(
+    "inspect",
+    epilog=examples(
+        "sesstool inspect session.jsonl.zstd",
+        "sesstool inspect --timeline --last 20 session.jsonl",
+        "sesstool inspect ~/.codex                         # a root: one line per log",
+    ),
+)
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
 @click.option("--timeline", is_flag=True, help="Add the turn → step → message timeline.")

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "redact": "sesstool.cli.redact_cmd:redact_cmd",
     "repair": "sesstool.cli.repair_cmd:repair_cmd",
     "report": "sesstool.cli.report_cmd:report_cmd",
+    "rule": "sesstool.cli.rule_cmd:rule_cmd",
     "validate": "sesstool.cli.validate_cmd:validate_cmd",
 }
 
@@ -50,8 +51,20 @@ class LazyGroup(click.Group):
         return command
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="sesstool")
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  sesstool inspect session.jsonl.zstd      what happened, and what a repair would add
+  sesstool validate fixtures/ --format github
+  sesstool repair session.jsonl            a balanced copy beside the log
+  sesstool rule seq-gap                    what a finding means and how to fix it
+
+Exit status: 0 ok, 1 findings (validate), 2 usage, 3 unreadable or corrupt, 4 unsupported,
+5 live session, 6 write refused, 130 interrupted. Docs: README.md and docs/.""",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="sesstool")
 @click.option(
     "--color",
     type=click.Choice(["auto", "always", "never"]),
@@ -61,7 +74,9 @@ class LazyGroup(click.Group):
 )
 @click.pass_context
 def cli(ctx: click.Context, color: ColorMode) -> None:
-    """Forensic toolkit for append-only coding-agent session logs (DeepSeek Harness v0–v4).
+    """Forensic toolkit for append-only coding-agent session logs: DeepSeek Harness (v0–v4, raw
+    JSONL or zstd), the mini-agent layout, Codex CLI rollouts and Claude Code transcripts
+    (detected from the first line; --dialect forces one).
 
     Read commands never modify a log; write commands publish a new file and never overwrite.
     """

@@ -7,11 +7,18 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import as_encoding, consoles, examples, limit_options, limits_from, write_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
-@click.command("migrate")
+@click.command(
+    "migrate",
+    epilog=examples(
+        "sesstool migrate session.jsonl                   # to the newest version",
+        "sesstool migrate --to 2 --dry-run session.jsonl.zstd",
+        "sesstool migrate --repair crashed.jsonl",
+    ),
+)
 @click.argument("path")
 @click.option(
     "--to",

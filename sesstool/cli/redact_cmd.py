@@ -7,10 +7,17 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import as_encoding, consoles, examples, limit_options, limits_from, write_options
 
 
-@click.command("redact")
+@click.command(
+    "redact",
+    epilog=examples(
+        "sesstool redact session.jsonl",
+        "sesstool redact --dry-run --json session.jsonl.zstd",
+        "sesstool redact -o shareable.jsonl session.jsonl",
+    ),
+)
 @click.argument("path")
 @write_options("<stem>.redacted.jsonl[.zstd] beside the source", "what would be replaced")
 @limit_options

@@ -7,10 +7,17 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import as_encoding, consoles, examples, limit_options, limits_from, write_options
 
 
-@click.command("repair")
+@click.command(
+    "repair",
+    epilog=examples(
+        "sesstool repair crashed.jsonl                    # writes crashed.repaired.jsonl",
+        "sesstool repair --dry-run crashed.jsonl.zstd",
+        "sesstool repair --salvage -o kept.jsonl corrupt.jsonl",
+    ),
+)
 @click.argument("path")
 @click.option(
     "--salvage",

@@ -62,7 +62,7 @@ class EnvelopeDialect(Dialect):
         st = scan.stats
         rows = [Row("session", _session_line(scan)), Row("lineage", _lineage_line(st))]
         ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends)
-        open_note = f" ({scan.open.turn} open)" if scan.open.turn is not None else ""
+        open_note = f" (turn {scan.open.turn} open)" if scan.open.turn is not None else ""
         rows.append(
             Row(
                 "events",

@@ -80,7 +80,7 @@ def _file_line(rep: InspectReport) -> Text:
         parts.append(f"{_plural(rd.frames, 'complete frame')} → {rd.plaintext_bytes} bytes decoded")
     if rd.torn_frame is not None:
         tf = rd.torn_frame
-        parts.append(f"torn frame {tf.index} at byte {tf.file_offset} ({tf.lines} line(s) recovered)")
+        parts.append(f"torn frame {tf.index} at file byte {tf.file_offset} ({tf.lines} line(s) recovered)")
     if rd.partial_line is not None:
         parts.append(f"{rd.partial_line.length} torn byte(s) after the last newline")
     return Text(" · ".join(parts))
