@@ -138,10 +138,11 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
         func = click.option(
             "-o",
             "--output",
-            type=click.Path(dir_okay=False),
+            type=click.Path(),
             default=None,
             callback=_output_path,
-            help=f"Output file (must not exist). Default: {default_output}.",
+            help=f"Output file (must not exist), or an existing directory to write the default "
+            f"name into. Default: {default_output}.",
         )(func)
         return func
 
@@ -165,6 +166,13 @@ def _output_path(ctx: click.Context, param: click.Parameter, value: str | None) 
 
 def as_encoding(value: str | None) -> Encoding | None:
     return "zstd" if value == "zstd" else "raw" if value == "raw" else None
+
+
+def verbose_option(func: F) -> F:
+    """``-v``: also the routine notes (e.g. a plain file has no session.lock protocol)."""
+    return click.option(
+        "-v", "--verbose", is_flag=True, help="Also print routine notes (e.g. that no session lock applies)."
+    )(func)
 
 
 def fixture_option(func: F) -> F:

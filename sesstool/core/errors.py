@@ -19,6 +19,7 @@ class ExitStatus(enum.IntEnum):
     WRITE_REFUSED = 6
     HANGUP = 129  # 128 + SIGHUP: cleaned up as for SIGINT
     INTERRUPTED = 130
+    BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output left (`sesstool … | head`)
     TERMINATED = 143  # 128 + SIGTERM: cleaned up as for SIGINT
 
 
@@ -103,9 +104,18 @@ class LiveSessionError(SesstoolError):
 
 
 class WriteRefusedError(SesstoolError):
-    """Target exists, cross-device, permission, verification failed (exit 6)."""
+    """Target exists, cross-device, permission, verification failed (exit 6).
+
+    ``unwritable_directory``: the target's directory refuses new files (permissions, a read-only
+    file system); the command line then suggests writing elsewhere with ``-o``."""
 
     exit_status = ExitStatus.WRITE_REFUSED
+
+    def __init__(
+        self, message: str, address: Address | None = None, *, unwritable_directory: str | None = None
+    ) -> None:
+        super().__init__(message, address)
+        self.unwritable_directory = unwritable_directory
 
 
 class UsageError(SesstoolError):

@@ -40,7 +40,7 @@ from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.dialects.base import Dialect, ForkInput
 from sesstool.engine.scan import Progress, ScanReport, run_scan
-from sesstool.engine.write import first_error, gate, rescan
+from sesstool.engine.write import first_error, gate, output_target, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name, generations
@@ -175,7 +175,8 @@ def _target(
     layout gets a sibling session there (``Dialect.root_child``); anything else a file beside
     the source (``Dialect.child_name``). Ids only ever become one encoded path component."""
     if request.output is not None:
-        return Path(request.output), "option", None
+        default = source.parent / dialect.child_name(ids[1], zstd)  # -o DIR: this name inside DIR
+        return output_target(request.output, default), "option", None
     if (why := dialect.refuse_default_output(source)) is not None:
         raise UsageError(why)
     parent_id, child_id = ids

@@ -20,7 +20,7 @@ from sesstool.dialects.base import Dialect
 from sesstool.engine.children import with_child_evidence
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, read_for_write, refuse_unless_valid, rescan
+from sesstool.engine.write import SourceRead, gate, output_target, read_for_write, refuse_unless_valid, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
@@ -154,10 +154,8 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
     out_encoding: Encoding = request.encoding or source.report.source.encoding
-    target = (
-        Path(request.output)
-        if request.output
-        else source.path.parent / migrated_name(source.path, target_version, out_encoding)
+    target = output_target(
+        request.output, source.path.parent / migrated_name(source.path, target_version, out_encoding)
     )
     check_publication_name(target, target_version, out_encoding == "zstd")
     return replace(

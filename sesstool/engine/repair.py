@@ -27,7 +27,7 @@ from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.dialects.registry import DetectingScanner
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, read_for_write
+from sesstool.engine.write import SourceRead, gate, output_target, read_for_write
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
@@ -136,9 +136,7 @@ def _repair(
     )
     if not request.output and (why := dialect.refuse_default_output(path)) is not None:
         raise UsageError(why)
-    target = (
-        Path(request.output) if request.output else path.parent / repaired_name(dialect, path, out_encoding)
-    )
+    target = output_target(request.output, path.parent / repaired_name(dialect, path, out_encoding))
     if plan.version is not None:
         check_publication_name(target, plan.version, out_encoding == "zstd")
     if request.dry_run:

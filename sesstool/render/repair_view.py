@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool.core.documents import SCHEMA_VERSION, defect_doc
+from sesstool.engine.cold import visible_notes
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
 
@@ -65,7 +66,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
     return doc
 
 
-def render_repair(rep: RepairReport, console: Console) -> None:
+def render_repair(rep: RepairReport, console: Console, verbose: bool = False) -> None:
     scan = rep.scan.scan
     src = safe_line(str(rep.source))
     if rep.status == "balanced":
@@ -123,5 +124,5 @@ def render_repair(rep: RepairReport, console: Console) -> None:
         console.print("  appended  nothing: every turn was already closed")
     if rep.output is not None:
         console.print(f"  output    {rep.output.size} bytes, sha256 {rep.output.sha256}")
-    for note in rep.notes:
+    for note in visible_notes(rep.notes, verbose):
         console.print(Text(f"  note      {safe_line(note)}", style="yellow"))
