@@ -70,10 +70,10 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="""\b
 Examples:
-  sesstool inspect session.jsonl.zstd      what happened, and what a repair would add
-  sesstool validate fixtures/ --format github
-  sesstool repair session.jsonl            a balanced copy beside the log
-  sesstool rule seq-gap                    what a finding means and how to fix it
+  sesstool inspect session.jsonl.zstd      # what happened, what a repair would add
+  sesstool validate --format github fixtures/
+  sesstool repair session.jsonl            # a balanced copy beside the log
+  sesstool rule seq-gap                    # what a finding means, how to fix it
 
 Exit status: 0 ok, 1 findings (validate), 2 usage, 3 unreadable or corrupt, 4 unsupported,
 5 live session, 6 write refused, 130 interrupted. Docs: README.md and docs/.""",

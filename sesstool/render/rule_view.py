@@ -39,7 +39,7 @@ def rule_doc(ex: RuleExplanation) -> dict[str, Any]:
 def render_rule(ex: RuleExplanation, console: Console) -> None:
     r = ex.rule
     console.print(Text(r.id, style="bold"))
-    console.print(f"  {r.title[:1].upper()}{r.title[1:]}.")
+    console.print(f"  {r.title}")
     console.print()
     severity = r.severity.label + (" (error in a v4 log: the v4 reader enforces it)" if ex.v4_error else "")
     console.print(f"severity  {severity}")
@@ -49,7 +49,8 @@ def render_rule(ex: RuleExplanation, console: Console) -> None:
     console.print(Text("What to do", style="bold"))
     console.print(f"  {ex.fix}")
     if ex.v4_error:
-        console.print(f"  In a v4 log: {v4_fix(ex)}")
+        console.print("  In a v4 log, where it is an error:")
+        console.print(f"  {v4_fix(ex)}")
     console.print()
     console.print(f"Examples of a log that breaks it: docs/rules.md#{r.id}")
 
