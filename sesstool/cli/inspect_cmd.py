@@ -7,11 +7,19 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
 from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
 
 
-@click.command("inspect")
+@click.command(
+    "inspect",
+    epilog=examples(
+        "sesstool inspect session.jsonl.zstd",
+        "sesstool inspect --timeline --last 20 session.jsonl",
+        "sesstool inspect ~/.codex                         # a root: one row per session",
+        "sesstool inspect crashed.jsonl ~/.claude          # several paths",
+    ),
+)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
 @click.option("--timeline", is_flag=True, help="Add the turn → step → message timeline.")
@@ -23,6 +31,20 @@ from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
     help="Timeline entries kept from standard input or a FIFO (read once); a file's timeline "
     "is streamed by a second pass, unbounded.",
 )
+@click.option(
+    "--turn",
+    "timeline_turn",
+    type=click.IntRange(1),
+    default=None,
+    help="Timeline of turn N only (implies --timeline).",
+)
+@click.option(
+    "--last",
+    "timeline_last",
+    type=click.IntRange(1),
+    default=None,
+    help="Only the last N timeline entries (implies --timeline; with --turn, of that turn).",
+)
 @fixture_option
 @limit_options
 @click.pass_context
@@ -33,6 +55,8 @@ def inspect_cmd(
     as_json: bool,
     timeline: bool,
     max_timeline: int,
+    timeline_turn: int | None,
+    timeline_last: int | None,
     fixture: bool,
     **kwargs: Any,
 ) -> None:
@@ -52,12 +76,16 @@ def inspect_cmd(
     from sesstool.render.inspect_many import InspectWriter
     from sesstool.render.progress import scan_progress
 
+    timeline = timeline or timeline_turn is not None or timeline_last is not None
     cons = consoles(ctx)
     limits = limits_from(kwargs)
 
     def run(path: str) -> InspectReport | ListReport:
         with scan_progress(cons, "inspecting") as progress:
-            return run_inspect_path(InspectRequest(path, limits, timeline, fixture, max_timeline), progress)
+            request = InspectRequest(
+                path, limits, timeline, fixture, max_timeline, timeline_turn, timeline_last
+            )
+            return run_inspect_path(request, progress)
 
     writer = InspectWriter(cons, sys.stdout.buffer, as_json, several=len(paths) > 1)
     if len(paths) == 1:

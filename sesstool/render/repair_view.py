@@ -7,7 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core.documents import SCHEMA_VERSION, defect_doc
+from sesstool.core.documents import defect_doc, document, kept_source_doc
+from sesstool.engine.cold import visible_notes
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
 
@@ -15,26 +16,20 @@ from sesstool.render.escape import safe_line
 def repair_doc(rep: RepairReport) -> dict[str, Any]:
     scan = rep.scan.scan
     plan = rep.plan
-    doc: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "command": "repair",
-        "status": rep.status,
-        "source": {
-            "path": str(rep.source),
-            "sha256": rep.source_sha256,
-            "unchanged": True,
-            "encoding": rep.scan.source.encoding,
-            "version": scan.version,
-            "verdict": scan.verdict,
-            "verdict_reason": scan.verdict_reason,
-        },
-        "target": str(rep.target) if rep.target is not None else None,
-        "output": None,
-        "plan": None,
-        "salvage": None,
-        "lock": None,
-        "notes": list(rep.notes),
-    }
+    source = kept_source_doc(
+        str(rep.source), rep.source_sha256, rep.scan.source.encoding, scan.version, scan.verdict
+    )
+    doc = document(
+        "repair",
+        status=rep.status,
+        source={**source, "verdict_reason": scan.verdict_reason},
+        target=str(rep.target) if rep.target is not None else None,
+        output=None,
+        plan=None,
+        salvage=None,
+        lock=None,
+        notes=list(rep.notes),
+    )
     if rep.lock is not None:
         doc["lock"] = {"path": str(rep.lock.path), "existed": rep.lock.existed, "held": rep.lock.held}
     if plan is not None:
@@ -46,6 +41,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "dropped_plaintext_bytes": plan.dropped_plain,
             "dropped_lines": plan.dropped_lines,
             "recovered_lines": plan.recovered_lines,
+            "reframed": plan.reframed,
             "closers": list(plan.closers),
         }
     if rep.output is not None:
@@ -64,7 +60,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
     return doc
 
 
-def render_repair(rep: RepairReport, console: Console) -> None:
+def render_repair(rep: RepairReport, console: Console, verbose: bool = False) -> None:
     scan = rep.scan.scan
     src = safe_line(str(rep.source))
     if rep.status == "balanced":
@@ -87,6 +83,11 @@ def render_repair(rep: RepairReport, console: Console) -> None:
     if plan.copy_file:
         kept += f", {plan.copy_file} file bytes copied verbatim"
     console.print(f"  kept      {kept}")
+    if plan.reframed:
+        console.print(
+            "  framing   the source is one zstd frame: written as the harness writes a log "
+            "(the header line alone in the first frame, then the body)"
+        )
     if plan.recovered_lines:
         console.print(f"  recovered {plan.recovered_lines} complete line(s) from the torn frame")
     if plan.dropped_plain or plan.dropped_lines:
@@ -117,5 +118,5 @@ def render_repair(rep: RepairReport, console: Console) -> None:
         console.print("  appended  nothing: every turn was already closed")
     if rep.output is not None:
         console.print(f"  output    {rep.output.size} bytes, sha256 {rep.output.sha256}")
-    for note in rep.notes:
+    for note in visible_notes(rep.notes, verbose):
         console.print(Text(f"  note      {safe_line(note)}", style="yellow"))

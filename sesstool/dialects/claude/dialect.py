@@ -15,7 +15,7 @@ from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
 from sesstool.core.model import Boundaries, OpenState, ScanResult, Tail
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
@@ -25,9 +25,9 @@ from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, derive
 from sesstool.dialects.claude.fork import fork_line
 from sesstool.dialects.claude.rules import RULES
+from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.dialects.claude.timeline import ClaudeTimeline
-from sesstool.dialects.claude.transcript import TranscriptScan, TranscriptScanner
-from sesstool.store.generations import log_name, log_stem
+from sesstool.dialects.claude.transcript import TranscriptScanner
 
 Json = dict[str, Any]
 
@@ -79,7 +79,7 @@ class ClaudeScanner:
             self.feed_lines(lines, offset, lineno, frame)
             return
         assert isinstance(item, PhysicalIssue)
-        if item.rule == R.ZSTD_HEADER_FRAME:
+        if item.rule in HEADER_FRAME_RULES:
             return  # a framing rule (dsh §9.2) of a layout transcripts do not have
         rule = CORE_RULES.get(item.rule)
         severity = rule.severity if rule is not None else Severity.ERROR
@@ -271,9 +271,6 @@ class ClaudeDialect(Dialect):
         if child.session_id != plan.child_id:
             return [f"its session id is {child.session_id}, expected {plan.child_id}"]
         return []
-
-    def repaired_name(self, source_name: str, zstd: bool) -> str:
-        return log_name(f"{log_stem(source_name)}.repaired", zstd)
 
     def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
         t = _facts(scan).scan

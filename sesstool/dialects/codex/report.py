@@ -5,20 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from sesstool.core.humanize import plural
+from sesstool.core.humanize import plural, preview
 from sesstool.dialects.codex.model import CodexFacts
-
-MAX_ARGUMENTS = 160
+from sesstool.dialects.codex.vocabulary import USAGE_KEYS
 
 
 def _counts(pairs: tuple[tuple[str, int], ...]) -> str:
     return " · ".join(f"{name} {count}" for name, count in pairs) or "none"
-
-
-def _short(text: str | None) -> str:
-    if text is None:
-        return ""
-    return text if len(text) <= MAX_ARGUMENTS else text[:MAX_ARGUMENTS] + "…"
 
 
 def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
@@ -60,7 +53,7 @@ def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
         rows.append(
             (
                 "",
-                f"pending {call.call_id} {call.kind}{name} (line {call.line}): {_short(call.arguments)}",
+                f"pending {call.call_id} {call.kind}{name} (line {call.line}): {preview(call.arguments)}",
                 "yellow",
             )
         )
@@ -69,8 +62,8 @@ def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
         rows.append(
             (
                 "usage",
-                f"input {u.input_tokens} (cached {u.cached_input_tokens}) · output {u.output_tokens} "
-                f"(reasoning {u.reasoning_output_tokens}) · total {u.total_tokens} tokens",
+                f"input {u.input_tokens} (cached {u.cache_read_tokens}) · output {u.output_tokens} "
+                f"(reasoning {u.reasoning_tokens}) · total {u.total_tokens} tokens",
                 None,
             )
         )
@@ -87,4 +80,5 @@ def inspect_document(f: CodexFacts) -> dict[str, Any]:
     doc = asdict(f)
     doc["by_type"] = dict(f.by_type)
     doc["by_item"] = dict(f.by_item)
+    doc["usage"] = f.usage.document(USAGE_KEYS) if f.usage is not None else None
     return doc
