@@ -65,10 +65,9 @@ def test_the_registry_lists_one_dialect_per_line() -> None:
 
 def test_unregistered_the_toy_log_is_not_read(sesstool: Sesstool, tmp_path: Path) -> None:
     log = _logs(tmp_path)["raw"]
-    result = sesstool("inspect", "--json", str(log))
-    # no registered dialect recognises its first record: not a session log (issue 15 item 9)
-    assert result.exit_code == 4 and result.stdout == ""
-    assert f"{log}: not a session log: it is JSON Lines, but not any known agent's records" in result.stderr
+    doc = _json(sesstool("inspect", "--json", str(log)))
+    assert doc["verdict"]["verdict"] == "corrupt"
+    assert doc["findings"][0]["rule"] == "header-invalid"
 
 
 @pytest.mark.usefixtures("toy")

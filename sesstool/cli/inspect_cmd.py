@@ -16,8 +16,7 @@ from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
     epilog=examples(
         "sesstool inspect session.jsonl.zstd",
         "sesstool inspect --timeline --last 20 session.jsonl",
-        "sesstool inspect ~/.codex                         # a root: one row per session",
-        "sesstool inspect crashed.jsonl ~/.claude          # several paths",
+        "sesstool inspect crashed.jsonl ~/.codex           # a root: one row per session",
     ),
 )
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")

@@ -25,6 +25,7 @@ from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.engine.cold import cold_session
 from sesstool.engine.scan import FrameHook, Progress, ScanReport, run_scan, scan_source
 from sesstool.store.liveness import LockState
+from sesstool.store.paths import is_directory
 from sesstool.store.publish import FileIdentity
 from sesstool.store.source import ReadLimits
 
@@ -106,4 +107,4 @@ def output_target(output: str | None, default: Path) -> Path:
     if not output:
         return default
     chosen = Path(output)
-    return chosen / default.name if chosen.is_dir() else chosen
+    return chosen / default.name if is_directory(chosen) else chosen
