@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
 from sesstool.core.request import envelope_document
 from sesstool.core.rules import Severity
-from sesstool.engine.derive import DeriveReport
-from sesstool.engine.inspect import InspectReport
-from sesstool.engine.roots import RootReport
-from sesstool.engine.scan import ScanReport
-from sesstool.engine.validate import ValidateReport
+
+if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the writer) costs start-up
+    from sesstool.engine.derive import DeriveReport
+    from sesstool.engine.inspect import InspectReport
+    from sesstool.engine.roots import RootReport
+    from sesstool.engine.scan import ScanReport
+    from sesstool.engine.validate import ValidateReport
 
 
 def file_facts(r: ScanReport) -> dict[str, Any]:
