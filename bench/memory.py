@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="100M,1G")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default="", help="comma-separated row names to run (default: all)")
+    ap.add_argument("--files", default="", help="comma-separated file kinds to run on (default: all)")
     ap.add_argument("--timeout", type=float, default=3600.0)
     ap.add_argument("--keep", action="store_true", help="keep generated logs for reuse")
     ap.add_argument("--sesstool", default="", help="command that runs sesstool")
@@ -147,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = HERE / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
     print(bench_run.byte_compile(), flush=True)
-    cases = [c for c in _cases() if not only or c.name in only]
+    kinds = {s.strip() for s in args.files.split(",") if s.strip()}
+    cases = [c for c in _cases() if (not only or c.name in only) and (not kinds or c.file in kinds)]
     results: dict[tuple[str, str], dict[str, bench_run.Measurement]] = {}
     created: list[bench_run.GenFile] = []
     failures: list[str] = []

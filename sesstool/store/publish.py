@@ -85,7 +85,7 @@ class Sink(Protocol):
     def write(self, data: bytes) -> None: ...
 
 
-_COPY_CHUNK = 8 << 20
+_COPY_CHUNK = 1 << 20  # bounded like every other read: one chunk in memory at a time
 # copy_file_range refusals that mean "not here" (another file system, an old kernel, a file
 # system without it): the plain copy takes over
 _NO_KERNEL_COPY = frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF})

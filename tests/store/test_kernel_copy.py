@@ -21,7 +21,7 @@ from tests.conftest import Sesstool
 HAS_KERNEL_COPY = hasattr(os, "copy_file_range")
 
 
-def _source(tmp_path: Path, size: int = (8 << 20) + 12345) -> Path:
+def _source(tmp_path: Path, size: int = (3 << 20) + 12345) -> Path:
     path = tmp_path / "src.bin"
     path.write_bytes(bytes(range(256)) * (size // 256) + b"tail")
     return path
