@@ -120,8 +120,6 @@ class Scanner:
         self.dropped_lines = 0
         timeline: Any = self.opt.new_timeline()  # a list, an inspect sink (streamed), or None
         self.state = EventState(self.report, self.report_once, self.opt.collect_messages, timeline)
-        if self.opt.message_addresses:
-            self.state.keep = self._line_offset
         self.handlers: dict[str, Any] = {}
 
     def address(self, seq: int | None = None) -> Address:
@@ -255,21 +253,6 @@ class Scanner:
         offset += sum(map(len, self._lines[at:i])) + (i - at)
         self._pos = (i, offset)
         return offset, self._base_line + i
-
-    def _line_offset(self, message: Any) -> int | None:
-        """``EventState.keep`` of a derive streamed by address: where the record's line starts
-        (None stays None: a node that projects nothing), as ``-1 - offset`` for a message orjson
-        cannot encode (a lone surrogate, decoded by the fallback): the derive document is then
-        written ASCII-escaped throughout, as before it was streamed."""
-        if message is None:
-            return None
-        offset = self._position()[0]
-        if b"\\u" in self._lines[self._i]:
-            try:
-                orjson.dumps(message)
-            except TypeError:
-                return -1 - offset
-        return offset
 
     def _bad_record(self, rule: str, message: str, address: Address | None, obj: Any = None) -> None:
         """§6.3: a record that fails to decode starts the suspect region (unless one exists); an
