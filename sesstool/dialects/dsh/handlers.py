@@ -299,6 +299,10 @@ def projected_message(obj: dict[str, Any], version: int, session: str | None) ->
     """The message a surface record projects (§5), as ``surface_event`` keeps it: derive
     streamed by address reads it back from the record's line with this (issue 14)."""
     t = obj["type"]
+    if t not in CHECKERS:  # v0 steering/message: kept as the user/message a v0 reader makes of it
+        legacy = v0_reader_view(obj, session)
+        assert legacy is not None, "the scan kept a steering/message it could not convert"
+        obj, t = legacy, "user/message"
     _, data, _ = _reader_view(obj, t, obj["data"], version, session)
     return data if t == "user/message" else data.get("message")
 
