@@ -132,9 +132,23 @@ def dumps_pretty(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:
-        import json  # the slow path only: not on every start-up
+        return dumps_pretty_ascii(value)
 
-        return json.dumps(value, ensure_ascii=True, indent=2).encode("ascii")
+
+def dumps_pretty_ascii(value: Any) -> bytes:
+    """``dumps_pretty``'s fallback for a value orjson refuses (a lone surrogate)."""
+    import json  # the slow path only: not on every start-up
+
+    return json.dumps(value, ensure_ascii=True, indent=2).encode("ascii")
+
+
+def encodable(value: Any) -> bool:
+    """Can orjson encode ``value`` (no lone surrogate anywhere in it)?"""
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        return False
+    return True
 
 
 def js_string(value: Any) -> str:

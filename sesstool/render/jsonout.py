@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
-from sesstool.core.request import envelope_document
 from sesstool.core.rules import Severity
 
 if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the writer) costs start-up
@@ -78,7 +77,7 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     }
     doc.update(scan_summary(rep.scan))
     doc["repair"] = {"repairable": rep.repairable, "closers": list(rep.closers)}
-    if s.timeline is not None:
+    if s.timeline is not None and rep.replay_timeline is None:
         doc["timeline"] = [timeline_entry(e) for e in s.timeline]
     return doc
 
@@ -198,9 +197,10 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
     }
 
 
-def derive_doc(rep: DeriveReport) -> dict[str, Any]:
+def derive_doc(rep: DeriveReport, messages: Any, request: Any) -> dict[str, Any]:
+    """The derive document with ``messages`` and ``request`` as given: derive_view streams the
+    messages into their place and writes the request after them (issue 14)."""
     s = rep.scan.scan
-    req = rep.request
     notes = rep.scan.dialect.derive_notes(s)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -212,10 +212,8 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
         "verdict": s.verdict,
         "at": rep.at,
         "last_seq": s.open.last_seq if rep.at is None else s.stopped_at,
-        "messages": list(rep.messages),
-        "request": envelope_document(
-            req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
-        ),
+        "messages": messages,
+        "request": request,
     }
     if notes:
         doc["best_effort"] = list(notes)
