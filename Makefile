@@ -6,8 +6,7 @@ STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
 .PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures \
-	claude-lane claude-fixtures browser-lane codex-lane bench-codex
-	claude-lane claude-fixtures bench-claude browser-lane
+	claude-lane claude-fixtures browser-lane codex-lane bench-codex bench-claude bench-fleet test-fleet
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -41,10 +40,11 @@ lint: $(STAMP)  ## ruff
 typecheck: $(STAMP)  ## mypy --strict
 	$(BIN)/mypy
 
-bench: $(STAMP)  ## generate large logs and measure throughput and memory
+bench: $(STAMP)  ## generate large logs and measure throughput and memory (dsh, then Codex beside it)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/codex.py
 
-bench-codex: $(STAMP)  ## a generated 100 MiB and 1 GiB Codex rollout: validate vs bare orjson, peak RSS
+bench-codex: $(STAMP)  ## only the Codex part of make bench: 100 MiB and 1 GiB rollouts, validate vs bare orjson
 	$(BIN)/python bench/codex.py
 
 bench-fleet: $(STAMP)  ## fleet throughput: 10,000 small and 20 large logs, one process vs LocalCluster

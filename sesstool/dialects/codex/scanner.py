@@ -57,7 +57,7 @@ def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
-_EVENTS = frozenset({"task_started", "task_complete", "turn_aborted", "token_count", "thread_rolled_back"})
+_EVENTS = frozenset({"task_started", "task_complete", "turn_aborted", "thread_rolled_back"})
 _USAGE_KEYS = (
     "input_tokens",
     "cached_input_tokens",
@@ -71,6 +71,33 @@ def _usage(total: dict[str, Any] | None) -> TokenUsage | None:
     if total is None:
         return None
     return TokenUsage(*(_int(total.get(k)) or 0 for k in _USAGE_KEYS))
+
+
+# An open call as the hot loop keeps it (item payload, offset, line, turn id): most calls are
+# answered a few lines later, so the CodexCall is only built for those still open at the end.
+_Pending = tuple[dict[str, Any], int, int, str | None]
+# Response item types that need nothing beyond their count (calls, outputs and unknown types do).
+_PLAIN_ITEMS = RESPONSE_ITEM_TYPES - CALL_TYPES.keys() - OUTPUT_TYPES
+
+
+def _call(item: dict[str, Any], offset: int, lineno: int, turn_id: str | None) -> CodexCall:
+    kind = str(item.get("type"))
+    if kind == "function_call":
+        args = _text(item.get("arguments"))
+    elif kind == "custom_tool_call":
+        args = _text(item.get("input"))
+    else:
+        args = orjson.dumps(item.get("action")).decode()
+    return CodexCall(
+        call_id=str(item["call_id"]),
+        kind=kind,
+        name=_text(item.get("name")),
+        arguments=args,
+        item_id=_text(item.get("id")),
+        line=lineno,
+        offset=offset,
+        turn_id=turn_id,
+    )
 
 
 def is_rollout_line(obj: Any) -> bool:
@@ -105,13 +132,13 @@ class CodexScanner:
         self._meta_problem: tuple[str, str, Address] | None = None
         self._by_type: dict[str, int] = {}
         self._by_item: dict[str, int] = {}
-        self._pending: dict[str, CodexCall] = {}
+        self._pending: dict[str, _Pending] = {}  # call id -> the call, turned into a CodexCall at the end
         self._turns: dict[str | None, OpenTurn] = {}
         self._turn_id: str | None = None
         self._started = self._completed = self._aborted = 0
         self._calls = self._answered = self._orphans = 0
         self._compactions = self._rollbacks = 0
-        self._usage_total: dict[str, Any] | None = None
+        self._usage_total: dict[str, Any] | None = None  # the last token_count total
         self._model: str | None = None
         self._first_time: str | None = None
         self._last_time: str | None = None
@@ -122,8 +149,6 @@ class CodexScanner:
         self._nonblank = False
         self._handlers = {
             "session_meta": self._session_meta,
-            "response_item": self._response_item,
-            "event_msg": self._event,
             "compacted": self._compacted,
             "turn_context": self._turn_context,
         }
@@ -148,6 +173,7 @@ class CodexScanner:
             self._stop_offset = offset + sum(len(line) + 1 for line in lines)
         loads = orjson.loads
         by_type = self._by_type
+        by_item = self._by_item
         handlers = self._handlers
         history = self._history
         seen = self._first_seen
@@ -169,11 +195,32 @@ class CodexScanner:
                 last = obj
                 if history is not None:
                     history.feed(obj)
-                handler = handlers.get(kind)
-                if handler is not None:
-                    handler(payload, offset, lineno, frame)
-                elif kind not in ROLLOUT_ITEM_TYPES:
-                    self._unknown(f"line type {kind!r}", offset, lineno, frame)
+                # The two kinds that make up most lines are routed here, by their payload type,
+                # so that a message or an event nothing tracks costs no call at all.
+                if kind == "event_msg":
+                    if type(payload) is dict:
+                        event = payload.get("type")
+                        if event == "token_count":
+                            info = payload.get("info")
+                            total = info.get("total_token_usage") if type(info) is dict else None
+                            if type(total) is dict:
+                                self._usage_total = total  # turned into TokenUsage in finish()
+                        elif event in _EVENTS:
+                            self._event(payload, event, offset, lineno)
+                elif kind == "response_item":
+                    if type(payload) is dict:
+                        item = payload.get("type")
+                        if type(item) is not str:
+                            item = "?"
+                        by_item[item] = by_item.get(item, 0) + 1
+                        if item not in _PLAIN_ITEMS:
+                            self._response_item(payload, item, offset, lineno, frame)
+                else:
+                    handler = handlers.get(kind)
+                    if handler is not None:
+                        handler(payload, offset, lineno, frame)
+                    elif kind not in ROLLOUT_ITEM_TYPES:
+                        self._unknown(f"line type {kind!r}", offset, lineno, frame)
             offset += len(line) + 1
             lineno += 1
         self._lines += len(lines)
@@ -333,16 +380,15 @@ class CodexScanner:
             self._address(offset, lineno, frame),
         )
 
-    def _response_item(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
-        if not isinstance(payload, dict):
-            return
-        kind = payload.get("type")
-        if type(kind) is not str:
-            kind = "?"
-        by_item = self._by_item
-        by_item[kind] = by_item.get(kind, 0) + 1
+    def _response_item(
+        self, payload: dict[str, Any], kind: str, offset: int, lineno: int, frame: int | None
+    ) -> None:
+        """A call, an output, or an item type 0.171 does not know (the others need nothing)."""
         if kind in CALL_TYPES:
-            self._call(payload, kind, offset, lineno)
+            call_id = payload.get("call_id")
+            if type(call_id) is str:  # a local_shell_call without call_id is never paired (models.rs)
+                self._calls += 1
+                self._pending[call_id] = (payload, offset, lineno, self._turn_id)
         elif kind in OUTPUT_TYPES:
             call_id = _text(payload.get("call_id"))
             if call_id is not None and call_id in self._pending:
@@ -356,37 +402,13 @@ class CodexScanner:
                     "with that id is waiting for an output; Codex drops it from the prompt",
                     self._address(offset, lineno, frame),
                 )
-        elif kind not in RESPONSE_ITEM_TYPES:
+        else:
             self._unknown(f"response item type {kind!r}", offset, lineno, frame)
 
-    def _call(self, payload: dict[str, Any], kind: str, offset: int, lineno: int) -> None:
-        call_id = _text(payload.get("call_id"))
-        if call_id is None:
-            return  # a local_shell_call without call_id is never paired (models.rs)
-        self._calls += 1
-        if kind == "function_call":
-            args = _text(payload.get("arguments"))
-        elif kind == "custom_tool_call":
-            args = _text(payload.get("input"))
-        else:
-            args = orjson.dumps(payload.get("action")).decode()
-        self._pending[call_id] = CodexCall(
-            call_id=call_id,
-            kind=kind,
-            name=_text(payload.get("name")),
-            arguments=args,
-            item_id=_text(payload.get("id")),
-            line=lineno,
-            offset=offset,
-            turn_id=self._turn_id,
-        )
+    def _dangling(self) -> tuple[CodexCall, ...]:
+        return tuple(_call(*pending) for pending in self._pending.values())
 
-    def _event(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
-        if type(payload) is not dict:
-            return
-        kind = payload.get("type")
-        if kind not in _EVENTS:
-            return
+    def _event(self, payload: dict[str, Any], kind: str, offset: int, lineno: int) -> None:
         if kind == "task_started":
             self._started += 1
             turn_id = _text(payload.get("turn_id"))
@@ -405,11 +427,6 @@ class CodexScanner:
                 del self._turns[turn_id]
             elif self._turns:
                 self._turns.popitem()
-        elif kind == "token_count":
-            info = payload.get("info")
-            total = info.get("total_token_usage") if isinstance(info, dict) else None
-            if isinstance(total, dict):
-                self._usage_total = total  # turned into TokenUsage once, in finish()
         elif kind == "thread_rolled_back":
             self._rollbacks += 1
 
@@ -419,23 +436,14 @@ class CodexScanner:
         if not isinstance(history, list):
             return
         # The replacement history becomes the base: only its own calls can still be dangling.
-        pending: dict[str, CodexCall] = {}
+        pending: dict[str, _Pending] = {}
         for item in history:
             if not isinstance(item, dict):
                 continue
             kind = item.get("type")
             call_id = _text(item.get("call_id"))
             if kind in CALL_TYPES and call_id is not None:
-                pending[call_id] = CodexCall(
-                    call_id,
-                    str(kind),
-                    _text(item.get("name")),
-                    _text(item.get("arguments")) or _text(item.get("input")),
-                    _text(item.get("id")),
-                    lineno,
-                    offset,
-                    self._turn_id,
-                )
+                pending[call_id] = (item, offset, lineno, self._turn_id)
             elif kind in OUTPUT_TYPES and call_id is not None:
                 pending.pop(call_id, None)
         self._pending = pending
@@ -462,7 +470,8 @@ class CodexScanner:
         if self._meta_problem is not None:
             rule_id, message, address = self._meta_problem
             self.findings.insert(0, Finding(rule_id, rule(rule_id).severity, message, address))
-        for call in self._pending.values():
+        dangling = self._dangling()
+        for call in dangling:
             self._add(
                 "codex-call-without-output",
                 f"{call.kind} {call.name or ''} call_id {call.call_id} has no output: Codex "
@@ -499,7 +508,7 @@ class CodexScanner:
             open_turns=tuple(self._turns.values()),
             calls=self._calls,
             answered=self._answered,
-            dangling=tuple(self._pending.values()),
+            dangling=dangling,
             orphan_outputs=self._orphans,
             usage=_usage(self._usage_total),
             compactions=self._compactions,
