@@ -156,6 +156,16 @@ class Dialect(ABC):
         """One raw line describing a closer (``inspect``, ``repair --dry-run``)."""
         return self.encode_record(record)[:-1].decode("utf-8", "replace")
 
+    def salvage_readable_from(self, line: bytes) -> int | None:
+        """For a dialect whose own loader skips the lines it cannot decode and reads on: where
+        the readable part of ``line`` begins (0: all of it), None when nothing in it is. Then
+        ``repair --salvage`` keeps every line the loader reads and drops only the others
+        (``engine.line_salvage``). The default, None, is the dsh rule: a defect in the
+        committed region ends what is kept (DESIGN §1.3)."""
+        return None
+
+    skips_bad_lines: ClassVar[bool] = False  # True: salvage through ``salvage_readable_from``
+
     def repaired_name(self, source_name: str, zstd: bool) -> str:
         """File name of a repaired log beside its source (DESIGN §3: ``session.jsonl.zstd`` →
         ``session.repaired.jsonl.zstd``)."""

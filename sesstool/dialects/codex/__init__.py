@@ -31,6 +31,7 @@ from sesstool.dialects.codex.naming import (
 )
 from sesstool.dialects.codex.plans import describe_closer, encode_line, fork_session_meta, plan_closers
 from sesstool.dialects.codex.report import inspect_document, inspect_lines
+from sesstool.dialects.codex.salvage import readable_from
 from sesstool.dialects.codex.scanner import CodexScanner, is_rollout_line
 from sesstool.dialects.codex.timeline import CodexTimeline
 from sesstool.dialects.codex.vocabulary import RULES
@@ -68,6 +69,11 @@ class CodexDialect(Dialect):
 
     def repaired_name(self, source_name: str, zstd: bool) -> str:
         return repaired_name(source_name, zstd)
+
+    skips_bad_lines: ClassVar[bool] = True  # RolloutRecorder::load_rollout_items (§3.4)
+
+    def salvage_readable_from(self, line: bytes) -> int | None:
+        return readable_from(line)
 
     # -- fork -----------------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from sesstool.dialects.codex.vocabulary import (
     CALL_TYPES,
     HISTORY_MODES,
     KNOWN_CLI_VERSION,
+    LINE_START,
     OUTPUT_TYPES,
     RESPONSE_ITEM_TYPES,
     ROLLOUT_ITEM_TYPES,
@@ -37,7 +38,6 @@ from sesstool.dialects.codex.vocabulary import (
 )
 
 CODEX_RULES: dict[str, Rule] = {r.id: r for r in RULES}
-_LINE_START = b'{"timestamp":'
 _NUL_RUN = b"\0" * 8
 # Reader findings that are dsh layout rules (spec §9.2), not Codex's: Codex reads a .jsonl.zst as
 # one plaintext stream across frames (a line may span frames, the first frame is not a header
@@ -251,6 +251,17 @@ class CodexScanner:
             self.stopped = True
         self._defect = True
         address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset)
+        if issue.lines and issue.length is not None:
+            # a bulk run of NUL filler lines (store.lines): each one is a line Codex skips
+            self._lines += issue.lines
+            self._skipped += issue.lines
+            self.committed = issue.offset + issue.length if issue.offset is not None else self.committed
+            self._add(
+                "codex-nul-run",
+                f"{issue.lines} lines of NUL bytes only ({issue.length} bytes): Codex skips them on load",
+                address,
+            )
+            return
         self._add(issue.rule, issue.message, address)
 
     def _add(self, rule_id: str, message: str, address: Address) -> None:
@@ -297,7 +308,7 @@ class CodexScanner:
                 address,
             )
             return
-        again = line.find(_LINE_START, 1)
+        again = line.find(LINE_START, 1)
         if again > 0 and obj is None:
             try:
                 rest = orjson.loads(line[again:])

@@ -29,6 +29,9 @@ ROLLOUT_ITEM_TYPES = frozenset(
     }
 )
 
+# Codex serialises RolloutLine with its timestamp first: where a line written by it begins.
+LINE_START = b'{"timestamp":'
+
 # ResponseItem variants (codex-rs/protocol models.rs, agent-formats §3.3).
 CALL_TYPES = {
     "function_call": "function_call_output",
