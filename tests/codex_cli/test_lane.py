@@ -5,7 +5,9 @@
 * ``codex exec resume`` accepts every ``sesstool repair`` output and sends the same history it
   sent for the unrepaired rollout (the closing outputs of a parallel batch move behind the
   batch's real outputs: docs/format.md "Codex rollouts");
-* a ``sesstool fork`` output resumes as its own thread.
+* a ``sesstool fork`` output resumes as its own thread;
+* a ``sesstool repair --salvage`` output is accepted and rebuilt as Codex rebuilt the damaged
+  rollout (and a recovered interleaved output is sent as written).
 """
 
 from __future__ import annotations
