@@ -259,3 +259,22 @@ def test_a_salvaged_interleaved_output_resumes_answered(lane: Lane, lane_root: P
     outputs = [i["output"] for i in derived if i["type"] == "function_call_output"]
     sent_before = [i["output"] for i in before if i.get("type") == "function_call_output"]
     assert outputs and "aborted" not in outputs and sent_before == ["aborted"]
+
+
+def test_a_legacy_rollout_is_refused_as_sesstool_says(lane: Lane, lane_root: Path) -> None:
+    """The hand-written pre-envelope fixture: Codex 0.171 finds it by name and refuses it as
+    empty (no line decodes), which is what sesstool's codex-legacy-rollout says."""
+    from tests.dialects.codex._support import rollout as fixture_rollout
+
+    source = fixture_rollout("legacy-pre-envelope")
+    thread_id = json.loads(source.read_bytes().split(b"\n", 1)[0])["id"]
+    home = lane.new_home("legacy-pre-envelope", extra="")
+    target = home.sessions / "2025" / "06" / "02" / source.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(source, target)
+    run, _ = resume_input(lane, home, thread_id)
+    assert not run.requests and run.returncode != 0
+    assert f"rollout at {target} is empty" in run.stderr, run.stderr[-800:]
+    doc = _inspect(source)
+    assert doc["verdict"]["verdict"] == "unsupported"
+    assert [f["rule"] for f in doc["findings"]] == ["codex-legacy-rollout"]

@@ -23,7 +23,7 @@ FORK_ID = "01a231f0-0000-7000-8000-00000000c0de"
 
 def _logs() -> list[Path]:
     logs = sorted(p for p in CODEX.glob("*/rollout-*") if p.name.endswith((".jsonl", ".jsonl.zst")))
-    assert len(logs) == 54, "Codex fixture corpus missing (27 rollouts, raw and zstd)"
+    assert len(logs) == 56, "Codex fixture corpus missing (28 rollouts, raw and zstd)"
     return logs
 
 

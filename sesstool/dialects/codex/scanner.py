@@ -100,6 +100,18 @@ def _call(item: dict[str, Any], offset: int, lineno: int, turn_id: str | None) -
     )
 
 
+def is_legacy_meta(obj: Any) -> bool:
+    """The first line of a pre-envelope rollout: a bare ``SessionMeta {id, timestamp,
+    instructions?}`` (openai/codex ``codex-rs/core/src/rollout.rs`` before PR #1600)."""
+    return (
+        isinstance(obj, dict)
+        and "type" not in obj
+        and "payload" not in obj
+        and isinstance(obj.get("id"), str)
+        and isinstance(obj.get("timestamp"), str)
+    )
+
+
 def is_rollout_line(obj: Any) -> bool:
     return (
         isinstance(obj, dict)
@@ -129,6 +141,7 @@ class CodexScanner:
         self._skipped = 0
         self._first_seen = False  # a non-blank line was seen
         self._meta: dict[str, Any] | None = None
+        self._legacy: dict[str, Any] | None = None  # the bare session meta of a legacy rollout
         self._meta_problem: tuple[str, str, Address] | None = None
         self._by_type: dict[str, int] = {}
         self._by_item: dict[str, int] = {}
@@ -273,6 +286,8 @@ class CodexScanner:
     # -- one line ------------------------------------------------------------------------------
 
     def _first_line(self, obj: dict[str, Any], offset: int, lineno: int, frame: int | None, end: int) -> None:
+        if self._legacy is not None:
+            return  # a rollout line after a legacy meta: the legacy finding says it all
         self._first_time = obj["timestamp"]
         if obj["type"] == "session_meta" and lineno == 1:
             self._meta_line = obj  # the header a fork rewrites
@@ -289,7 +304,40 @@ class CodexScanner:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             obj = None
-        self._undecodable(line, obj, offset, lineno, frame)
+        if self._legacy is not None:
+            self._legacy_line(obj)
+        elif not self._first_seen and is_legacy_meta(obj):
+            self._enter_legacy(obj, self._address(offset, lineno, frame))
+        else:
+            self._undecodable(line, obj, offset, lineno, frame)
+
+    def _enter_legacy(self, meta: dict[str, Any], address: Address) -> None:
+        """A pre-envelope rollout (agent-formats §3.3): Codex 0.171 decodes none of its lines."""
+        self._legacy = meta
+        self._first_seen = self._nonblank = True
+        self._first_time = meta["timestamp"]
+        self._by_type["legacy session meta"] = 1
+        self._add(
+            "codex-legacy-rollout",
+            "a pre-envelope rollout (a bare session meta, bare response items and record_type state "
+            "lines, as Codex wrote before openai/codex PR #1600): Codex 0.171 decodes none of its "
+            'lines and refuses to resume it ("rollout at … is empty"); sesstool shows what it holds '
+            "and writes nothing from it",
+            address,
+        )
+
+    def _legacy_line(self, obj: Any) -> None:
+        """One line after a legacy session meta, as the legacy loader told them apart: a state
+        snapshot, or a bare response item (it skipped what was not JSON)."""
+        if isinstance(obj, dict) and obj.get("record_type") == "state":
+            kind = "legacy state"
+        elif isinstance(obj, dict) and isinstance(obj.get("type"), str):
+            kind = "legacy response item"
+            self._by_item[obj["type"]] = self._by_item.get(obj["type"], 0) + 1
+        else:
+            kind = "legacy unreadable line"
+            self._skipped += 1
+        self._by_type[kind] = self._by_type.get(kind, 0) + 1
 
     def _turn_context(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         if isinstance(payload, dict) and isinstance(payload.get("model"), str):
@@ -471,7 +519,7 @@ class CodexScanner:
                 'no non-empty line: Codex 0.171 refuses the file ("… is empty")',
                 Address(self.path, 0, 1),
             )
-        elif self._meta is None and self._meta_problem is None and self._fatal is None:
+        elif all(x is None for x in (self._meta, self._meta_problem, self._fatal, self._legacy)):
             self._meta_problem = (
                 "codex-missing-session-meta",
                 "no session_meta line: Codex 0.171 "
@@ -497,7 +545,7 @@ class CodexScanner:
                 Address(self.path, turn.offset, turn.line),
             )
         verdict, reason, where = verdict_of(self.findings)
-        meta = self._meta or {}
+        meta = self._meta or ({"id": self._legacy.get("id")} if self._legacy is not None else {})
         facts = CodexFacts(
             thread_id=_text(meta.get("id")),
             forked_from_id=_text(meta.get("forked_from_id")),

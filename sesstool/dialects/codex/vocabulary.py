@@ -171,6 +171,14 @@ RULES: tuple[Rule, ...] = (
         "none",
     ),
     Rule(
+        "codex-legacy-rollout",
+        N,
+        "agent-formats §3.3 (legacy, pre-envelope); openai/codex rollout.rs before PR #1600",
+        "a pre-envelope rollout (bare session meta, bare response items, record_type state "
+        "lines): Codex 0.171 decodes none of its lines and refuses it; sesstool reads it as such",
+        "unsupported",
+    ),
+    Rule(
         "codex-session-meta-repeated",
         W,
         "agent-formats §3.3; observed with 0.171",
