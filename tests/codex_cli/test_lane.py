@@ -184,12 +184,17 @@ def _resume_file(lane: Lane, scratch: Path, rollout: Path, thread_id: str) -> li
     return sent
 
 
-@pytest.mark.parametrize("name", FIXTURE_REPAIRS)
-def test_repaired_fixtures_resume_with_the_same_history(lane: Lane, lane_root: Path, name: str) -> None:
+def _fixture(name: str) -> tuple[Path, str]:
+    """A committed fixture rollout and its thread id."""
     from tests.dialects.codex._support import rollout as fixture_rollout
 
     source = fixture_rollout(name)
-    thread_id = json.loads(source.read_bytes().split(b"\n", 1)[0])["payload"]["id"]
+    return source, json.loads(source.read_bytes().split(b"\n", 1)[0])["payload"]["id"]
+
+
+@pytest.mark.parametrize("name", FIXTURE_REPAIRS)
+def test_repaired_fixtures_resume_with_the_same_history(lane: Lane, lane_root: Path, name: str) -> None:
+    source, thread_id = _fixture(name)
     work = lane_root / "fixture-repair" / name
     work.mkdir(parents=True)
     out = work / "repaired" / source.name
@@ -224,10 +229,7 @@ def _salvage(source: Path, work: Path) -> Path:
 
 @pytest.mark.parametrize("name", SALVAGES)
 def test_salvaged_fixtures_resume_with_the_same_history(lane: Lane, lane_root: Path, name: str) -> None:
-    from tests.dialects.codex._support import rollout as fixture_rollout
-
-    source = fixture_rollout(name)
-    thread_id = json.loads(source.read_bytes().split(b"\n", 1)[0])["payload"]["id"]
+    source, thread_id = _fixture(name)
     work = lane_root / "fixture-salvage" / name
     out = _salvage(source, work)
     derived = _derive(out)
