@@ -17,6 +17,20 @@ def document(command: str, **members: Any) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "command": command, **members}
 
 
+def kept_source_doc(
+    path: str, sha256: str, encoding: str, version: int | None, verdict: str
+) -> dict[str, Any]:
+    """The ``source`` of a write command that leaves its source as it was (repair, redact)."""
+    return {
+        "path": path,
+        "sha256": sha256,
+        "unchanged": True,
+        "encoding": encoding,
+        "version": version,
+        "verdict": verdict,
+    }
+
+
 def address_doc(a: Address | None) -> dict[str, Any] | None:
     if a is None:
         return None

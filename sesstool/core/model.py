@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -56,11 +57,38 @@ class SurfaceStats:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Token counts of a session, the one type every dialect reports them in. A dialect names
+    the counts in its own words (Codex ``cached_input_tokens``): ``names`` maps each field to
+    the log's key, for reading (``of``) and for the dialect's JSON (``document``)."""
+
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int
     cache_write_tokens: int
     reasoning_tokens: int
+    total_tokens: int | None = None  # as the log states it; None when it states no total
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any], names: Mapping[str, str]) -> Usage:
+        """From a log's usage object: a field ``names`` leaves out, or whose count is not an
+        integer, is 0 (``total_tokens``: None when left out)."""
+        counts = {field: _count(record.get(key)) for field, key in names.items()}
+        return cls(
+            counts.get("input_tokens", 0),
+            counts.get("output_tokens", 0),
+            counts.get("cache_read_tokens", 0),
+            counts.get("cache_write_tokens", 0),
+            counts.get("reasoning_tokens", 0),
+            counts.get("total_tokens"),
+        )
+
+    def document(self, names: Mapping[str, str]) -> dict[str, int | None]:
+        """The counts under the log's own keys, in the order of ``names``."""
+        return {key: getattr(self, field) for field, key in names.items()}
+
+
+def _count(value: Any) -> int:
+    return value if type(value) is int else 0
 
 
 @dataclass(frozen=True, slots=True)

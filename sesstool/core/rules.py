@@ -7,8 +7,9 @@ verdict an error-level finding of that rule implies (spec §1.4: unsupported is 
 from __future__ import annotations
 
 import enum
+import textwrap
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from sesstool.core.errors import Address
 
@@ -211,6 +212,51 @@ def register_rules(rules: tuple[Rule, ...]) -> None:
         if known is not None and known != rule:
             raise ValueError(f"rule id {rule.id!r} is registered twice with different definitions")
         RULES[rule.id] = rule
+
+
+_VERDICT_CLASSES: dict[str, VerdictClass] = {v: v for v in get_args(VerdictClass)}
+
+
+def rule_table(spec: str, table: str) -> tuple[Rule, ...]:
+    """A dialect's rules, written as one text table in the shape every dialect shares: per rule a
+    line ``<id> <severity> <verdict> <sections>`` (``sections`` of the dialect's spec document
+    ``spec``, the rest of the line), then its title on the indented line(s) below it. The order is
+    kept (docs/rules.md lists it). Raises ValueError on a malformed table: a dialect's module
+    fails at import, and ``tests/test_rule_ids.py`` imports every dialect."""
+    rules: list[Rule] = []
+    head: list[str] = []
+    title: list[str] = []
+
+    def close() -> None:
+        if not head:
+            return
+        if not title:
+            raise ValueError(f"rule {head[0]!r} has no title")
+        rule_id, severity, verdict_text, sections = head
+        verdict = _VERDICT_CLASSES.get(verdict_text)
+        if verdict is None:
+            raise ValueError(f"rule {rule_id!r}: {verdict_text!r} is not a verdict class")
+        if any(r.id == rule_id for r in rules):
+            raise ValueError(f"rule {rule_id!r} is listed twice")
+        if severity.upper() not in Severity.__members__:
+            raise ValueError(f"rule {rule_id!r}: {severity!r} is not a severity")
+        rules.append(Rule(rule_id, Severity.parse(severity), f"{spec} {sections}", " ".join(title), verdict))
+
+    for line in textwrap.dedent(table).splitlines():
+        if not line.strip():
+            continue
+        if line[0].isspace():
+            if not head:
+                raise ValueError(f"a title line before any rule: {line.strip()!r}")
+            title.append(line.strip())
+            continue
+        close()
+        fields = line.split(None, 3)
+        if len(fields) != 4:
+            raise ValueError(f"a rule line needs id, severity, verdict and sections: {line!r}")
+        head, title = fields, []
+    close()
+    return tuple(rules)
 
 
 # Relational rules are enforced by the native v4 reader; v0–v3 readers accept the log (§6.2).

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from sesstool.core.report_model import Gap, ItemKind, TimelineItem
 
 
@@ -127,11 +129,35 @@ class SpanCollector:
         self._last_line = 0
         self._seq: int | None = None
         self._offset = 0
+        self._turns = 0  # turns started through next_turn
         self.index = TimeIndex()
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
-        """One reader batch (complete lines without newlines, as the scanner gets them)."""
+        """One reader batch (complete lines without newlines, as the scanner gets them): every
+        line that decodes to a JSON object goes to ``record``, unless ``skim`` took it first."""
+        loads, skim, record = orjson.loads, self.skim, self.record
+        for i, raw in enumerate(lines):
+            at = offset
+            offset += len(raw) + 1
+            if skim(raw, lineno + i, at):
+                continue
+            try:
+                obj = loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if type(obj) is dict:
+                record(obj, lineno + i, at)
+
+    # -- what a dialect's collector overrides ---------------------------------------------------
+
+    def record(self, obj: dict[str, Any], line: int, offset: int) -> None:
+        """One decoded record at ``line`` (``offset`` = its plaintext byte offset)."""
         raise NotImplementedError
+
+    def skim(self, raw: bytes, line: int, offset: int) -> bool:
+        """True when the raw line was accounted for without decoding it (a collector that can
+        tell from a record's first bytes that it opens and closes no span)."""
+        return False
 
     # -- what a dialect's collector calls -------------------------------------------------------
 
@@ -149,6 +175,11 @@ class SpanCollector:
         self._last = t if self._last is None else max(self._last, t)
         self._last_line = line
         self._seq = seq
+
+    def next_turn(self, t: int, line: int) -> None:
+        """Start turn N+1 of a dialect that does not number its turns ("turn N")."""
+        self._turns += 1
+        self.start_turn(f"turn {self._turns}", t, self._turns, None, line)
 
     def start_turn(self, label: str, t: int, turn: int | None, seq: int | None, line: int) -> None:
         if self._turn is not None:  # a second start without an end: the first never closed

@@ -11,30 +11,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
-
 from sesstool.core.timeline import SpanCollector, event_time
 
 
 class EnvelopeTimeline(SpanCollector):
-    def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
-        loads = orjson.loads
-        for i, raw in enumerate(lines):
-            at = offset
-            offset += len(raw) + 1
-            envelope = _envelope(raw)
-            if envelope is not None:
-                t, seq = envelope
-                self.tick(lineno + i, seq, t, at)
-                continue
-            try:
-                obj = loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if type(obj) is dict:
-                self._event(obj, lineno + i, at)
+    def skim(self, raw: bytes, line: int, offset: int) -> bool:
+        envelope = _envelope(raw)
+        if envelope is None:
+            return False
+        t, seq = envelope
+        self.tick(line, seq, t, offset)
+        return True
 
-    def _event(self, obj: dict[str, Any], line: int, offset: int) -> None:
+    def record(self, obj: dict[str, Any], line: int, offset: int) -> None:
         t = event_time(obj.get("time"))
         if t is None:
             return

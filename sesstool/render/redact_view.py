@@ -7,40 +7,34 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core.documents import SCHEMA_VERSION
+from sesstool.core.documents import document, kept_source_doc
 from sesstool.engine.redact import RedactReport
 from sesstool.render.escape import safe_line
 
 
 def redact_doc(rep: RedactReport) -> dict[str, Any]:
     scan = rep.scan.scan
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "command": "redact",
-        "status": rep.status,
-        "source": {
-            "path": str(rep.source),
-            "sha256": rep.source_sha256,
-            "unchanged": True,
-            "encoding": rep.scan.source.encoding,
-            "version": scan.version,
-            "verdict": scan.verdict,
-        },
-        "target": str(rep.target),
-        "output": (
+    return document(
+        "redact",
+        status=rep.status,
+        source=kept_source_doc(
+            str(rep.source), rep.source_sha256, rep.scan.source.encoding, scan.version, scan.verdict
+        ),
+        target=str(rep.target),
+        output=(
             {"path": str(rep.output.path), "size": rep.output.size, "sha256": rep.output.sha256}
             if rep.output is not None
             else None
         ),
-        "replaced": {
+        replaced={
             "values": rep.counts.values,
             "occurrences": rep.counts.replacements,
             "by_kind": dict(rep.counts.by_kind),
             "records_changed": rep.records_changed,
             "records_reencoded": rep.records_reencoded,
         },
-        "notes": list(rep.notes),
-    }
+        notes=list(rep.notes),
+    )
 
 
 def render_redact(rep: RedactReport, console: Console) -> None:

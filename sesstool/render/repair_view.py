@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core.documents import SCHEMA_VERSION, defect_doc
+from sesstool.core.documents import defect_doc, document, kept_source_doc
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
 
@@ -15,26 +15,20 @@ from sesstool.render.escape import safe_line
 def repair_doc(rep: RepairReport) -> dict[str, Any]:
     scan = rep.scan.scan
     plan = rep.plan
-    doc: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "command": "repair",
-        "status": rep.status,
-        "source": {
-            "path": str(rep.source),
-            "sha256": rep.source_sha256,
-            "unchanged": True,
-            "encoding": rep.scan.source.encoding,
-            "version": scan.version,
-            "verdict": scan.verdict,
-            "verdict_reason": scan.verdict_reason,
-        },
-        "target": str(rep.target) if rep.target is not None else None,
-        "output": None,
-        "plan": None,
-        "salvage": None,
-        "lock": None,
-        "notes": list(rep.notes),
-    }
+    source = kept_source_doc(
+        str(rep.source), rep.source_sha256, rep.scan.source.encoding, scan.version, scan.verdict
+    )
+    doc = document(
+        "repair",
+        status=rep.status,
+        source={**source, "verdict_reason": scan.verdict_reason},
+        target=str(rep.target) if rep.target is not None else None,
+        output=None,
+        plan=None,
+        salvage=None,
+        lock=None,
+        notes=list(rep.notes),
+    )
     if rep.lock is not None:
         doc["lock"] = {"path": str(rep.lock.path), "existed": rep.lock.existed, "held": rep.lock.held}
     if plan is not None:

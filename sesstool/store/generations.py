@@ -58,17 +58,18 @@ def canonical_name(version: int, zstd: bool) -> str:
     return name + ".zstd" if zstd else name
 
 
-def log_stem(name: str) -> str:
-    """A log file name without its ``.jsonl`` or ``.jsonl.zstd`` suffix (others unchanged)."""
-    for suffix in (".jsonl.zstd", ".jsonl"):
+def log_stem(name: str, zstd_suffix: str = ".zstd") -> str:
+    """A log file name without its ``.jsonl`` or ``.jsonl<zstd_suffix>`` suffix (others
+    unchanged); Codex compresses to ``.jsonl.zst``."""
+    for suffix in (".jsonl" + zstd_suffix, ".jsonl"):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
 
 
-def log_name(stem: str, zstd: bool) -> str:
-    """``<stem>.jsonl`` or ``<stem>.jsonl.zstd``."""
-    return stem + (".jsonl.zstd" if zstd else ".jsonl")
+def log_name(stem: str, zstd: bool, zstd_suffix: str = ".zstd") -> str:
+    """``<stem>.jsonl`` or ``<stem>.jsonl<zstd_suffix>``."""
+    return stem + ".jsonl" + (zstd_suffix if zstd else "")
 
 
 def check_publication_name(target: Path, version: int, zstd: bool) -> None:

@@ -27,7 +27,6 @@ from sesstool.dialects.claude.fork import fork_line
 from sesstool.dialects.claude.rules import RULES
 from sesstool.dialects.claude.timeline import ClaudeTimeline
 from sesstool.dialects.claude.transcript import TranscriptScan, TranscriptScanner
-from sesstool.store.generations import log_name, log_stem
 
 Json = dict[str, Any]
 
@@ -271,9 +270,6 @@ class ClaudeDialect(Dialect):
         if child.session_id != plan.child_id:
             return [f"its session id is {child.session_id}, expected {plan.child_id}"]
         return []
-
-    def repaired_name(self, source_name: str, zstd: bool) -> str:
-        return log_name(f"{log_stem(source_name)}.repaired", zstd)
 
     def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
         t = _facts(scan).scan

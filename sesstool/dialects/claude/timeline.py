@@ -8,29 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from sesstool.core.timeline import SpanCollector, event_time
 from sesstool.dialects.claude import vocabulary as vocab
 
 
 class ClaudeTimeline(SpanCollector):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._turns = 0
-
-    def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
-        for i, raw in enumerate(lines):
-            at = offset
-            offset += len(raw) + 1
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if type(obj) is dict:
-                self._entry(obj, lineno + i, at)
-
-    def _entry(self, entry: dict[str, Any], line: int, offset: int) -> None:
+    def record(self, entry: dict[str, Any], line: int, offset: int) -> None:
         t = event_time(entry.get("timestamp"))
         if t is None:
             return
@@ -42,8 +25,7 @@ class ClaudeTimeline(SpanCollector):
             if self.turn_is_open and self._last is not None:
                 self.end_turn(self._last, "completed", self._last_line)
             self.tick(line, None, t, offset)
-            self._turns += 1
-            self.start_turn(f"turn {self._turns}", t, self._turns, None, line)
+            self.next_turn(t, line)
             return
         self.tick(line, None, t, offset)
         if entry.get("isSidechain") is True:

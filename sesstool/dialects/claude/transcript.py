@@ -17,6 +17,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.jsonline import LineError, loads
+from sesstool.core.model import Usage
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.rules import RULES
@@ -64,14 +65,6 @@ class Compaction:
     logical_parent_in_file: bool
     preserved: tuple[str, ...]
     anchor: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,7 +525,7 @@ class TranscriptScanner:
         )
         findings = tuple(sorted(self.findings, key=_finding_order))
         verdict, reason, decided_by = _verdict(findings)
-        usage = [0, 0, 0, 0]
+        usage = [0, 0, 0, 0, 0]  # core.model.Usage's counts: Claude Code logs no reasoning tokens
         for values in self.usage_by_message.values():
             for i, v in enumerate(values):
                 usage[i] += v

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sesstool.core.model import Usage
+
 
 @dataclass(frozen=True, slots=True)
 class CodexCall:
@@ -31,15 +33,6 @@ class OpenTurn:
 
 
 @dataclass(frozen=True, slots=True)
-class TokenUsage:
-    input_tokens: int
-    cached_input_tokens: int
-    output_tokens: int
-    reasoning_output_tokens: int
-    total_tokens: int
-
-
-@dataclass(frozen=True, slots=True)
 class CodexFacts:
     thread_id: str | None
     forked_from_id: str | None
@@ -63,7 +56,7 @@ class CodexFacts:
     answered: int
     dangling: tuple[CodexCall, ...]
     orphan_outputs: int
-    usage: TokenUsage | None  # the last token_count event's total_token_usage
+    usage: Usage | None  # the last token_count event's total_token_usage
     compactions: int
     rollbacks: int
     first_time: str | None

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import uuid
 
+from sesstool.store.generations import log_name, log_stem
+
 ROLLOUT_NAME = re.compile(
     r"rollout-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-(?P<id>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl(?P<zst>\.zst)?"
@@ -32,16 +34,13 @@ def parse_name(name: str) -> tuple[str, str, bool] | None:
 
 
 def stem(name: str) -> str:
-    for suffix in (".jsonl.zst", ".jsonl"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+    return log_stem(name, ".zst")
 
 
 def repaired_name(name: str, zstd: bool) -> str:
     """``rollout-…-<id>.repaired.jsonl[.zst]`` beside the source: not a name Codex lists, so a
     repair never shadows the thread it repairs (move it in place deliberately)."""
-    return f"{stem(name)}.repaired.jsonl" + (".zst" if zstd else "")
+    return log_name(f"{stem(name)}.repaired", zstd, ".zst")
 
 
 def fork_name(source_name: str, child_id: str, zstd: bool) -> str:

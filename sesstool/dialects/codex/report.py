@@ -7,6 +7,7 @@ from typing import Any
 
 from sesstool.core.humanize import plural
 from sesstool.dialects.codex.model import CodexFacts
+from sesstool.dialects.codex.vocabulary import USAGE_KEYS
 
 MAX_ARGUMENTS = 160
 
@@ -69,8 +70,8 @@ def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
         rows.append(
             (
                 "usage",
-                f"input {u.input_tokens} (cached {u.cached_input_tokens}) · output {u.output_tokens} "
-                f"(reasoning {u.reasoning_output_tokens}) · total {u.total_tokens} tokens",
+                f"input {u.input_tokens} (cached {u.cache_read_tokens}) · output {u.output_tokens} "
+                f"(reasoning {u.reasoning_tokens}) · total {u.total_tokens} tokens",
                 None,
             )
         )
@@ -87,4 +88,5 @@ def inspect_document(f: CodexFacts) -> dict[str, Any]:
     doc = asdict(f)
     doc["by_type"] = dict(f.by_type)
     doc["by_item"] = dict(f.by_item)
+    doc["usage"] = f.usage.document(USAGE_KEYS) if f.usage is not None else None
     return doc

@@ -16,14 +16,14 @@ import orjson
 
 from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
-from sesstool.core.model import ScanResult
+from sesstool.core.model import ScanResult, Usage
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Rule
 from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verdict_of
 from sesstool.dialects.codex.history import HistoryBuilder
-from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn, TokenUsage
+from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn
 from sesstool.dialects.codex.vocabulary import (
     CALL_TYPES,
     HISTORY_MODES,
@@ -34,6 +34,7 @@ from sesstool.dialects.codex.vocabulary import (
     ROLLOUT_ITEM_TYPES,
     RULES,
     TURN_END_EVENTS,
+    USAGE_KEYS,
     cli_version,
 )
 
@@ -58,19 +59,10 @@ def _int(value: Any) -> int | None:
 
 
 _EVENTS = frozenset({"task_started", "task_complete", "turn_aborted", "thread_rolled_back"})
-_USAGE_KEYS = (
-    "input_tokens",
-    "cached_input_tokens",
-    "output_tokens",
-    "reasoning_output_tokens",
-    "total_tokens",
-)
 
 
-def _usage(total: dict[str, Any] | None) -> TokenUsage | None:
-    if total is None:
-        return None
-    return TokenUsage(*(_int(total.get(k)) or 0 for k in _USAGE_KEYS))
+def _usage(total: dict[str, Any] | None) -> Usage | None:
+    return None if total is None else Usage.of(total, USAGE_KEYS)
 
 
 # An open call as the hot loop keeps it (item payload, offset, line, turn id): most calls are
@@ -217,7 +209,7 @@ class CodexScanner:
                             info = payload.get("info")
                             total = info.get("total_token_usage") if type(info) is dict else None
                             if type(total) is dict:
-                                self._usage_total = total  # turned into TokenUsage in finish()
+                                self._usage_total = total  # turned into Usage in finish()
                         elif event in _EVENTS:
                             self._event(payload, event, offset, lineno)
                 elif kind == "response_item":

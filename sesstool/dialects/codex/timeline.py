@@ -6,29 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from sesstool.core.timeline import SpanCollector, event_time
 from sesstool.dialects.codex.vocabulary import CALL_TYPES, OUTPUT_TYPES, TURN_END_EVENTS
 
 
 class CodexTimeline(SpanCollector):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._turns = 0
-
-    def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
-        for i, raw in enumerate(lines):
-            at = offset
-            offset += len(raw) + 1
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if type(obj) is dict:
-                self._line(obj, lineno + i, at)
-
-    def _line(self, obj: dict[str, Any], line: int, offset: int) -> None:
+    def record(self, obj: dict[str, Any], line: int, offset: int) -> None:
         t = event_time(obj.get("timestamp"))
         payload = obj.get("payload")
         if t is None or type(payload) is not dict:
@@ -36,8 +19,7 @@ class CodexTimeline(SpanCollector):
         self.tick(line, None, t, offset)
         kind, inner = obj.get("type"), payload.get("type")
         if kind == "event_msg" and inner == "task_started":
-            self._turns += 1
-            self.start_turn(f"turn {self._turns}", t, self._turns, None, line)
+            self.next_turn(t, line)
         elif kind == "event_msg" and inner in TURN_END_EVENTS:
             if self.turn_is_open:
                 self.end_turn(t, "completed" if inner == "task_complete" else "aborted", line)

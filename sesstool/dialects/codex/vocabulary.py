@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from sesstool.core.rules import Rule, Severity
+from sesstool.core.rules import Rule, rule_table
 
 # The RolloutItem variants 0.171 writes or reads (agent-formats §3.3; observed in the lane).
 ROLLOUT_ITEM_TYPES = frozenset(
@@ -82,108 +82,49 @@ def cli_version(text: object) -> tuple[int, int, int] | None:
     return int(match.group(1)), int(match.group(2)), int(match.group(3))
 
 
-E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
+# the rollout's token_count total_token_usage keys, as core.model.Usage fields (in JSON order)
+USAGE_KEYS = {
+    "input_tokens": "input_tokens",
+    "cache_read_tokens": "cached_input_tokens",
+    "output_tokens": "output_tokens",
+    "reasoning_tokens": "reasoning_output_tokens",
+    "total_tokens": "total_tokens",
+}
 
-RULES: tuple[Rule, ...] = (
-    Rule(
-        "codex-empty-file",
-        E,
-        "agent-formats §3.4",
-        'rollout has no non-empty line: Codex refuses it (0.171: "… is empty")',
-    ),
-    Rule(
-        "codex-missing-session-meta",
-        E,
-        "agent-formats §3.4, §0",
-        "rollout does not start with session_meta: Codex refuses to resume it",
-    ),
-    Rule(
-        "codex-session-meta-invalid",
-        E,
-        "agent-formats §3.4, §3.5",
-        "session_meta cannot be decoded (no id or cwd): Codex cannot parse the thread id",
-    ),
-    Rule(
-        "codex-unknown-history-mode",
-        E,
-        "agent-formats §3.4",
-        "session_meta history_mode unknown to Codex 0.171: a hard load error",
-        "unsupported",
-    ),
-    Rule(
-        "codex-torn-tail",
-        W,
-        "agent-formats §0, §4",
-        "last line has no newline: a torn write (Codex skips it; a repair drops it)",
-        "torn",
-    ),
-    Rule(
-        "codex-undecodable-line",
-        E,
-        "agent-formats §3.4, §3.5",
-        "line is not a rollout line: Codex skips it on load and its content is lost to resume",
-    ),
-    Rule(
-        "codex-interleaved-line",
-        E,
-        "agent-formats §3.5 (#24425)",
-        "a partial line and a complete one written into one line: Codex skips both",
-    ),
-    Rule(
-        "codex-nul-run",
-        E,
-        "agent-formats §3.4",
-        "run of NUL bytes where a line should be: Codex skips it on load",
-    ),
-    Rule(
-        "codex-call-without-output",
-        W,
-        "agent-formats §3.4, §4",
-        'tool call without output: Codex sends a synthetic "aborted" output on every resume',
-        "interrupted",
-    ),
-    Rule(
-        "codex-output-without-call",
-        W,
-        "agent-formats §3.4",
-        "tool output whose call is not in the rollout: Codex drops it from the prompt",
-        "none",
-    ),
-    Rule(
-        "codex-unfinished-turn",
-        W,
-        "agent-formats §3.4, §4",
-        "task_started without task_complete or turn_aborted: the turn was interrupted",
-        "interrupted",
-    ),
-    Rule(
-        "codex-unknown-item-type",
-        N,
-        "agent-formats §3.3, §5",
-        "line or response item of a type Codex 0.171 does not know (tolerated)",
-        "none",
-    ),
-    Rule(
-        "codex-newer-cli-version",
-        N,
-        "agent-formats §3.5, §5",
-        "written by a newer Codex than 0.171 (read as 0.171 reads it)",
-        "none",
-    ),
-    Rule(
-        "codex-legacy-rollout",
-        N,
-        "agent-formats §3.3 (legacy, pre-envelope); openai/codex rollout.rs before PR #1600",
-        "a pre-envelope rollout (bare session meta, bare response items, record_type state "
-        "lines): Codex 0.171 decodes none of its lines and refuses it; sesstool reads it as such",
-        "unsupported",
-    ),
-    Rule(
-        "codex-session-meta-repeated",
-        W,
-        "agent-formats §3.3; observed with 0.171",
-        "a later session_meta line: the first stays canonical, but Codex 0.171 drops the history "
-        "before it on resume",
-        "none",
-    ),
+RULES: tuple[Rule, ...] = rule_table(
+    "agent-formats",
+    """
+    codex-empty-file               error    corrupt      §3.4
+        rollout has no non-empty line: Codex refuses it (0.171: "… is empty")
+    codex-missing-session-meta     error    corrupt      §3.4, §0
+        rollout does not start with session_meta: Codex refuses to resume it
+    codex-session-meta-invalid     error    corrupt      §3.4, §3.5
+        session_meta cannot be decoded (no id or cwd): Codex cannot parse the thread id
+    codex-unknown-history-mode     error    unsupported  §3.4
+        session_meta history_mode unknown to Codex 0.171: a hard load error
+    codex-torn-tail                warning  torn         §0, §4
+        last line has no newline: a torn write (Codex skips it; a repair drops it)
+    codex-undecodable-line         error    corrupt      §3.4, §3.5
+        line is not a rollout line: Codex skips it on load and its content is lost to resume
+    codex-interleaved-line         error    corrupt      §3.5 (#24425)
+        a partial line and a complete one written into one line: Codex skips both
+    codex-nul-run                  error    corrupt      §3.4
+        run of NUL bytes where a line should be: Codex skips it on load
+    codex-call-without-output      warning  interrupted  §3.4, §4
+        tool call without output: Codex sends a synthetic "aborted" output on every resume
+    codex-output-without-call      warning  none         §3.4
+        tool output whose call is not in the rollout: Codex drops it from the prompt
+    codex-unfinished-turn          warning  interrupted  §3.4, §4
+        task_started without task_complete or turn_aborted: the turn was interrupted
+    codex-unknown-item-type        info     none         §3.3, §5
+        line or response item of a type Codex 0.171 does not know (tolerated)
+    codex-newer-cli-version        info     none         §3.5, §5
+        written by a newer Codex than 0.171 (read as 0.171 reads it)
+    codex-legacy-rollout           info     unsupported  §3.3 (legacy layout, before openai/codex PR #1600)
+        a pre-envelope rollout (bare session meta, bare response items, record_type state lines): Codex
+        0.171 decodes none of its lines and refuses it; sesstool reads it as such
+    codex-session-meta-repeated    warning  none         §3.3; observed with 0.171
+        a later session_meta line: the first stays canonical, but Codex 0.171 drops the history before
+        it on resume
+    """,
 )
