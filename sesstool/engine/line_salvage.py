@@ -167,21 +167,14 @@ def plan_line_salvage(source: SourceRead, output_encoding: Encoding, limits: Rea
         previous = (kind, lineno)
     if batch:
         scanner.feed_lines(batch, batch_offset, batch_line, None)
-    if walk.torn_frame is not None:
-        start, length = walk.torn_frame
-        data = b"".join(file_range(source.path, start, start + length))
-        dropped_hash.update(data)
-        ranges.append(
-            DroppedRange(
-                _torn_rule(scan), None, None, start, length, hashlib.sha256(data).hexdigest(), dropped, False
-            )
-        )
-        dropped += length
+    torn = _torn_frame(source.path, walk, scan, dropped, dropped_hash)
+    if torn is not None:
+        ranges.append(torn)
+        dropped += torn.length
     kept_scan = scanner.finish(None)
     _refuse_unless_salvageable(kept_scan)
     closers = tuple(dialect.closers(kept_scan))
     defect = next(f for f in scan.findings if f.severity is Severity.ERROR)
-    first = ranges[0] if ranges else None
     plan = RepairPlan(
         version=kept_scan.version,
         source_encoding=report.source.encoding,
@@ -198,9 +191,7 @@ def plan_line_salvage(source: SourceRead, output_encoding: Encoding, limits: Rea
         salvage=Salvage(
             defect,
             kept,
-            (first.file_offset if first.file_offset is not None else first.plaintext_offset or 0)
-            if first
-            else 0,
+            _where(ranges[0] if ranges else None),
             dropped,
         ),
         committed_events=kept_lines,
@@ -209,6 +200,19 @@ def plan_line_salvage(source: SourceRead, output_encoding: Encoding, limits: Rea
     closer_bytes = b"".join(dialect.encode_record(c) for c in closers)
     kept_hash.update(closer_bytes)
     return LineSalvage(plan, tuple(ranges), dropped_hash.hexdigest(), kept_hash.hexdigest())
+
+
+def _torn_frame(
+    path: Path, walk: _Walk, scan: ScanResult, sidecar_offset: int, digest: Any
+) -> DroppedRange | None:
+    """The compressed bytes of a torn last zstd frame, dropped whole (none of it is a line)."""
+    if walk.torn_frame is None:
+        return None
+    start, length = walk.torn_frame
+    data = b"".join(file_range(path, start, start + length))
+    digest.update(data)
+    sha = hashlib.sha256(data).hexdigest()
+    return DroppedRange(_torn_rule(scan), None, None, start, length, sha, sidecar_offset, False)
 
 
 def _where(first: DroppedRange | None) -> int:
