@@ -20,7 +20,15 @@ $(STAMP): pyproject.toml requirements-dev.txt
 
 venv: $(STAMP)  ## create .venv and install sesstool with its dev tools
 
-demo: $(STAMP)  ## inspect a bundled crashed session log
+DEMO_STAMP := $(VENV)/.demo-installed
+
+# the demo needs sesstool and its runtime dependencies only (no linters, no test tools)
+$(DEMO_STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
+	@touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)  ## install sesstool alone (runtime dependencies only) and inspect a bundled crashed log
 	$(BIN)/sesstool inspect fixtures/dsh/crash-dangling-call/session.jsonl
 
 test: $(STAMP)  ## lint, type-check and run the whole test suite

@@ -7,11 +7,18 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
-@click.command("derive")
+@click.command(
+    "derive",
+    epilog=examples(
+        "sesstool derive session.jsonl.zstd               # messages + request envelope (JSON)",
+        "sesstool derive --format markdown session.jsonl",
+        "sesstool derive --at 41 --format text session.jsonl",
+    ),
+)
 @click.argument("path")
 @click.option(
     "--format",
@@ -52,8 +59,8 @@ def derive_cmd(
 ) -> None:
     """Print the message list a resumed model would see (spec §5).
 
-    Exit 3 on a corrupt log, 4 on an unsupported one; a torn or interrupted log derives its
-    committed events.
+    Exit 3 on a corrupt log, 4 on an unsupported one, 2 for an --at past the last committed
+    event (as fork); a torn or interrupted log derives its committed events.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
     from sesstool.engine.derive import DeriveRequest, run_derive

@@ -7,11 +7,18 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
 from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
 
 
-@click.command("inspect")
+@click.command(
+    "inspect",
+    epilog=examples(
+        "sesstool inspect session.jsonl.zstd",
+        "sesstool inspect --timeline --last 20 session.jsonl",
+        "sesstool inspect ~/.codex                         # a root: one line per log",
+    ),
+)
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
 @click.option("--timeline", is_flag=True, help="Add the turn → step → message timeline.")
@@ -23,6 +30,20 @@ from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
     help="Timeline entries kept from standard input or a FIFO (read once); a file's timeline "
     "is streamed by a second pass, unbounded.",
 )
+@click.option(
+    "--turn",
+    "timeline_turn",
+    type=click.IntRange(1),
+    default=None,
+    help="Timeline of turn N only (implies --timeline).",
+)
+@click.option(
+    "--last",
+    "timeline_last",
+    type=click.IntRange(1),
+    default=None,
+    help="Only the last N timeline entries (implies --timeline; with --turn, of that turn).",
+)
 @fixture_option
 @limit_options
 @click.pass_context
@@ -33,6 +54,8 @@ def inspect_cmd(
     as_json: bool,
     timeline: bool,
     max_timeline: int,
+    timeline_turn: int | None,
+    timeline_last: int | None,
     fixture: bool,
     **kwargs: Any,
 ) -> None:
@@ -48,7 +71,10 @@ def inspect_cmd(
     from sesstool.render.jsonout import write_inspect_json
     from sesstool.render.progress import scan_progress
 
-    request = InspectRequest(path, limits_from(kwargs), timeline, fixture, max_timeline)
+    timeline = timeline or timeline_turn is not None or timeline_last is not None
+    request = InspectRequest(
+        path, limits_from(kwargs), timeline, fixture, max_timeline, timeline_turn, timeline_last
+    )
     cons = consoles(ctx)
     root = find_root(path)
     if root is not None:

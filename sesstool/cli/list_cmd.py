@@ -7,10 +7,16 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, limit_options, limits_from
+from sesstool.cli.options import consoles, examples, limit_options, limits_from
 
 
-@click.command("list")
+@click.command(
+    "list",
+    epilog=examples(
+        "sesstool list ~/.claude",
+        "sesstool list --json ~/.claude",
+    ),
+)
 @click.argument("root")
 @click.option("--json", "as_json", is_flag=True, help="Print the listing as one JSON document.")
 @limit_options

@@ -7,11 +7,26 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import (
+    as_encoding,
+    consoles,
+    examples,
+    limit_options,
+    limits_from,
+    verbose_option,
+    write_options,
+)
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
-@click.command("migrate")
+@click.command(
+    "migrate",
+    epilog=examples(
+        "sesstool migrate session.jsonl                   # to the newest version",
+        "sesstool migrate --to 2 --dry-run session.jsonl.zstd",
+        "sesstool migrate --repair crashed.jsonl",
+    ),
+)
 @click.argument("path")
 @click.option(
     "--to",
@@ -31,6 +46,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
     "the plan",
 )
 @limit_options
+@verbose_option
 @click.pass_context
 def migrate_cmd(
     ctx: click.Context,
@@ -54,6 +70,7 @@ def migrate_cmd(
     from sesstool.render.migrate_view import migrate_doc, render_migrate
     from sesstool.render.progress import scan_progress
 
+    verbose = bool(kwargs.pop("verbose"))
     request = MigrateRequest(
         path, to, output, as_encoding(encoding), dry_run, repair_first, limits_from(kwargs)
     )
@@ -63,4 +80,4 @@ def migrate_cmd(
     if as_json:
         sys.stdout.buffer.write(dumps_pretty(migrate_doc(report)) + b"\n")
     else:
-        render_migrate(report, cons.out)
+        render_migrate(report, cons.out, verbose)

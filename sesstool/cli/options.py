@@ -39,6 +39,14 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
         return size
 
 
+def human_size(size: int) -> str:
+    """The shortest spelling ByteSize reads back as ``size``: 67108864 → 64M."""
+    for unit in ("T", "G", "M", "K"):
+        if size % _UNITS[unit] == 0:
+            return f"{size // _UNITS[unit]}{unit}"
+    return str(size)
+
+
 class DialectChoice(click.Choice):  # type: ignore[type-arg]
     """``auto`` or a registered dialect's name, read from the registry when used (a dialect added
     to ``dialects.registry.DIALECTS`` is accepted without touching the CLI)."""
@@ -55,28 +63,34 @@ class DialectChoice(click.Choice):  # type: ignore[type-arg]
         pass
 
 
+def examples(*lines: str) -> str:
+    """A command's ``--help`` epilog: its example command lines, kept unwrapped (tests run each
+    through the command's own parser)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def limit_options(func: F) -> F:
     """Read settings: the budgets of DESIGN §7 (line, decompressed bytes, zstd window, nesting) and
     the dialect."""
     func = click.option(
         "--max-line-bytes",
         type=ByteSize(),
-        default=DEFAULT_MAX_LINE,
-        show_default="64M",
+        default=human_size(DEFAULT_MAX_LINE),  # shown plainly in --help: [default: 64M]
+        show_default=True,
         help="Longest record accepted.",
     )(func)
     func = click.option(
         "--max-decompressed",
         type=ByteSize(),
-        default=DEFAULT_MAX_DECOMPRESSED,
-        show_default="64G",
+        default=human_size(DEFAULT_MAX_DECOMPRESSED),  # shown plainly in --help: [default: 64G]
+        show_default=True,
         help="Refuse zstd input that expands past this many bytes.",
     )(func)
     func = click.option(
         "--max-window",
         type=ByteSize(),
-        default=DEFAULT_MAX_WINDOW,
-        show_default="32M",
+        default=human_size(DEFAULT_MAX_WINDOW),  # shown plainly in --help: [default: 32M]
+        show_default=True,
         help="Largest zstd window accepted.",
     )(func)
     func = click.option(
@@ -124,10 +138,11 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
         func = click.option(
             "-o",
             "--output",
-            type=click.Path(dir_okay=False),
+            type=click.Path(),
             default=None,
             callback=_output_path,
-            help=f"Output file (must not exist). Default: {default_output}.",
+            help=f"Output file (must not exist), or an existing directory to write the default "
+            f"name into. Default: {default_output}.",
         )(func)
         return func
 
@@ -151,6 +166,13 @@ def _output_path(ctx: click.Context, param: click.Parameter, value: str | None) 
 
 def as_encoding(value: str | None) -> Encoding | None:
     return "zstd" if value == "zstd" else "raw" if value == "raw" else None
+
+
+def verbose_option(func: F) -> F:
+    """``-v``: also the routine notes (e.g. a plain file has no session.lock protocol)."""
+    return click.option(
+        "-v", "--verbose", is_flag=True, help="Also print routine notes (e.g. that no session lock applies)."
+    )(func)
 
 
 def fixture_option(func: F) -> F:

@@ -7,13 +7,29 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import (
+    as_encoding,
+    consoles,
+    examples,
+    limit_options,
+    limits_from,
+    verbose_option,
+    write_options,
+)
 
 
-@click.command("redact")
+@click.command(
+    "redact",
+    epilog=examples(
+        "sesstool redact session.jsonl",
+        "sesstool redact --dry-run --json session.jsonl.zstd",
+        "sesstool redact -o shareable.jsonl session.jsonl",
+    ),
+)
 @click.argument("path")
 @write_options("<stem>.redacted.jsonl[.zstd] beside the source", "what would be replaced")
 @limit_options
+@verbose_option
 @click.pass_context
 def redact_cmd(
     ctx: click.Context,
@@ -37,6 +53,7 @@ def redact_cmd(
     from sesstool.render.progress import scan_progress
     from sesstool.render.redact_view import redact_doc, render_redact
 
+    verbose = bool(kwargs.pop("verbose"))
     request = RedactRequest(path, output, as_encoding(encoding), dry_run, limits_from(kwargs))
     cons = consoles(ctx)
     with scan_progress(cons, "redacting") as progress:
@@ -44,4 +61,4 @@ def redact_cmd(
     if as_json:
         sys.stdout.buffer.write(dumps_pretty(redact_doc(report)) + b"\n")
     else:
-        render_redact(report, cons.out)
+        render_redact(report, cons.out, verbose)

@@ -7,10 +7,25 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import (
+    as_encoding,
+    consoles,
+    examples,
+    limit_options,
+    limits_from,
+    verbose_option,
+    write_options,
+)
 
 
-@click.command("repair")
+@click.command(
+    "repair",
+    epilog=examples(
+        "sesstool repair crashed.jsonl                    # writes crashed.repaired.jsonl",
+        "sesstool repair --dry-run crashed.jsonl.zstd",
+        "sesstool repair --salvage -o kept.jsonl corrupt.jsonl",
+    ),
+)
 @click.argument("path")
 @click.option(
     "--salvage",
@@ -23,6 +38,7 @@ from sesstool.cli.options import as_encoding, consoles, limit_options, limits_fr
     "the plan",
 )
 @limit_options
+@verbose_option
 @click.pass_context
 def repair_cmd(
     ctx: click.Context,
@@ -47,6 +63,7 @@ def repair_cmd(
     from sesstool.render.progress import scan_progress
     from sesstool.render.repair_view import render_repair, repair_doc
 
+    verbose = bool(kwargs.pop("verbose"))
     request = RepairRequest(path, output, as_encoding(encoding), dry_run, salvage, limits_from(kwargs))
     cons = consoles(ctx)
     with scan_progress(cons, "repairing") as progress:
@@ -54,4 +71,4 @@ def repair_cmd(
     if as_json:
         sys.stdout.buffer.write(dumps_pretty(repair_doc(report)) + b"\n")
     else:
-        render_repair(report, cons.out)
+        render_repair(report, cons.out, verbose)

@@ -7,10 +7,16 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
 
 
-@click.command("report")
+@click.command(
+    "report",
+    epilog=examples(
+        "sesstool report crashed.jsonl -o report.html",
+        "sesstool report --redact session.jsonl.zstd -o report.html",
+    ),
+)
 @click.argument("path")
 @click.option(
     "-o",

@@ -7,12 +7,19 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, fixture_option, limit_options, limits_from
+from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
 from sesstool.core.errors import ExitStatus
 from sesstool.core.rules import Severity
 
 
-@click.command("validate")
+@click.command(
+    "validate",
+    epilog=examples(
+        "sesstool validate fixtures/                       # every log below it",
+        "sesstool validate --format github --fail-on warning a.jsonl b.jsonl.zstd",
+        "sesstool validate --format sarif fixtures/",
+    ),
+)
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "--format",

@@ -64,7 +64,7 @@ class Relations(_Copyable):
         self.open_step: int | None = None
         self.last_turn = 0
         self.next_step = 1
-        self.advertised: dict[str, list[Any]] = {}  # callId -> [step, call_seq, name]
+        self.advertised: dict[str, list[Any]] = {}  # callId -> [step, call_seq, name, arguments preview]
         self.started: dict[str, int] = {}  # callId -> tool/call seq
         self.last_turn_end: int | None = None
         self.resume_seq: int | None = None
@@ -81,7 +81,7 @@ class Relations(_Copyable):
         if self.open_turn is None and not by_log:
             return ()
         return tuple(
-            PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None)
+            PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None, e[3])
             for cid, e in self.advertised.items()
         )
 

@@ -36,7 +36,7 @@ from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, 
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import Boundaries, PendingCall, ScanResult
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, ReadSummary
 from sesstool.core.profile import EndState, EnvelopeCodec, Profile
 from sesstool.core.rules import Finding, Severity, severity_for
 from sesstool.core.scan_state import EventState
@@ -154,7 +154,7 @@ class Scanner:
 
     def physical(self, issue: PhysicalIssue) -> None:
         address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset, None)
-        if issue.rule == R.ZSTD_HEADER_FRAME and not self.codec.header_frame:
+        if issue.rule in HEADER_FRAME_RULES and not self.codec.header_frame:
             return  # a framing rule (§9.2) of a layout this dialect does not have
         if issue.fatal or issue.rule.startswith("zstd-"):
             # A defect inside a complete frame is corruption wherever it is (§6.3).

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
-from sesstool.core.humanize import fmt_duration, fmt_time, plural
+from sesstool.core.humanize import fmt_duration, fmt_time, plural, preview
 from sesstool.core.model import ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
@@ -62,7 +62,7 @@ class EnvelopeDialect(Dialect):
         st = scan.stats
         rows = [Row("session", _session_line(scan)), Row("lineage", _lineage_line(st))]
         ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends)
-        open_note = f" ({scan.open.turn} open)" if scan.open.turn is not None else ""
+        open_note = f" (turn {scan.open.turn} open)" if scan.open.turn is not None else ""
         rows.append(
             Row(
                 "events",
@@ -90,7 +90,8 @@ class EnvelopeDialect(Dialect):
                 f"started at seq {p.call_seq}, outcome unknown" if p.call_seq is not None else "never started"
             )
             step = f" (step {p.step})" if self.has_steps else ""
-            rows.append(Row("", f"pending {p.call_id} {p.name or '?'}{step}: {state}", "yellow"))
+            arguments = f"; arguments {preview(p.arguments)}" if p.arguments is not None else ""
+            rows.append(Row("", f"pending {p.call_id} {p.name or '?'}{step}: {state}{arguments}", "yellow"))
         rows.extend(_counts_rows(st))
         return tuple(rows)
 

@@ -19,6 +19,15 @@ from sesstool.store.liveness import LockState, assert_cold, open_writers, sessio
 from sesstool.store.publish import FileIdentity
 from sesstool.store.source import open_error, regular_source
 
+# A note every write to a plain file carries: shown with -v only (DETAIL_NOTES).
+NO_LOCK_PROTOCOL = "not a session directory: no session.lock protocol to check"
+DETAIL_NOTES = frozenset({NO_LOCK_PROTOCOL})
+
+
+def visible_notes(notes: tuple[str, ...] | list[str], verbose: bool) -> list[str]:
+    """The notes a human view prints: the routine details only with ``-v``."""
+    return [note for note in notes if verbose or note not in DETAIL_NOTES]
+
 
 @dataclass(slots=True)
 class ColdSource:
@@ -54,7 +63,7 @@ def cold_session(arg: str, command: str) -> Iterator[ColdSource]:
                 notes.append(lock.warning)
             yield _checked(path, lock, notes)
     else:
-        notes.append("not a session directory: no session.lock protocol to check")
+        notes.append(NO_LOCK_PROTOCOL)
         yield _checked(path, None, notes)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sesstool.core.errors import Address, InputError, UnsupportedError, UsageError
+from sesstool.core.errors import InputError, UnsupportedError, UsageError
+from sesstool.core.fork_plan import check_at
 from sesstool.core.model import RequestEnvelope
 from sesstool.core.options import ScanOptions
 from sesstool.core.redact import Redactor
@@ -50,10 +51,7 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
     if result.verdict == "corrupt":
         raise InputError(f"cannot derive from a corrupt log: {result.verdict_reason}", result.verdict_address)
     if request.at is not None and (result.stopped_at is None or result.stopped_at < request.at):
-        last = result.stopped_at
-        raise InputError(
-            f"--at {request.at}: the log's committed events end at seq {last}", Address(report.source.display)
-        )
+        check_at(request.at, result.stopped_at)  # past the end: exit 2, as for fork
     assert result.messages is not None
     messages, envelope = result.messages, result.request
     if request.as_version is not None and request.as_version != result.version:

@@ -8,6 +8,7 @@ number of events). A stream (stdin, a FIFO) cannot be read twice: its entries ar
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,8 @@ class InspectRequest:
     timeline: bool = False
     fixture: bool = False
     max_timeline: int = DEFAULT_MAX_TIMELINE  # entries kept from a stream (a file has no limit)
+    timeline_turn: int | None = None  # --turn N: only the entries of turn N
+    timeline_last: int | None = None  # --last N: only the last N entries (of that turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,34 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
         def replay(sink: TimelineSink) -> None:
             _timeline_pass(request, report, sink)
 
+    if replay is not None:
+        replay = _selected(replay, request.timeline_turn, request.timeline_last)
     return InspectReport(report, closers, repairable, replay)
+
+
+def _selected(
+    replay: Callable[[TimelineSink], None], turn: int | None, last: int | None
+) -> Callable[[TimelineSink], None]:
+    """The timeline narrowed to one turn and/or its last entries; ``--last N`` holds N entries."""
+    if turn is None and last is None:
+        return replay
+
+    def narrowed(sink: TimelineSink) -> None:
+        tail: deque[TimelineEntry] | None = deque(maxlen=last) if last is not None else None
+
+        def take(entry: TimelineEntry) -> None:
+            if turn is not None and entry.turn != turn:
+                return
+            if tail is not None:
+                tail.append(entry)
+            else:
+                sink(entry)
+
+        replay(take)
+        for entry in tail or ():
+            sink(entry)
+
+    return narrowed
 
 
 def _timeline_pass(request: InspectRequest, first: ScanReport, sink: TimelineSink) -> None:

@@ -97,3 +97,13 @@ def refuse_unless_valid(report: ScanReport, what: str) -> None:
     if f is not None or scan.verdict in ("corrupt", "unsupported", "torn"):
         detail = f"[{f.rule}] {f.message} ({f.address.describe()})" if f else scan.verdict_reason
         raise WriteRefusedError(f"verification: {what} does not validate: {detail}")
+
+
+def output_target(output: str | None, default: Path) -> Path:
+    """Where a write command publishes: ``-o FILE``; ``-o DIR`` (an existing directory) the
+    default name inside DIR; no ``-o`` the default beside the source (docs/format.md "Output
+    paths")."""
+    if not output:
+        return default
+    chosen = Path(output)
+    return chosen / default.name if chosen.is_dir() else chosen

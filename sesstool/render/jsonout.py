@@ -76,7 +76,7 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     }
     doc.update(scan_summary(rep.scan))
     doc["repair"] = {"repairable": rep.repairable, "closers": list(rep.closers)}
-    if s.timeline is not None:
+    if s.timeline is not None and rep.replay_timeline is None:
         doc["timeline"] = [timeline_entry(e) for e in s.timeline]
     return doc
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool.core.documents import defect_doc, document, kept_source_doc
+from sesstool.engine.cold import visible_notes
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
 
@@ -40,6 +41,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "dropped_plaintext_bytes": plan.dropped_plain,
             "dropped_lines": plan.dropped_lines,
             "recovered_lines": plan.recovered_lines,
+            "reframed": plan.reframed,
             "closers": list(plan.closers),
         }
     if rep.output is not None:
@@ -70,7 +72,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
     return doc
 
 
-def render_repair(rep: RepairReport, console: Console) -> None:
+def render_repair(rep: RepairReport, console: Console, verbose: bool = False) -> None:
     scan = rep.scan.scan
     src = safe_line(str(rep.source))
     if rep.status == "balanced":
@@ -93,6 +95,11 @@ def render_repair(rep: RepairReport, console: Console) -> None:
     if plan.copy_file:
         kept += f", {plan.copy_file} file bytes copied verbatim"
     console.print(f"  kept      {kept}")
+    if plan.reframed:
+        console.print(
+            "  framing   the source is one zstd frame: written as the harness writes a log "
+            "(the header line alone in the first frame, then the body)"
+        )
     if rep.dropped_ranges:
         _render_line_salvage(rep, console)
     elif plan.recovered_lines:
@@ -125,7 +132,7 @@ def render_repair(rep: RepairReport, console: Console) -> None:
         console.print("  appended  nothing: every turn was already closed")
     if rep.output is not None:
         console.print(f"  output    {rep.output.size} bytes, sha256 {rep.output.sha256}")
-    for note in rep.notes:
+    for note in visible_notes(rep.notes, verbose):
         console.print(Text(f"  note      {safe_line(note)}", style="yellow"))
 
 

@@ -27,6 +27,8 @@ _BUFFER_BYTES = 1 << 20
 # publish". Falling back to rename would silently replace a generation, so we refuse instead.
 _NO_HARD_LINKS = frozenset({errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK})
 
+# a directory that takes no new file: permissions, or a read-only file system
+_UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -208,7 +210,9 @@ def _refuse_early(target: Path) -> None:
         raise WriteRefusedError(f"target directory is not a directory: {directory}")
     effective = os.access in os.supports_effective_ids
     if not os.access(directory, os.W_OK | os.X_OK, effective_ids=effective):
-        raise WriteRefusedError(f"target directory is not writable: {directory}")
+        raise WriteRefusedError(
+            f"target directory is not writable: {directory}", unwritable_directory=str(directory)
+        )
 
 
 def publish(
@@ -302,7 +306,10 @@ class _Publication:
                 "run; refusing to use it (it is left untouched)"
             ) from exc
         except OSError as exc:
-            raise _refusal("creating the temporary file", self.tmp_path, exc) from exc
+            refusal = _refusal("creating the temporary file", self.tmp_path, exc)
+            if exc.errno in _UNWRITABLE:
+                refusal.unwritable_directory = str(self.tmp_path.parent)
+            raise refusal from exc
         self.tmp_present = True
         with _refusing("stat of the temporary file", self.tmp_path):
             st = os.fstat(self.fd)

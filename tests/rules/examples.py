@@ -452,6 +452,19 @@ def _physical() -> list[Example]:
     )
     out.append(
         example(
+            "zstd-single-frame",
+            0,
+            "the whole log compressed as one frame, as `zstd FILE` writes it (§9.2 wants the "
+            "header line alone in frame 0, then a frame per append)",
+            zframe(v0),
+            W,
+            encoding="zstd",
+            line=1,
+            frame=0,
+        )
+    )
+    out.append(
+        example(
             "missing-header",
             0,
             "the only frame (the header frame) is cut inside its "

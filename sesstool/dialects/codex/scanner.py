@@ -18,7 +18,7 @@ from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.model import ScanResult, Usage
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Rule
 from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verdict_of
@@ -43,7 +43,7 @@ _NUL_RUN = b"\0" * 8
 # Reader findings that are dsh layout rules (spec §9.2), not Codex's: Codex reads a .jsonl.zst as
 # one plaintext stream across frames (a line may span frames, the first frame is not a header
 # frame), and its compression worker writes frames without a content checksum (observed).
-_NOT_CODEX_RULES = frozenset({R.ZSTD_HEADER_FRAME, R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM})
+_NOT_CODEX_RULES = HEADER_FRAME_RULES | {R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM}
 
 
 def rule(rule_id: str) -> Rule:

@@ -13,6 +13,7 @@ import orjson
 from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import is_safe_nonneg
+from sesstool.core.humanize import arguments_preview
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
@@ -203,6 +204,8 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
     entry = rel.advertised.get(cid)
     if entry is not None:
         entry[1] = seq
+        if entry[3] is None:
+            entry[3] = arguments_preview(data.get("arguments"))
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, rel.open_turn, rel.open_step, t, f"{data.get('name')} {cid}"))
 
@@ -385,7 +388,8 @@ def _assistant(st: EventState, data: dict[str, Any], message: Any) -> None:
             st.stats.advertised_total += 1
             if cid in rel.advertised:
                 st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
-            rel.advertised[cid] = [step, rel.started.get(cid), block.get("name")]
+            arguments = arguments_preview(block.get("arguments"))
+            rel.advertised[cid] = [step, rel.started.get(cid), block.get("name"), arguments]
 
 
 def _tool_result(st: EventState, seq: int, data: dict[str, Any], appended: bool) -> None:

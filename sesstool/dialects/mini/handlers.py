@@ -17,6 +17,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import Header, is_safe_nonneg
+from sesstool.core.humanize import arguments_preview
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
@@ -156,9 +157,11 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
     entry = st.rel.advertised.get(cid)
     if entry is not None:
         entry[1] = seq
+        if entry[3] is None:
+            entry[3] = arguments_preview(d.get("arguments"))
     else:
         # a call the log never advertised still needs an answer (spec "Crash repair")
-        st.rel.advertised[cid] = [0, seq, d.get("name")]
+        st.rel.advertised[cid] = [0, seq, d.get("name"), arguments_preview(d.get("arguments"))]
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, st.rel.open_turn, None, t, f"{d.get('name')} {cid}"))
 
@@ -260,7 +263,8 @@ def _assistant(st: EventState, data: dict[str, Any], message: dict[str, Any]) ->
             st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
         fn = call.get("function")
         name = fn.get("name") if isinstance(fn, dict) else None
-        st.rel.advertised[cid] = [0, st.rel.started.get(cid), name]
+        arguments = arguments_preview(fn.get("arguments")) if isinstance(fn, dict) else None
+        st.rel.advertised[cid] = [0, st.rel.started.get(cid), name, arguments]
 
 
 def _preview(message: Any) -> str:
