@@ -25,8 +25,9 @@ from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, derive
 from sesstool.dialects.claude.fork import fork_line
 from sesstool.dialects.claude.rules import RULES
+from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.dialects.claude.timeline import ClaudeTimeline
-from sesstool.dialects.claude.transcript import TranscriptScan, TranscriptScanner
+from sesstool.dialects.claude.transcript import TranscriptScanner
 
 Json = dict[str, Any]
 
