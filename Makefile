@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures \
+.PHONY: help venv demo test test-deep lint typecheck check bench bench-memory fuzz goldens clean interop mutate codex-fixtures \
 	claude-lane claude-fixtures browser-lane codex-lane bench-codex
 	claude-lane claude-fixtures bench-claude browser-lane
 
@@ -51,6 +51,9 @@ typecheck: $(STAMP)  ## mypy --strict
 
 bench: $(STAMP)  ## generate large logs and measure throughput and memory
 	$(BIN)/python bench/run.py
+
+bench-memory: $(STAMP)  ## peak RSS and time of every command and format at 100 MiB and 1 GiB, side by side
+	$(BIN)/python bench/memory.py
 
 bench-codex: $(STAMP)  ## a generated 100 MiB and 1 GiB Codex rollout: validate vs bare orjson, peak RSS
 	$(BIN)/python bench/codex.py
