@@ -127,7 +127,21 @@ def dumps_pretty(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:
-        return json.dumps(value, ensure_ascii=True, indent=2).encode("ascii")
+        return dumps_pretty_ascii(value)
+
+
+def dumps_pretty_ascii(value: Any) -> bytes:
+    """``dumps_pretty``'s fallback for a value orjson refuses (a lone surrogate)."""
+    return json.dumps(value, ensure_ascii=True, indent=2).encode("ascii")
+
+
+def encodable(value: Any) -> bool:
+    """Can orjson encode ``value`` (no lone surrogate anywhere in it)?"""
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        return False
+    return True
 
 
 def js_string(value: Any) -> str:

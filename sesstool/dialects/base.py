@@ -222,6 +222,14 @@ class Dialect(ABC):
         """``cwd`` and ``last_time`` of a log for ``sesstool list`` (absent: unknown)."""
         return {}
 
+    def derived_message(self, record: dict[str, Any], scan: ScanResult) -> Any:
+        """derive streamed by address (``ScanOptions.message_addresses``, issue 14): the message
+        the scan projected from the surface ``record`` it kept the line offset of. Only asked of
+        a dialect whose scanner keeps addresses (``derives_by_address``)."""
+        raise NotImplementedError(f"{self.name} keeps derived messages, not their addresses")
+
+    derives_by_address: ClassVar[bool] = False
+
     def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
         """What ``derive`` cannot promise about its messages (shown, and in ``--format json`` as
         ``best_effort``, only when there is something to say)."""

@@ -35,7 +35,7 @@ from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
 from sesstool.store.plaintext import LogReading, file_range, plaintext_range, sha256_range
-from sesstool.store.publish import FileIdentity, Published, Sink, publish
+from sesstool.store.publish import FileIdentity, Published, Sink, copy_into, publish
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import ReadLimits
 
@@ -312,17 +312,21 @@ def _committed_plaintext(
 
 
 def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
+    """The carried prefix is copied file to file by the kernel where it is the source's own bytes
+    (raw to raw; a zstd source's whole frames), ``store.publish.copy_into``."""
     if plan.output_encoding == "raw":
-        for piece in _committed_plaintext(source, plan, 0, limits):
-            sink.write(piece)
+        if plan.source_encoding == "raw":
+            copy_into(sink, source, 0, plan.committed)
+        else:
+            for piece in _committed_plaintext(source, plan, 0, limits):
+                sink.write(piece)
         for line in closers:
             sink.write(line)
         return
     # zstd output: verbatim whole frames, then one new frame (§7.4)
     frame = FrameWriter(sink)
     if plan.source_encoding == "zstd" and plan.copy_file:
-        for piece in file_range(source, 0, plan.copy_file):
-            sink.write(piece)
+        copy_into(sink, source, 0, plan.copy_file)
         for piece in _committed_plaintext(source, plan, plan.copy_plain, limits, plan.copy_file):
             frame.write(piece)
     else:

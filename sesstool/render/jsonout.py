@@ -7,7 +7,6 @@ from typing import Any, BinaryIO
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
-from sesstool.core.request import envelope_document
 from sesstool.core.rules import Severity
 from sesstool.engine.derive import DeriveReport
 from sesstool.engine.inspect import InspectReport
@@ -196,9 +195,10 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
     }
 
 
-def derive_doc(rep: DeriveReport) -> dict[str, Any]:
+def derive_doc(rep: DeriveReport, messages: Any, request: Any) -> dict[str, Any]:
+    """The derive document with ``messages`` and ``request`` as given: derive_view streams the
+    messages into their place and writes the request after them (issue 14)."""
     s = rep.scan.scan
-    req = rep.request
     notes = rep.scan.dialect.derive_notes(s)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -210,10 +210,8 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
         "verdict": s.verdict,
         "at": rep.at,
         "last_seq": s.open.last_seq if rep.at is None else s.stopped_at,
-        "messages": list(rep.messages),
-        "request": envelope_document(
-            req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
-        ),
+        "messages": messages,
+        "request": request,
     }
     if notes:
         doc["best_effort"] = list(notes)
