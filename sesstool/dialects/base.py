@@ -125,7 +125,8 @@ class Dialect(ABC):
     * **showing a scan**: ``inspect_rows``, ``inspect_body``, ``derived_message``,
       ``derive_notes``, ``derive_excludes``, ``list_facts``.
     * **repair**: ``closers`` (what balances the log), ``encode_record``, ``describe_closer``,
-      ``repaired_name``, ``refuse_default_output``.
+      ``repaired_name``, ``refuse_default_output``; ``skips_bad_lines`` /
+      ``salvage_readable_from`` for a salvage that keeps every line the agent's loader reads.
     * **fork** (default: refused): ``plan_fork``, ``fork_child_problems``, the child's
       ``new_child_id`` / ``child_name`` / ``root_child``, and the fork screen's two notes.
     * **migrate** (default: no chain): ``upgrade_chain``, ``encode_header``.
