@@ -26,6 +26,7 @@ from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.dialects.registry import DetectingScanner
+from sesstool.engine.line_salvage import DroppedRange, plan_line_salvage, publish_line_salvage
 from sesstool.engine.scan import Progress, ScanReport
 from sesstool.engine.write import SourceRead, gate, output_target, read_for_write
 from sesstool.store.digest import sha256_file
@@ -70,6 +71,7 @@ class RepairReport:
     salvage: SalvageReport | None
     lock: LockState | None
     notes: tuple[str, ...]
+    dropped_ranges: tuple[DroppedRange, ...] = ()  # a line salvage: each range it drops
 
 
 def repaired_name(dialect: Dialect, source: Path, encoding: Encoding) -> str:
@@ -92,6 +94,8 @@ def run_repair(request: RepairRequest, progress: Progress | None = None) -> Repa
     with read_for_write(request.path, "repair", request.limits, progress, on_frame_end) as source:
         scan, scanner = source.scan, source.scanner
         salvage: Salvage | None = None
+        if scan.verdict == "corrupt" and request.salvage and source.dialect.skips_bad_lines:
+            return _salvage_lines(request, source)
         if scan.verdict == "corrupt" and request.salvage:
             salvage, scanner, scan = _salvage_scan(
                 request, source.path, source.report, boundaries, copy_point
@@ -163,6 +167,44 @@ def _one_frame(scan: ScanResult) -> bool:
 
 
 # -- salvage ---------------------------------------------------------------------------------
+
+
+def _salvage_lines(request: RepairRequest, source: SourceRead) -> RepairReport:
+    """A dialect whose loader skips bad lines: keep every line it reads (``line_salvage``)."""
+    report, dialect, path = source.report, source.dialect, source.path
+    out_encoding: Encoding = request.encoding or report.source.encoding
+    planned = plan_line_salvage(source, out_encoding, request.limits)
+    if not request.output and (why := dialect.refuse_default_output(path)) is not None:
+        raise UsageError(why)
+    target = (
+        Path(request.output) if request.output else path.parent / repaired_name(dialect, path, out_encoding)
+    )
+    done = (path, source.sha256, report)
+    if request.dry_run:
+        return RepairReport(
+            "planned",
+            *done,
+            planned.plan,
+            target,
+            None,
+            None,
+            source.lock,
+            tuple(source.notes),
+            planned.ranges,
+        )
+    written = publish_line_salvage(source, planned, target, request.limits)
+    salvage = SalvageReport(written.sidecar, written.report, written.dropped_sha256)
+    return RepairReport(
+        "repaired",
+        *done,
+        planned.plan,
+        target,
+        written.output,
+        salvage,
+        source.lock,
+        tuple(source.notes),
+        written.ranges,
+    )
 
 
 def _first_error(findings: tuple[Finding, ...]) -> Finding:
