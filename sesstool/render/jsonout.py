@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
-from sesstool.core.request import envelope_document
-from sesstool.engine.derive import DeriveReport
-from sesstool.engine.inspect import InspectReport
-from sesstool.engine.scan import ScanReport
-from sesstool.engine.validate import ValidateReport
+
+if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the writer) costs start-up
+    from sesstool.engine.derive import DeriveReport
+    from sesstool.engine.inspect import InspectReport
+    from sesstool.engine.scan import ScanReport
+    from sesstool.engine.validate import ValidateReport
 
 
 def file_facts(r: ScanReport) -> dict[str, Any]:
@@ -167,9 +168,10 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
     }
 
 
-def derive_doc(rep: DeriveReport) -> dict[str, Any]:
+def derive_doc(rep: DeriveReport, messages: Any, request: Any) -> dict[str, Any]:
+    """The derive document with ``messages`` and ``request`` as given: derive_view streams the
+    messages into their place and writes the request after them (issue 14)."""
     s = rep.scan.scan
-    req = rep.request
     notes = rep.scan.dialect.derive_notes(s)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -181,10 +183,8 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
         "verdict": s.verdict,
         "at": rep.at,
         "last_seq": s.open.last_seq if rep.at is None else s.stopped_at,
-        "messages": list(rep.messages),
-        "request": envelope_document(
-            req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
-        ),
+        "messages": messages,
+        "request": request,
     }
     if notes:
         doc["best_effort"] = list(notes)
