@@ -10,6 +10,7 @@ import click
 from sesstool.cli.options import (
     LOG_PATH,
     consoles,
+    examples,
     fixture_option,
     format_options,
     limit_options,
@@ -19,7 +20,14 @@ from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
-@click.command("derive")
+@click.command(
+    "derive",
+    epilog=examples(
+        "sesstool derive session.jsonl.zstd               # messages + request envelope (JSON)",
+        "sesstool derive --format markdown session.jsonl",
+        "sesstool derive --at 41 --format text session.jsonl",
+    ),
+)
 @click.argument("path", type=LOG_PATH)
 @format_options(
     "json",
@@ -61,7 +69,8 @@ def derive_cmd(
 ) -> None:
     """Print the message list a resumed model would see (spec §5).
 
-    Exit 3 on a corrupt log, 4 on an unsupported one; a torn or interrupted log derives its
+    Exit 3 on a corrupt log, 4 on an unsupported one or a file that is not a session log, 2 for
+    an --at past the last committed event (as fork); a torn or interrupted log derives its
     committed events.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start

@@ -19,6 +19,7 @@ from sesstool.cli.options import (
     LOG_PATH,
     as_encoding,
     consoles,
+    examples,
     fixture_option,
     format_options,
     limit_options,
@@ -38,7 +39,14 @@ def missing_extra() -> list[str]:
     return [name for name in EXTRA_MODULES if importlib.util.find_spec(name) is None]
 
 
-@click.group("fleet")
+@click.group(
+    "fleet",
+    epilog=examples(
+        "sesstool fleet validate ./logs/ --summary rows.jsonl",
+        "sesstool fleet repair s3://bucket/sessions/ --summary rows.jsonl --parquet rows.parquet",
+        "sesstool fleet migrate --to 4 ./logs/ --summary rows.jsonl --scheduler tcp://10.0.0.5:8786",
+    ),
+)
 def fleet_cmd() -> None:
     """Run validate, inspect, migrate or repair over many logs — local paths or fsspec URLs
     (s3://bucket/prefix/, …) — on Dask: an embedded LocalCluster, or --scheduler ADDRESS.
@@ -162,7 +170,13 @@ def _run(ctx: click.Context, command: str, kwargs: dict[str, Any], **settings: A
         ctx.exit(ExitStatus.FINDINGS)
 
 
-@fleet_cmd.command("validate")
+@fleet_cmd.command(
+    "validate",
+    epilog=examples(
+        "sesstool fleet validate ./logs/ --summary rows.jsonl",
+        "sesstool fleet validate s3://bucket/logs/ --summary rows.jsonl --fail-on warning",
+    ),
+)
 @fleet_options
 @talk_options
 @click.option(
@@ -179,7 +193,13 @@ def fleet_validate(ctx: click.Context, /, fail_on: str, fixture: bool, **kwargs:
     _run(ctx, "validate", kwargs, fail_on=Severity.parse(fail_on), fixture=fixture)
 
 
-@fleet_cmd.command("inspect")
+@fleet_cmd.command(
+    "inspect",
+    epilog=examples(
+        "sesstool fleet inspect ./logs/ --summary rows.jsonl --parquet rows.parquet",
+        "sesstool fleet inspect s3://bucket/logs/ --summary rows.jsonl",
+    ),
+)
 @fleet_options
 @talk_options
 @fixture_option
@@ -189,7 +209,13 @@ def fleet_inspect(ctx: click.Context, /, fixture: bool, **kwargs: Any) -> None:
     _run(ctx, "inspect", kwargs, fixture=fixture)
 
 
-@fleet_cmd.command("migrate")
+@fleet_cmd.command(
+    "migrate",
+    epilog=examples(
+        "sesstool fleet migrate ./logs/ --summary rows.jsonl",
+        "sesstool fleet migrate --to 2 --repair s3://bucket/logs/ --summary rows.jsonl",
+    ),
+)
 @fleet_options
 @talk_options
 @click.option("--to", type=click.IntRange(0, CURRENT_VERSION), default=None, help="Target format version.")
@@ -204,7 +230,13 @@ def fleet_migrate(
     _run(ctx, "migrate", kwargs, to=to, repair_first=repair_first, encoding=as_encoding(encoding))
 
 
-@fleet_cmd.command("repair")
+@fleet_cmd.command(
+    "repair",
+    epilog=examples(
+        "sesstool fleet repair ./logs/ --summary rows.jsonl",
+        "sesstool fleet repair s3://bucket/logs/ --summary rows.jsonl --resume rows.jsonl",
+    ),
+)
 @fleet_options
 @talk_options
 @click.option("--encoding", type=click.Choice(["raw", "zstd"]), default=None, help="Output encoding.")

@@ -7,12 +7,27 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import LOG_PATH, as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import (
+    LOG_PATH,
+    as_encoding,
+    consoles,
+    examples,
+    limit_options,
+    limits_from,
+    write_options,
+)
 from sesstool.cli.talk import talk_options
 from sesstool.core.header import MAX_SAFE
 
 
-@click.command("fork")
+@click.command(
+    "fork",
+    epilog=examples(
+        "sesstool fork session.jsonl                      # from the end of the last completed turn",
+        "sesstool fork --at 17 --id child-1 session.jsonl.zstd",
+        "sesstool fork --dry-run --json session.jsonl",
+    ),
+)
 @click.argument("path", type=LOG_PATH)
 @click.option(
     "--at",

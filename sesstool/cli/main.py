@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import io
 import os
 import signal
 import sys
@@ -15,7 +16,7 @@ import click
 
 from sesstool import __version__
 from sesstool.cli.talk import COLOR_HELP, NO_PROGRESS_HELP, QUIET_HELP
-from sesstool.core.errors import ExitStatus, SesstoolError
+from sesstool.core.errors import ExitStatus, SesstoolError, WriteRefusedError
 from sesstool.render.console import ColorMode, Consoles
 from sesstool.render.escape import safe_line
 
@@ -30,14 +31,28 @@ COMMANDS: dict[str, str] = {
     "redact": "sesstool.cli.redact_cmd:redact_cmd",
     "repair": "sesstool.cli.repair_cmd:repair_cmd",
     "report": "sesstool.cli.report_cmd:report_cmd",
+    "rule": "sesstool.cli.rule_cmd:rule_cmd",
     "validate": "sesstool.cli.validate_cmd:validate_cmd",
 }
 
 
 WRITE_COMMANDS = frozenset({"fork", "migrate", "repair"})
+PUBLISHING_COMMANDS = WRITE_COMMANDS | {"redact"}  # take -o PATH
+
+
+class PipeClosed(BaseException):
+    """Standard output's reader went away (EPIPE). Raised past click, which would exit 1."""
 
 
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as err:
+            if err.errno == errno.EPIPE:
+                raise PipeClosed from None
+            raise
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -51,8 +66,20 @@ class LazyGroup(click.Group):
         return command
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="sesstool")
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  sesstool inspect session.jsonl.zstd      # what happened, what a repair would add
+  sesstool validate --format github fixtures/
+  sesstool repair session.jsonl            # a balanced copy beside the log
+  sesstool rule seq-gap                    # what a finding means, how to fix it
+
+Exit status: 0 ok, 1 findings (validate), 2 usage, 3 unreadable or corrupt, 4 unsupported,
+5 live session, 6 write refused, 130 interrupted. Docs: README.md and docs/.""",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="sesstool")
 @click.option(
     "--color",
     type=click.Choice(["auto", "always", "never"]),
@@ -64,7 +91,9 @@ class LazyGroup(click.Group):
 @click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
 @click.pass_context
 def cli(ctx: click.Context, color: ColorMode, quiet: bool, no_progress: bool) -> None:
-    """Forensic toolkit for append-only coding-agent session logs (DeepSeek Harness v0–v4).
+    """Forensic toolkit for append-only coding-agent session logs: DeepSeek Harness (v0–v4, raw
+    JSONL or zstd), the mini-agent layout, Codex CLI rollouts and Claude Code transcripts
+    (detected from the first line; --dialect forces one).
 
     Read commands never modify a log; write commands publish a new file and never overwrite.
     """
@@ -118,6 +147,29 @@ def _command(argv: list[str] | None) -> str | None:
     return next((a for a in args if a in COMMANDS), None)
 
 
+def _pipe_closed() -> int:
+    """`sesstool inspect big | head -1`: the reader left. End silently with 141 (128 + SIGPIPE),
+    the status of a Unix tool killed by SIGPIPE (cat, grep, git): neither success (the output
+    was not all read) nor a finding (docs/format.md "Commands")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush goes nowhere
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a file descriptor (tests capture stdout in memory)
+    return ExitStatus.BROKEN_PIPE
+
+
+def _hint(err: SesstoolError, argv: list[str] | None) -> str:
+    """What to do next, where the error alone does not say it."""
+    if (
+        isinstance(err, WriteRefusedError)
+        and err.unwritable_directory
+        and _command(argv) in PUBLISHING_COMMANDS
+    ):
+        return "; write elsewhere with -o PATH (a file, or a directory to put the output in)"
+    return ""
+
+
 def _run(argv: list[str] | None, previous: dict[str, Any]) -> int:
     try:
         previous["handlers"] = _install_signal_handlers()  # inside the try: a signal is handled
@@ -128,7 +180,7 @@ def _run(argv: list[str] | None, previous: dict[str, Any]) -> int:
         click.echo(f"sesstool: {'hung up' if hangup else 'terminated'}", err=True)
         status = ExitStatus.HANGUP if hangup else ExitStatus.TERMINATED
     except SesstoolError as err:
-        click.echo(f"sesstool: {safe_line(str(err))}", err=True)
+        click.echo(f"sesstool: {safe_line(str(err))}{_hint(err, argv)}", err=True)
         status = err.exit_status
     except click.exceptions.Exit as exc:
         status = exc.exit_code
@@ -142,14 +194,11 @@ def _run(argv: list[str] | None, previous: dict[str, Any]) -> int:
     except KeyboardInterrupt:
         click.echo("sesstool: interrupted", err=True)
         status = ExitStatus.INTERRUPTED
-    except BrokenPipeError:
-        # `sesstool inspect x | head`: the reader left; end quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        status = ExitStatus.OK
+    except (PipeClosed, BrokenPipeError):
+        status = _pipe_closed()
     except OSError as err:
         if err.errno == errno.EPIPE:
-            status = ExitStatus.OK
+            status = _pipe_closed()
         else:
             # Any other OSError that no layer turned into a SesstoolError: still a clean exit,
             # 6 for a command that writes, 3 for one that reads (DESIGN §6).

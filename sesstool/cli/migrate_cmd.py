@@ -7,12 +7,28 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import LOG_PATH, as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import (
+    LOG_PATH,
+    as_encoding,
+    consoles,
+    examples,
+    limit_options,
+    limits_from,
+    verbose_option,
+    write_options,
+)
 from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
-@click.command("migrate")
+@click.command(
+    "migrate",
+    epilog=examples(
+        "sesstool migrate session.jsonl                   # to the newest version",
+        "sesstool migrate --to 2 --dry-run session.jsonl.zstd",
+        "sesstool migrate --repair crashed.jsonl",
+    ),
+)
 @click.argument("path", type=LOG_PATH)
 @click.option(
     "--to",
@@ -33,6 +49,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
 )
 @limit_options
 @talk_options
+@verbose_option
 @click.pass_context
 def migrate_cmd(
     ctx: click.Context,
@@ -56,6 +73,7 @@ def migrate_cmd(
     from sesstool.render.migrate_view import migrate_doc, render_migrate
     from sesstool.render.progress import scan_progress
 
+    verbose = bool(kwargs.pop("verbose"))
     request = MigrateRequest(
         path, to, output, as_encoding(encoding, output), dry_run, repair_first, limits_from(kwargs)
     )
@@ -65,4 +83,4 @@ def migrate_cmd(
     if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(migrate_doc(report)) + b"\n")
     else:
-        render_migrate(report, cons.out)
+        render_migrate(report, cons.out, verbose)

@@ -14,6 +14,7 @@ from sesstool.core.physical import Encoding
 from sesstool.dialects import registry
 from sesstool.render.console import Consoles
 from sesstool.store.lines import DEFAULT_MAX_LINE
+from sesstool.store.paths import is_directory
 from sesstool.store.source import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_WINDOW, ReadLimits
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,6 +61,14 @@ class LogPath(click.ParamType):  # type: ignore[type-arg]
 LOG_PATH = LogPath()
 
 
+def human_size(size: int) -> str:
+    """The shortest spelling ByteSize reads back as ``size``: 67108864 → 64M."""
+    for unit in ("T", "G", "M", "K"):
+        if size % _UNITS[unit] == 0:
+            return f"{size // _UNITS[unit]}{unit}"
+    return str(size)
+
+
 class DialectChoice(click.Choice):  # type: ignore[type-arg]
     """``auto`` or a registered dialect's name, read from the registry when used (a dialect added
     to ``dialects.registry.DIALECTS`` is accepted without touching the CLI)."""
@@ -76,28 +85,34 @@ class DialectChoice(click.Choice):  # type: ignore[type-arg]
         pass
 
 
+def examples(*lines: str) -> str:
+    """A command's ``--help`` epilog: its example command lines, kept unwrapped (tests run each
+    through the command's own parser)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def limit_options(func: F) -> F:
     """Read settings: the budgets of DESIGN §7 (line, decompressed bytes, zstd window, nesting) and
     the dialect."""
     func = click.option(
         "--max-line-bytes",
         type=ByteSize(),
-        default=DEFAULT_MAX_LINE,
-        show_default="64M",
+        default=human_size(DEFAULT_MAX_LINE),  # shown plainly in --help: [default: 64M]
+        show_default=True,
         help="Longest record accepted.",
     )(func)
     func = click.option(
         "--max-decompressed",
         type=ByteSize(),
-        default=DEFAULT_MAX_DECOMPRESSED,
-        show_default="64G",
+        default=human_size(DEFAULT_MAX_DECOMPRESSED),  # shown plainly in --help: [default: 64G]
+        show_default=True,
         help="Refuse zstd input that expands past this many bytes.",
     )(func)
     func = click.option(
         "--max-window",
         type=ByteSize(),
-        default=DEFAULT_MAX_WINDOW,
-        show_default="32M",
+        default=human_size(DEFAULT_MAX_WINDOW),  # shown plainly in --help: [default: 32M]
+        show_default=True,
         help="Largest zstd window accepted.",
     )(func)
     func = click.option(
@@ -180,12 +195,13 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
         func = click.option(
             "-o",
             "--output",
-            type=click.Path(dir_okay=False),
+            type=click.Path(),
             default=None,
             callback=_output_path,
-            help=f"Output file (must not exist, or already hold exactly what this run writes). "
-            f"Default: {default_output}. Neither -o nor PATH may be '-': a write command publishes "
-            "a file beside a source file it checks is cold and unchanged.",
+            help=f"Output file (must not exist, or already hold exactly what this run writes), or "
+            f"an existing directory to write the default name into. Default: {default_output}. "
+            "Neither -o nor PATH may be '-': a write command publishes a file beside a source "
+            "file it checks is cold and unchanged.",
         )(func)
         return func
 
@@ -210,7 +226,9 @@ def _output_path(ctx: click.Context, param: click.Parameter, value: str | None) 
 def suffix_encoding(output: str | None) -> Encoding | None:
     """The encoding an output name promises: ``.zst``/``.zstd`` zstd, ``.jsonl`` raw (any case);
     None for any other name (the source's encoding then, or ``--encoding``)."""
-    name = (output or "").lower()
+    if output is None or is_directory(output):
+        return None  # -o DIR: the default name inside it keeps the source's encoding
+    name = output.lower()
     if name.endswith((".zst", ".zstd")):
         return "zstd"
     return "raw" if name.endswith(".jsonl") else None
@@ -228,6 +246,13 @@ def as_encoding(value: str | None, output: str | None = None) -> Encoding | None
             "rename the output or drop --encoding"
         )
     return given or implied
+
+
+def verbose_option(func: F) -> F:
+    """``-v``: also the routine notes (e.g. a plain file has no session.lock protocol)."""
+    return click.option(
+        "-v", "--verbose", is_flag=True, help="Also print routine notes (e.g. that no session lock applies)."
+    )(func)
 
 
 def fixture_option(func: F) -> F:

@@ -7,15 +7,32 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import LOG_PATH, as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import (
+    LOG_PATH,
+    as_encoding,
+    consoles,
+    examples,
+    limit_options,
+    limits_from,
+    verbose_option,
+    write_options,
+)
 from sesstool.cli.talk import talk_options
 
 
-@click.command("redact")
+@click.command(
+    "redact",
+    epilog=examples(
+        "sesstool redact session.jsonl",
+        "sesstool redact --dry-run --json session.jsonl.zstd",
+        "sesstool redact -o shareable.jsonl session.jsonl",
+    ),
+)
 @click.argument("path", type=LOG_PATH)
 @write_options("<stem>.redacted.jsonl[.zstd] beside the source", "what would be replaced")
 @limit_options
 @talk_options
+@verbose_option
 @click.pass_context
 def redact_cmd(
     ctx: click.Context,
@@ -39,6 +56,7 @@ def redact_cmd(
     from sesstool.render.progress import scan_progress
     from sesstool.render.redact_view import redact_doc, render_redact
 
+    verbose = bool(kwargs.pop("verbose"))
     request = RedactRequest(path, output, as_encoding(encoding, output), dry_run, limits_from(kwargs))
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
@@ -46,4 +64,4 @@ def redact_cmd(
     if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(redact_doc(report)) + b"\n")
     else:
-        render_redact(report, cons.out)
+        render_redact(report, cons.out, verbose)

@@ -7,11 +7,27 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import LOG_PATH, as_encoding, consoles, limit_options, limits_from, write_options
+from sesstool.cli.options import (
+    LOG_PATH,
+    as_encoding,
+    consoles,
+    examples,
+    limit_options,
+    limits_from,
+    verbose_option,
+    write_options,
+)
 from sesstool.cli.talk import talk_options
 
 
-@click.command("repair")
+@click.command(
+    "repair",
+    epilog=examples(
+        "sesstool repair crashed.jsonl                    # writes crashed.repaired.jsonl",
+        "sesstool repair --dry-run crashed.jsonl.zstd",
+        "sesstool repair --salvage -o kept.jsonl corrupt.jsonl",
+    ),
+)
 @click.argument("path", type=LOG_PATH)
 @click.option(
     "--salvage",
@@ -25,6 +41,7 @@ from sesstool.cli.talk import talk_options
 )
 @limit_options
 @talk_options
+@verbose_option
 @click.pass_context
 def repair_cmd(
     ctx: click.Context,
@@ -49,6 +66,7 @@ def repair_cmd(
     from sesstool.render.progress import scan_progress
     from sesstool.render.repair_view import render_repair, repair_doc
 
+    verbose = bool(kwargs.pop("verbose"))
     encoded = as_encoding(encoding, output)
     request = RepairRequest(path, output, encoded, dry_run, salvage, limits_from(kwargs))
     cons = consoles(ctx)
@@ -57,4 +75,4 @@ def repair_cmd(
     if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(repair_doc(report)) + b"\n")
     else:
-        render_repair(report, cons.out)
+        render_repair(report, cons.out, verbose)

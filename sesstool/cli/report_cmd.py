@@ -10,6 +10,7 @@ import click
 from sesstool.cli.options import (
     LOG_PATH,
     consoles,
+    examples,
     fixture_option,
     format_options,
     limit_options,
@@ -18,7 +19,13 @@ from sesstool.cli.options import (
 from sesstool.cli.talk import talk_options
 
 
-@click.command("report")
+@click.command(
+    "report",
+    epilog=examples(
+        "sesstool report crashed.jsonl -o report.html",
+        "sesstool report --redact session.jsonl.zstd -o report.html",
+    ),
+)
 @click.argument("path", type=LOG_PATH)
 @click.option(
     "-o",

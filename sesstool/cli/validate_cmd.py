@@ -10,6 +10,7 @@ import click
 from sesstool.cli.options import (
     LOG_PATH,
     consoles,
+    examples,
     fixture_option,
     format_options,
     limit_options,
@@ -20,7 +21,14 @@ from sesstool.core.errors import ExitStatus
 from sesstool.core.rules import Severity
 
 
-@click.command("validate")
+@click.command(
+    "validate",
+    epilog=examples(
+        "sesstool validate fixtures/                       # every log below it",
+        "sesstool validate --format github --fail-on warning a.jsonl b.jsonl.zstd",
+        "sesstool validate --format sarif fixtures/",
+    ),
+)
 @click.argument("paths", nargs=-1, required=True, type=LOG_PATH)
 @format_options(
     "text",

@@ -19,6 +19,7 @@ class ExitStatus(enum.IntEnum):
     WRITE_REFUSED = 6
     HANGUP = 129  # 128 + SIGHUP: cleaned up as for SIGINT
     INTERRUPTED = 130
+    BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of our output left (`sesstool … | head`)
     TERMINATED = 143  # 128 + SIGTERM: cleaned up as for SIGINT
 
 
@@ -37,6 +38,11 @@ class Address:
     frame_offset: int | None = None
     seq: int | None = None
 
+    def offset_label(self) -> str:
+        """``byte N``; in a zstd log (an address with a frame) the offset is in the decoded
+        plaintext, not the file, and says so: ``decoded byte N``."""
+        return f"decoded byte {self.offset}" if self.frame is not None else f"byte {self.offset}"
+
     def describe(self) -> str:
         parts: list[str] = []
         if self.file is not None:
@@ -44,9 +50,9 @@ class Address:
         if self.line is not None:
             parts.append(f"line {self.line}")
         if self.offset is not None:
-            parts.append(f"byte {self.offset}")
+            parts.append(self.offset_label())
         if self.frame is not None:
-            fo = f" @{self.frame_offset}" if self.frame_offset is not None else ""
+            fo = f" at file byte {self.frame_offset}" if self.frame_offset is not None else ""
             parts.append(f"frame {self.frame}{fo}")
         if self.seq is not None:
             parts.append(f"seq {self.seq}")
@@ -81,6 +87,22 @@ class UnsupportedError(SesstoolError):
     exit_status = ExitStatus.UNSUPPORTED
 
 
+class NotASessionLog(UnsupportedError):
+    """The input is not a session log of any dialect sesstool reads (or not of the one
+    ``--dialect`` names): a binary, a compressed file, a JSON document… (exit 4, issue 15 item 9;
+    docs/format.md "Not a session log")."""
+
+
+class InsideOpenTurn(UnsupportedError):
+    """A fork boundary inside a turn the format cannot fork in (dsh before v4, §8.1). The fork
+    engine completes the message with the nearest valid boundary after it (a later pass)."""
+
+    def __init__(self, message: str, address: Address | None, turn: int, turn_seq: int | None) -> None:
+        super().__init__(message, address)
+        self.turn = turn
+        self.turn_seq = turn_seq
+
+
 class LiveSessionError(SesstoolError):
     """A live writer may still be appending to the session (exit 5)."""
 
@@ -88,9 +110,18 @@ class LiveSessionError(SesstoolError):
 
 
 class WriteRefusedError(SesstoolError):
-    """Target exists, cross-device, permission, verification failed (exit 6)."""
+    """Target exists, cross-device, permission, verification failed (exit 6).
+
+    ``unwritable_directory``: the target's directory refuses new files (permissions, a read-only
+    file system); the command line then suggests writing elsewhere with ``-o``."""
 
     exit_status = ExitStatus.WRITE_REFUSED
+
+    def __init__(
+        self, message: str, address: Address | None = None, *, unwritable_directory: str | None = None
+    ) -> None:
+        super().__init__(message, address)
+        self.unwritable_directory = unwritable_directory
 
 
 class UsageError(SesstoolError):

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
+
+import orjson
+
+# What a one-line view shows of a tool call's arguments (inspect's dangling calls): enough to see
+# the command, bounded whatever the log holds.
+PREVIEW_CHARS = 160
 
 
 def fmt_time(ms: int | None) -> str:
@@ -13,6 +20,18 @@ def fmt_time(ms: int | None) -> str:
     except (OverflowError, OSError, ValueError):
         return f"{ms} ms"
     return stamp.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
+
+
+def iso_time(ms: int | None) -> str | None:
+    """Epoch milliseconds as ISO 8601 UTC (``2026-12-01T13:50:56.247Z``), None when unknown or
+    out of range: the form a listing's ``last_time`` uses for every dialect."""
+    if ms is None:
+        return None
+    try:
+        stamp = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 def fmt_duration(ms: int) -> str:
@@ -29,3 +48,24 @@ def fmt_duration(ms: int) -> str:
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis (not escaped: the view escapes)."""
+    if text is None:
+        return ""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def arguments_preview(arguments: Any) -> str | None:
+    """A tool call's arguments as one bounded line: the raw JSON string as the log holds it, or
+    compact JSON for an object; None when there are none. Cut at ``PREVIEW_CHARS`` + 1 so that a
+    pending call holds a few hundred bytes whatever its arguments weigh."""
+    if arguments is None:
+        return None
+    if isinstance(arguments, str):
+        return arguments[: PREVIEW_CHARS + 1]
+    try:
+        return orjson.dumps(arguments).decode()[: PREVIEW_CHARS + 1]
+    except TypeError:
+        return None

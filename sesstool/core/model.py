@@ -21,6 +21,7 @@ class PendingCall:
     step: int
     call_seq: int | None  # seq of its tool/call, None when it never started
     name: str | None
+    arguments: str | None = None  # the first characters of its arguments (humanize.arguments_preview)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from sesstool.core import rule_ids as R
+
 # (complete lines without their b"\n", plaintext offset of the first, its 1-based line number,
 #  zstd frame index of the chunk the batch came from or None for raw input)
 Batch = tuple[list[bytes], int, int, "int | None"]
 
 Encoding = Literal["raw", "zstd"]
+
+# Findings about the DeepSeek Harness zstd layout (§9.2: frame 0 is exactly the header line); a
+# dialect without a header frame ignores them.
+HEADER_FRAME_RULES = frozenset({R.ZSTD_HEADER_FRAME, R.ZSTD_SINGLE_FRAME})
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ class RepairPlan:
     salvage: Salvage | None
     committed_events: int  # events in the kept prefix (the closers follow them)
     header_frame: bool = True  # zstd output: the header line alone in the first frame (§9.2)
+    reframed: bool = False  # zstd source of one frame (`zstd FILE`): rewritten in the §9.2 framing
 
 
 def plan_repair(
@@ -54,16 +55,19 @@ def plan_repair(
     salvage: Salvage | None = None,
     closers: tuple[dict[str, Any], ...] = (),
     header_frame: bool = True,
+    reframe: bool = False,
 ) -> RepairPlan:
     """Plan from a scan of the committed region (for salvage: a scan of the kept prefix).
 
     ``frame_copy_point`` is (file offset, plaintext offset) after the last complete zstd frame
-    lying wholly inside the committed region; None for raw input.
+    lying wholly inside the committed region; None for raw input. ``reframe``: the zstd source
+    is one frame holding everything (``zstd-single-frame``), so nothing of it is copied verbatim:
+    the output is the header frame, then the body (§9.2).
     """
     committed = salvage.cut if salvage is not None else scan.tail.committed_bytes
     if source_encoding == output_encoding == "raw":
         copy_file = copy_plain = committed
-    elif source_encoding == output_encoding == "zstd" and frame_copy_point is not None:
+    elif source_encoding == output_encoding == "zstd" and frame_copy_point is not None and not reframe:
         copy_file, copy_plain = frame_copy_point
     else:
         copy_file = copy_plain = 0  # a change of encoding re-frames everything
@@ -83,4 +87,5 @@ def plan_repair(
         salvage=salvage,
         committed_events=scan.open.events,
         header_frame=header_frame,
+        reframed=reframe and output_encoding == "zstd",
     )

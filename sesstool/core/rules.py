@@ -38,6 +38,7 @@ class Rule:
     section: str
     title: str
     verdict: VerdictClass = "corrupt"
+    fix: str = ""  # what to do about a finding, where the verdict's usual remedy does not fit
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,15 @@ _RULES: tuple[Rule, ...] = (
     Rule("zstd-decode-error", E, "§9.2", "zstd frame fails to decompress"),
     Rule("zstd-budget-exceeded", E, "§9.2", "decompressed size over the budget (zstd bomb?)"),
     Rule("zstd-header-frame", E, "§9.2", "first zstd frame is not exactly the header line"),
+    Rule(
+        "zstd-single-frame",
+        W,
+        "§9.2",
+        "the whole log is one zstd frame (a generic compressor's layout): the harness refuses it",
+        "none",
+        "`sesstool repair PATH` writes a copy in the harness's framing (the header line alone in "
+        "frame 0, then the body); the records are read as they are meanwhile.",
+    ),
     Rule("zstd-frame-boundary", E, "§6.3", "complete zstd frames do not end on a record boundary"),
     Rule("zstd-no-checksum", W, "§9.2", "zstd frame written without a content checksum"),
     Rule("zstd-torn-frame", W, "§7.4", "last zstd frame cut by EOF: a torn tail", "torn"),
@@ -271,6 +281,42 @@ def severity_for(rule_id: str, version: int | None, strict_relations: bool | Non
     rule = RULES[rule_id]
     if strict_relations is None:
         strict_relations = version is not None and version >= 4
-    if strict_relations and (rule_id in RELATIONAL or rule_id == "unresolved-call"):
+    if strict_relations and stricter_in_v4(rule_id):
         return Severity.ERROR
     return rule.severity
+
+
+# What a finding's verdict usually asks of its reader (`sesstool rule ID`); ``Rule.fix`` overrides.
+_FIX_BY_VERDICT: dict[VerdictClass, str] = {
+    "corrupt": "The committed part of the log is damaged, so a reader refuses it: restore the file "
+    "from a copy, or `sesstool repair --salvage PATH` keeps the records before the first defect "
+    "and saves every dropped byte beside the copy.",
+    "torn": "A write was cut short (the process died mid-append); the torn bytes were never "
+    "committed. `sesstool repair PATH` drops them and appends the closers a resume would.",
+    "interrupted": "The session stopped mid-turn. `sesstool repair PATH` appends the closing "
+    "records the agent appends when it resumes (or resume the session in the agent).",
+    "unsupported": "The log needs a reader sesstool is not: a newer harness version or a required "
+    "event sesstool does not know. Nothing to repair; read it with a newer sesstool.",
+    "none": "Reported as a fact: readers accept the log and nothing needs repairing. "
+    "`sesstool validate --fail-on warning` (or info) makes it fail a CI job.",
+}
+
+
+def verdict_of_finding(rule: Rule, severity: Severity) -> VerdictClass:
+    """The verdict one finding of ``rule`` at ``severity`` implies on an otherwise clean log:
+    an error is corruption (or unsupported); a warning or info only a tear or an interruption
+    (spec §1.4, §6.3, §6.4), else none."""
+    if severity is Severity.ERROR:
+        return "unsupported" if rule.verdict == "unsupported" else "corrupt"
+    return rule.verdict if rule.verdict in ("torn", "interrupted") else "none"
+
+
+def fix_for(rule: Rule, severity: Severity | None = None) -> str:
+    """What to do about a finding of ``rule`` (at its default severity unless given): its own
+    advice, else the usual remedy for the verdict it implies."""
+    return rule.fix or _FIX_BY_VERDICT[verdict_of_finding(rule, severity or rule.severity)]
+
+
+def stricter_in_v4(rule_id: str) -> bool:
+    """True for the relational rules the native v4 reader enforces (an error in a v4 log)."""
+    return rule_id in RELATIONAL or rule_id == "unresolved-call"

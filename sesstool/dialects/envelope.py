@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
-from sesstool.core.humanize import fmt_duration, fmt_time, plural
+from sesstool.core.humanize import fmt_duration, fmt_time, iso_time, plural, preview
+from sesstool.core.message_addresses import keep_line_offsets
 from sesstool.core.model import ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
@@ -29,7 +30,9 @@ class EnvelopeDialect(Dialect):
     header_is_event: ClassVar[bool] = False  # the header is the event at seq 0
 
     def scanner(self, path: str, options: ScanOptions) -> Scanner:
-        return Scanner(path, options, self)
+        scanner = Scanner(path, options, self)
+        keep_line_offsets(scanner)  # derive streamed by address
+        return scanner
 
     @abstractmethod
     def is_header(self, obj: Any) -> bool:
@@ -58,11 +61,15 @@ class EnvelopeDialect(Dialect):
 
     # -- presentation ---------------------------------------------------------------------------
 
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        cwd = scan.header.cwd if scan.header is not None else None
+        return {"cwd": cwd, "last_time": iso_time(scan.stats.time.last)}
+
     def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
         st = scan.stats
         rows = [Row("session", _session_line(scan)), Row("lineage", _lineage_line(st))]
         ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends)
-        open_note = f" ({scan.open.turn} open)" if scan.open.turn is not None else ""
+        open_note = f" (turn {scan.open.turn} open)" if scan.open.turn is not None else ""
         rows.append(
             Row(
                 "events",
@@ -90,7 +97,8 @@ class EnvelopeDialect(Dialect):
                 f"started at seq {p.call_seq}, outcome unknown" if p.call_seq is not None else "never started"
             )
             step = f" (step {p.step})" if self.has_steps else ""
-            rows.append(Row("", f"pending {p.call_id} {p.name or '?'}{step}: {state}", "yellow"))
+            arguments = f"; arguments {preview(p.arguments)}" if p.arguments is not None else ""
+            rows.append(Row("", f"pending {p.call_id} {p.name or '?'}{step}: {state}{arguments}", "yellow"))
         rows.extend(_counts_rows(st))
         return tuple(rows)
 

@@ -15,10 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sesstool.core.errors import UsageError
-from sesstool.store.generations import generations
 from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
+from sesstool.store.paths import is_session_dir
 from sesstool.store.publish import FileIdentity
-from sesstool.store.source import open_error, regular_source
+from sesstool.store.source import regular_source
+
+# A note every write to a plain file carries: shown with -v only (DETAIL_NOTES).
+NO_LOCK_PROTOCOL = "not a session directory: no session.lock protocol to check"
+DETAIL_NOTES = frozenset({NO_LOCK_PROTOCOL})
+
+
+def visible_notes(notes: tuple[str, ...] | list[str], verbose: bool) -> list[str]:
+    """The notes a human view prints: the routine details only with ``-v``."""
+    return [note for note in notes if verbose or note not in DETAIL_NOTES]
 
 
 @dataclass(slots=True)
@@ -54,17 +63,13 @@ def resolve_source(arg: str, command: str) -> Path:
 def cold_session(arg: str, command: str, create_lock: bool = True) -> Iterator[ColdSource]:
     path = resolve_source(arg, command)
     notes: list[str] = []
-    try:
-        in_session_dir = bool(generations(path.parent))
-    except OSError as err:
-        raise open_error(path.parent, err) from None
-    if in_session_dir:
+    if is_session_dir(path.parent):
         with session_lock(path.parent, create=create_lock) as lock:
             if lock.warning:
                 notes.append(lock.warning)
             yield _checked(path, lock, notes)
     else:
-        notes.append("not a session directory: no session.lock protocol to check")
+        notes.append(NO_LOCK_PROTOCOL)
         yield _checked(path, None, notes)
 
 

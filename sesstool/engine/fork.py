@@ -21,7 +21,9 @@ from typing import Any, Literal
 from sesstool.core.errors import (
     Address,
     InputError,
+    InsideOpenTurn,
     LiveSessionError,
+    UnsupportedError,
     UsageError,
     WriteRefusedError,
 )
@@ -33,17 +35,19 @@ from sesstool.core.fork_plan import (
     check_split_row,
     default_boundary,
 )
+from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.dialects.base import Dialect, ForkInput
 from sesstool.engine.cold import STDIN_REFUSED
 from sesstool.engine.scan import Progress, ScanReport, run_scan
-from sesstool.engine.write import first_error, gate, phased, rescan
+from sesstool.engine.write import first_error, gate, output_target, phased, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
-from sesstool.store.generations import check_publication_name, generations
+from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import session_lock
+from sesstool.store.paths import exists, identity_of, is_directory, is_session_dir
 from sesstool.store.plaintext import SourceChanged, plaintext_range
 from sesstool.store.publish import (
     FileIdentity,
@@ -53,7 +57,7 @@ from sesstool.store.publish import (
     publish,
     remove_created_directory,
 )
-from sesstool.store.source import ReadLimits, SourceInfo, regular_source, resolve
+from sesstool.store.source import ReadLimits, SourceInfo, regular_source
 
 Layout = str  # "option", "beside-source" or "<dialect>-root" (a sibling in the root layout)
 
@@ -109,6 +113,38 @@ def _scan(
     return report, boundary_facts(report.scan)
 
 
+class _TurnEnd:
+    """Timeline sink: the seq of turn ``turn``'s turn/end after ``after``, if the log has one."""
+
+    def __init__(self, turn: int, after: int) -> None:
+        self.turn, self.after = turn, after
+        self.seq: int | None = None
+
+    def append(self, entry: TimelineEntry) -> None:
+        if (
+            self.seq is None
+            and entry.kind == "turn/end"
+            and entry.turn == self.turn
+            and entry.seq > self.after
+        ):
+            self.seq = entry.seq
+
+
+def _nearest_boundaries(err: InsideOpenTurn, arg: str | Path, limits: ReadLimits, boundary: int) -> Exception:
+    """The refusal, completed with the nearest valid boundaries on either side of ``boundary``:
+    the seq before the open turn's turn/start, and its turn/end (one more pass, only now)."""
+    found = _TurnEnd(err.turn, boundary)
+    run_scan(arg, ScanOptions(collect_timeline=True, timeline_sink=found), limits)
+    nearest = [f"seq {err.turn_seq - 1} (before its turn/start)"] if err.turn_seq else []
+    nearest.append(
+        f"seq {found.seq} (its turn/end)"
+        if found.seq is not None
+        else f"none after it (turn {err.turn} is never closed in this log)"
+    )
+    label = "nearest valid boundary" if len(nearest) == 1 else "nearest valid boundaries"
+    return UnsupportedError(f"{err.message}; {label}: {' and '.join(nearest)}", err.address)
+
+
 def _same_file(info: SourceInfo, identity: FileIdentity) -> bool:
     return (info.dev, info.ino, info.size, info.mtime_ns) == (
         identity.dev,
@@ -141,7 +177,8 @@ def _target(
     layout gets a sibling session there (``Dialect.root_child``); anything else a file beside
     the source (``Dialect.child_name``). Ids only ever become one encoded path component."""
     if request.output is not None:
-        return Path(request.output), "option", None
+        default = source.parent / dialect.child_name(ids[1], zstd)  # -o DIR: this name inside DIR
+        return output_target(request.output, default), "option", None
     if (why := dialect.refuse_default_output(source)) is not None:
         raise UsageError(why)
     parent_id, child_id = ids
@@ -167,17 +204,9 @@ def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str | Path]:
         raise UsageError(f"fork {STDIN_REFUSED}")
     if request.child_id is not None and request.child_id == "":
         raise UsageError("--id must not be empty")
-    try:
-        regular_source(request.path)  # FIFOs and devices refused, OSErrors named (exit 3)
-        source, from_dir = resolve(request.path)
-        identity = FileIdentity.of_path(source)
-    except InputError:
-        raise
-    except FileNotFoundError:
-        raise InputError(f"{request.path}: no such file or directory") from None
-    except OSError as err:
-        raise InputError(f"{request.path}: cannot read: {err.strerror or err}") from None
-    return source, identity, source if from_dir else request.path
+    source = regular_source(request.path)  # FIFOs and devices refused, OSErrors named (exit 3)
+    identity = identity_of(source)
+    return source, identity, source if is_directory(request.path) else request.path
 
 
 def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkReport:
@@ -224,9 +253,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         if directory is None:
             with _target_session_lock(target.parent):
                 pass  # a dry run is refused like the real one: a live target directory is exit 5
-        return replace(
-            report, target_exists=target.exists() or (directory is not None and directory.exists())
-        )
+        return replace(report, target_exists=exists(target) or (directory is not None and exists(directory)))
     return _publish(request, report, (source, identity), (body, end), directory, progress)
 
 
@@ -244,18 +271,18 @@ def _plan(
             f"reading up to seq {boundary} ended at seq {state.last_seq}", Address(full.source.display)
         )
     result = full.scan
-    plan = full.dialect.plan_fork(
-        ForkInput(
-            source=result,
-            at=at_scan.scan,
-            boundary=boundary,
-            child_id=request.child_id
-            if request.child_id is not None
-            else full.dialect.new_child_id(now_ms()),
-            created_at=request.created_at if request.created_at is not None else now_ms(),
-            seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
-        )
+    fork_input = ForkInput(
+        source=result,
+        at=at_scan.scan,
+        boundary=boundary,
+        child_id=request.child_id if request.child_id is not None else full.dialect.new_child_id(now_ms()),
+        created_at=request.created_at if request.created_at is not None else now_ms(),
+        seed_ends_with_end_seed=at_facts.last_end_seed == boundary,
     )
+    try:
+        plan = full.dialect.plan_fork(fork_input)
+    except InsideOpenTurn as err:
+        raise _nearest_boundaries(err, scan_arg, request.limits, boundary) from None
     check_split_row(at_facts, boundary)
     body = result.body_offset or 0
     end = at_scan.scan.stop_offset if at_scan.scan.stop_offset is not None else result.tail.committed_bytes
@@ -307,16 +334,9 @@ def _target_session_lock(directory: Path | None) -> Iterator[None]:
     ``session.lock`` is taken and held while publishing — held by another process, the fork is
     refused as live (exit 5). A fork never creates the lock file (the child is another session's
     file; a dry run writes nothing) and never deletes it. Elsewhere there is no protocol."""
-    try:
-        in_session_dir = directory is not None and bool(generations(directory))
-    except FileNotFoundError:
-        in_session_dir = False
-    except OSError as err:
-        raise WriteRefusedError(f"{directory}: cannot list the target directory: {err.strerror}") from None
-    if not in_session_dir:
+    if directory is None or not is_session_dir(directory, for_write=True):
         yield
         return
-    assert directory is not None
     with session_lock(directory, create=False):
         yield
 

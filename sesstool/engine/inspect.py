@@ -8,6 +8,7 @@ number of events). A stream (stdin, a FIFO) cannot be read twice: its entries ar
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from sesstool.core.errors import InputError
 from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
+from sesstool.engine.listing import ListReport, ListRequest, classify, run_list
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits, is_stream
 
@@ -30,6 +32,8 @@ class InspectRequest:
     timeline: bool = False
     fixture: bool = False
     max_timeline: int = DEFAULT_MAX_TIMELINE  # entries kept from a stream (a file has no limit)
+    timeline_turn: int | None = None  # --turn N: only the entries of turn N
+    timeline_last: int | None = None  # --last N: only the last N entries (of that turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,15 @@ class _Forward:
         self.append = sink
 
 
+def run_inspect_path(request: InspectRequest, progress: Progress | None = None) -> InspectReport | ListReport:
+    """``inspect PATH``: a directory of sessions (a dialect's root, a directory of logs, a remote
+    prefix) is listed one row per session (``engine.listing``); anything else is one log."""
+    found = classify(request.path)
+    if found.listable:
+        return run_list(ListRequest(request.path, request.limits), progress, found)
+    return run_inspect(request, progress)
+
+
 def run_inspect(request: InspectRequest, progress: Progress | None = None) -> InspectReport:
     options = ScanOptions(fixture=request.fixture)
     kept: _Kept | None = None
@@ -86,7 +99,34 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
         def replay(sink: TimelineSink) -> None:
             _timeline_pass(request, report, sink)
 
+    if replay is not None:
+        replay = _selected(replay, request.timeline_turn, request.timeline_last)
     return InspectReport(report, closers, repairable, replay)
+
+
+def _selected(
+    replay: Callable[[TimelineSink], None], turn: int | None, last: int | None
+) -> Callable[[TimelineSink], None]:
+    """The timeline narrowed to one turn and/or its last entries; ``--last N`` holds N entries."""
+    if turn is None and last is None:
+        return replay
+
+    def narrowed(sink: TimelineSink) -> None:
+        tail: deque[TimelineEntry] | None = deque(maxlen=last) if last is not None else None
+
+        def take(entry: TimelineEntry) -> None:
+            if turn is not None and entry.turn != turn:
+                return
+            if tail is not None:
+                tail.append(entry)
+            else:
+                sink(entry)
+
+        replay(take)
+        for entry in tail or ():
+            sink(entry)
+
+    return narrowed
 
 
 def _timeline_pass(request: InspectRequest, first: ScanReport, sink: TimelineSink) -> None:

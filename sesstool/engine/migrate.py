@@ -20,7 +20,15 @@ from sesstool.dialects.base import Dialect
 from sesstool.engine.children import with_child_evidence
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, phased, read_for_write, refuse_unless_valid, rescan
+from sesstool.engine.write import (
+    SourceRead,
+    gate,
+    output_target,
+    phased,
+    read_for_write,
+    refuse_unless_valid,
+    rescan,
+)
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
@@ -108,6 +116,15 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     assert scan.header is not None
     version = scan.version
     target_version = _target_version(request, dialect, version)
+    if any(f.rule == R.ZSTD_SINGLE_FRAME for f in scan.findings):
+        notes.append(
+            "the source is one zstd frame (as `zstd FILE` writes it): "
+            + (
+                "`sesstool repair` rewrites it in the harness's framing"
+                if version == target_version
+                else "the new generation is written in the harness's framing (header frame, then the body)"
+            )
+        )
     base = MigrateReport(
         status="up-to-date",
         source=source.path,
@@ -151,7 +168,7 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
         # (session.v4.repaired.jsonl), so `migrate --repair` after `migrate` does not collide
         # with the generation already published (issue 15 item 12)
         name = dialect.repaired_name(name, out_encoding == "zstd")
-    target = Path(request.output) if request.output else source.path.parent / name
+    target = output_target(request.output, source.path.parent / name)
     check_publication_name(target, target_version, out_encoding == "zstd")
     return replace(
         base,

@@ -25,7 +25,7 @@ from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.redact import RedactionCounts, Redactor
 from sesstool.engine.cold import cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
-from sesstool.engine.write import phased
+from sesstool.engine.write import output_target, phased
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import log_name, log_stem
 from sesstool.store.liveness import LockState
@@ -148,9 +148,7 @@ def run_redact(request: RedactRequest, progress: Progress | None = None) -> Reda
             )
         if not request.output and (why := report.dialect.refuse_default_output(source)) is not None:
             raise UsageError(why)
-        target = (
-            Path(request.output) if request.output else source.parent / redacted_name(source, out_encoding)
-        )
+        target = output_target(request.output, source.parent / redacted_name(source, out_encoding))
         lines = LineRedactor()
 
         def produce(sink: Sink) -> None:

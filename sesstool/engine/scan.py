@@ -60,6 +60,10 @@ class _Hashing:
                 except BaseException as exc:  # re-raised by close() on the reading thread
                     self._failure = exc
 
+    def peek(self, size: int) -> bytes:
+        """The next bytes without consuming them (nothing is hashed twice)."""
+        return peek_head(self._stream, size)
+
     def read(self, size: int = -1) -> bytes:
         data = self._stream.read(size)
         if data:
@@ -132,26 +136,52 @@ def _scan_stream(
     if limits.max_depth != options.max_depth:
         options = replace(options, max_depth=limits.max_depth)
     scanner = registry.open_scanner(info.display, options, registry.forced(limits.dialect))
+    if info.encoding == "raw":
+        scanner.vet_head(peek_head(stream, HEAD_BYTES))  # a gzip file, an ELF binary: exit 4
     reader = make_reader(stream, info.encoding, limits)
     if isinstance(reader, ZstdReader) and on_frame_end is not None:
         hook = on_frame_end
         reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
     total = info.size if info.encoding == "raw" else None
     summary: ReadSummary | None = None
-    for item in reader.batches():
+    batches = reader.batches()
+    for item in batches:
         scanner.feed(item)
         if tap is not None and type(item) is tuple:
             tap(item, scanner.chosen())
         if progress is not None and type(item) is tuple:
             progress(item[1], total)
         if scanner.stopped:
-            # --at reached or an unusable header: the rest is deliberately not read
+            # --at reached or an unusable header: the rest is not scanned
             summary = ReadSummary(
                 info.encoding, info.size or 0, scanner.committed, 0, 0, None, None, True, None
             )
             break
     if summary is None:
-        summary = reader.summary
+        read = summary = reader.summary
+    elif options.at_seq is None:
+        # an unusable header stopped the scan: the file is still read to the end, unscanned, so
+        # that the report counts its lines and bytes (a 2-line file never shows "0 lines")
+        for _ in batches:
+            pass
+        read = reader.summary
+    else:
+        read = summary
     result = scanner.finish(summary)
     live = changed_since(info)
-    return ScanReport(info, summary, result, live, scanner.chosen()), scanner
+    return ScanReport(info, read, result, live, scanner.chosen()), scanner
+
+
+HEAD_BYTES = 64  # enough for every signature in core.looks_like
+
+
+def peek_head(stream: Any, size: int) -> bytes:
+    """The first ``size`` bytes of a stream, left unread: ``peek`` on a buffered stream (stdin,
+    a file, a FIFO), read-and-seek-back on a seekable one (an object), else nothing."""
+    if hasattr(stream, "peek"):
+        return bytes(stream.peek(size)[:size])
+    if getattr(stream, "seekable", lambda: False)():
+        head = stream.read(size)
+        stream.seek(0)
+        return bytes(head)
+    return b""

@@ -25,6 +25,7 @@ from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.engine.cold import cold_session
 from sesstool.engine.scan import FrameHook, Progress, ScanReport, run_scan, scan_source
 from sesstool.store.liveness import LockState
+from sesstool.store.paths import is_directory
 from sesstool.store.publish import FileIdentity, Sink
 from sesstool.store.source import ReadLimits
 
@@ -145,3 +146,13 @@ def refuse_unless_valid(report: ScanReport, what: str) -> None:
     if f is not None or scan.verdict in ("corrupt", "unsupported", "torn"):
         detail = f"[{f.rule}] {f.message} ({f.address.describe()})" if f else scan.verdict_reason
         raise WriteRefusedError(f"verification: {what} does not validate: {detail}")
+
+
+def output_target(output: str | None, default: Path) -> Path:
+    """Where a write command publishes: ``-o FILE``; ``-o DIR`` (an existing directory) the
+    default name inside DIR; no ``-o`` the default beside the source (docs/format.md "Output
+    paths")."""
+    if not output:
+        return default
+    chosen = Path(output)
+    return chosen / default.name if is_directory(chosen) else chosen

@@ -10,7 +10,6 @@ read back and re-scanned). Every outcome, including an unexpected exception, is 
 
 from __future__ import annotations
 
-import os
 import time
 import traceback
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from sesstool.engine.validate import ValidateRequest, run_validate
 from sesstool.fleet.rows import Row, error_row, scan_row
 from sesstool.store.digest import sha256_file
 from sesstool.store.object_publish import TargetExistsError, publish_object
+from sesstool.store.paths import exists
 from sesstool.store.remote import (
     StorageOptions,
     describe,
@@ -188,7 +188,7 @@ def _existing_local(
     """The target name is taken (a second run, or a retried task): "exists" when it holds
     exactly the bytes this run would publish, else the single-file command's refusal."""
     target = _planned_target(settings, item.path)
-    if target is None or not os.path.lexists(target):
+    if target is None or not exists(target):
         raise err
     with scratch_directory(settings.scratch) as scratch:
         _, scan, out, _ = runner(settings, item.path, str(scratch / target.name))

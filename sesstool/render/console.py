@@ -6,12 +6,14 @@ Every console is created with markup, emoji and highlighting off: log text is ne
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from typing import TYPE_CHECKING, Literal, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 ColorMode = Literal["auto", "always", "never"]
 
@@ -31,8 +33,13 @@ def wants_color(mode: ColorMode, stream: TextIO) -> bool:
 def make_console(stream: TextIO, mode: ColorMode, width: int | None = None) -> Console:
     from rich.console import Console  # imported on first use: JSON output never needs rich
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1 ("findings" for validate); the exit boundary decides instead
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
     color = wants_color(mode, stream)
-    return Console(
+    return _Console(
         file=stream,
         color_system="standard" if color else None,
         # colour forces terminal behaviour (FORCE_COLOR into a pipe); no colour must not turn a
@@ -43,9 +50,26 @@ def make_console(stream: TextIO, mode: ColorMode, width: int | None = None) -> C
         emoji=False,
         highlight=False,
         width=width or (None if stream.isatty() else 100),
-        soft_wrap=True,  # one record per line in pipes; a terminal wraps long lines itself
+        # one record per line in pipes (grep-able); on a terminal, wrapped to its width with
+        # hanging indents (print_hanging)
+        soft_wrap=not stream.isatty(),
         legacy_windows=False,
     )
+
+
+def print_hanging(console: Console, head: Text, body: Text, indent: int) -> None:
+    """``head`` then ``body`` on one line; on a terminal (no soft wrap) ``body`` is wrapped to
+    the width with its continuation lines indented by ``indent`` columns, so that a long
+    finding or row stays readable in its column."""
+    from rich.text import Text
+
+    if console.soft_wrap or console.width <= indent + 20:
+        console.print(Text.assemble(head, body))
+        return
+    lines = body.wrap(console, console.width - indent)
+    for i, line in enumerate(lines):
+        line.rstrip()
+        console.print(Text.assemble(head if i == 0 else Text(" " * indent), line))
 
 
 class Consoles:

@@ -8,11 +8,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core import rule_ids as R
 from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
 from sesstool.engine.inspect import InspectReport
-from sesstool.engine.roots import RootReport
+from sesstool.render.console import print_hanging
 from sesstool.render.escape import safe_line
 
 VERDICT_STYLE = {
@@ -33,9 +34,8 @@ class _Rows:
         self.console = console
 
     def add_row(self, key: str, value: str | Text) -> None:
-        line = Text(f"{key:<11} ", style="bold")
-        line.append(value if isinstance(value, Text) else Text(value))
-        self.console.print(line)
+        head = Text(f"{key:<11} ", style="bold")
+        print_hanging(self.console, head, value if isinstance(value, Text) else Text(value), len(head))
 
 
 def render_inspect(rep: InspectReport, console: Console) -> None:
@@ -61,13 +61,13 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
         grid.add_row(row.label, Text(safe_line(row.text), row.style or ""))
     _render_findings(s, console)
     _render_repair(rep, console)
-    if s.timeline is not None:
-        console.print()
-        render_timeline(s.timeline, console)
-    elif rep.replay_timeline is not None:
+    if rep.replay_timeline is not None:  # --turn / --last narrow it (engine.inspect)
         console.print()
         printer = TimelinePrinter(console)
         rep.replay_timeline(printer.append)
+    elif s.timeline is not None:
+        console.print()
+        render_timeline(s.timeline, console)
 
 
 def _file_line(rep: InspectReport) -> Text:
@@ -79,7 +79,7 @@ def _file_line(rep: InspectReport) -> Text:
         parts.append(f"{_plural(rd.frames, 'complete frame')} → {rd.plaintext_bytes} bytes decoded")
     if rd.torn_frame is not None:
         tf = rd.torn_frame
-        parts.append(f"torn frame {tf.index} at byte {tf.file_offset} ({tf.lines} line(s) recovered)")
+        parts.append(f"torn frame {tf.index} at file byte {tf.file_offset} ({tf.lines} line(s) recovered)")
     if rd.partial_line is not None:
         parts.append(f"{rd.partial_line.length} torn byte(s) after the last newline")
     return Text(" · ".join(parts))
@@ -98,11 +98,11 @@ def _render_findings(s: ScanResult, console: Console) -> None:
     console.print(head)
     ordered = sorted(s.findings, key=lambda f: -f.severity)
     for f in ordered[:MAX_FINDINGS_SHOWN]:
-        line = Text("  ")
+        line = Text()
         line.append(f"{f.severity.label:<7}", SEVERITY_STYLE[f.severity])
         line.append(f" {f.rule}", "bold")
         line.append(f"  {safe_line(f.address.describe())}: {safe_line(f.message)}")
-        console.print(line)
+        print_hanging(console, Text("  "), line, 4)
     hidden = len(ordered) - MAX_FINDINGS_SHOWN + s.findings_dropped
     if hidden > 0:
         console.print(f"  … and {hidden} more (sesstool validate lists them all)")
@@ -114,41 +114,31 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
         console.print(Text(f"repair      refused: the log is {s.verdict}", style="red"))
         return
     tail = s.tail
+    label = "repair     "
+
+    def row(text: str, style: str = "") -> None:
+        print_hanging(console, Text(f"{label} ", style=style), Text(text, style=style), len(label) + 1)
+
+    if any(f.rule == R.ZSTD_SINGLE_FRAME for f in s.findings):
+        row(
+            "would write the one-frame zstd log in the harness's framing "
+            "(the header line alone in the first frame, then the body)"
+        )
+        if not rep.closers and tail.kind == "none":
+            return
+        label = " " * len(label)
     if not rep.closers:
         if tail.kind != "none":
-            console.print(
-                f"repair      would drop the {tail.dropped_bytes}-byte uncommitted tail; every turn is closed"
-            )
+            row(f"would drop the {tail.dropped_bytes}-byte uncommitted tail; every turn is closed")
         else:
-            console.print(Text("repair      nothing to do: the log is balanced", style="green"))
+            row("nothing to do: the log is balanced", "green")
         return
     drop = ""
     if tail.kind != "none" and tail.dropped_bytes:
         drop = f" after dropping the {tail.dropped_bytes}-byte torn tail"
-    console.print(
-        Text(f"repair      would append {_plural(len(rep.closers), 'closer')}{drop}:", style="bold")
-    )
+    row(f"would append {_plural(len(rep.closers), 'closer')}{drop}:", "bold")
     for c in rep.closers:
-        console.print("  " + safe_line(rep.scan.dialect.describe_closer(c)))
-
-
-def render_root(rep: RootReport, console: Console) -> None:
-    """inspect ROOT: one line per log (verdict, id, writer, lines, pending calls, path)."""
-    console.print(
-        Text(
-            f"{safe_line(rep.root)}: {rep.dialect.title} root, {_plural(len(rep.logs), 'log')}", style="bold"
-        )
-    )
-    for sr in rep.logs:
-        s = sr.scan
-        line = Text(f"{s.verdict:<12}", style=VERDICT_STYLE[s.verdict])
-        writer = s.version_label or (f"v{s.version}" if s.version is not None else "?")
-        pending = f" · {_plural(len(s.open.pending), 'pending call')}" if s.open.pending else ""
-        line.append(
-            f"{safe_line(s.session_id or '?')}  {safe_line(writer)} · {_plural(s.stats.events, 'line')}"
-            f"{pending} · {_plural(len(s.findings), 'finding')}  {safe_line(sr.source.display)}"
-        )
-        console.print(line)
+        print_hanging(console, Text("  "), Text(safe_line(rep.scan.dialect.describe_closer(c))), 12)
 
 
 def render_timeline(entries: Iterable[TimelineEntry], console: Console) -> None:

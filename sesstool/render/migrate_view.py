@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool.core.documents import SCHEMA_VERSION
+from sesstool.engine.cold import visible_notes
 from sesstool.engine.migrate import MigrateReport
 from sesstool.render.escape import safe_line
 from sesstool.render.published import already
@@ -48,7 +49,7 @@ def migrate_doc(rep: MigrateReport) -> dict[str, Any]:
     }
 
 
-def render_migrate(rep: MigrateReport, console: Console) -> None:
+def render_migrate(rep: MigrateReport, console: Console, verbose: bool = False) -> None:
     src = safe_line(str(rep.source))
     if rep.status == "up-to-date":
         console.print(Text(f"{src}: up to date (already v{rep.to_version}); nothing written", style="green"))
@@ -77,5 +78,5 @@ def render_migrate(rep: MigrateReport, console: Console) -> None:
             f"  output    {already(rep.output)}{rep.output.size} bytes, {events} events, sha256 "
             f"{rep.output.sha256}; validated at v{rep.to_version}"
         )
-    for note in rep.notes:
+    for note in visible_notes(rep.notes, verbose):
         console.print(Text(f"  note      {safe_line(note)}", style="yellow"))

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool.core.documents import document, kept_source_doc
+from sesstool.engine.cold import visible_notes
 from sesstool.engine.redact import RedactReport
 from sesstool.render.escape import safe_line
 from sesstool.render.published import already
@@ -43,7 +44,7 @@ def redact_doc(rep: RedactReport) -> dict[str, Any]:
     )
 
 
-def render_redact(rep: RedactReport, console: Console) -> None:
+def render_redact(rep: RedactReport, console: Console, verbose: bool = False) -> None:
     def row(label: str, text: str) -> None:
         console.print(Text(f"{label:<11} ") + Text(safe_line(text)))
 
@@ -66,5 +67,5 @@ def render_redact(rep: RedactReport, console: Console) -> None:
     row("by kind", kinds)
     if rep.records_reencoded:
         row("re-encoded", f"{rep.records_reencoded} record(s) whose secret was spelled with other escapes")
-    for note in rep.notes:
+    for note in visible_notes(rep.notes, verbose):
         row("note", note)

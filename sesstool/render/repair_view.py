@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool.core.documents import defect_doc, document, kept_source_doc
+from sesstool.engine.cold import visible_notes
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
 from sesstool.render.published import already
@@ -41,6 +42,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "dropped_plaintext_bytes": plan.dropped_plain,
             "dropped_lines": plan.dropped_lines,
             "recovered_lines": plan.recovered_lines,
+            "reframed": plan.reframed,
             "closers": list(plan.closers),
         }
     if rep.output is not None:
@@ -61,10 +63,22 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "report": str(rep.salvage.report.path) if rep.salvage and rep.salvage.report else None,
             "dropped_sha256": rep.salvage.dropped_sha256 if rep.salvage else None,
         }
+        if rep.dropped_ranges:  # a line salvage (Codex): every dropped range, not one cut
+            doc["salvage"]["dropped_ranges"] = [
+                {
+                    "rule": r.rule,
+                    "line": r.line,
+                    "plaintext_offset": r.plaintext_offset,
+                    "file_offset": r.file_offset,
+                    "bytes": r.length,
+                    "rest_of_line_kept": r.recovered,
+                }
+                for r in rep.dropped_ranges
+            ]
     return doc
 
 
-def render_repair(rep: RepairReport, console: Console) -> None:
+def render_repair(rep: RepairReport, console: Console, verbose: bool = False) -> None:
     scan = rep.scan.scan
     src = safe_line(str(rep.source))
     if rep.status == "balanced":
@@ -87,14 +101,21 @@ def render_repair(rep: RepairReport, console: Console) -> None:
     if plan.copy_file:
         kept += f", {plan.copy_file} file bytes copied verbatim"
     console.print(f"  kept      {kept}")
-    if plan.recovered_lines:
+    if plan.reframed:
+        console.print(
+            "  framing   the source is one zstd frame: written as the harness writes a log "
+            "(the header line alone in the first frame, then the body)"
+        )
+    if rep.dropped_ranges:
+        _render_line_salvage(rep, console)
+    elif plan.recovered_lines:
         console.print(f"  recovered {plan.recovered_lines} complete line(s) from the torn frame")
-    if plan.dropped_plain or plan.dropped_lines:
+    if (plan.dropped_plain or plan.dropped_lines) and not rep.dropped_ranges:
         console.print(
             f"  dropped   {plan.dropped_plain} byte(s) after the committed prefix "
             f"({plan.dropped_lines} record(s), torn or uncommitted)"
         )
-    if plan.salvage is not None:
+    if plan.salvage is not None and not rep.dropped_ranges:
         sv = plan.salvage
         console.print(
             Text(
@@ -117,5 +138,36 @@ def render_repair(rep: RepairReport, console: Console) -> None:
         console.print("  appended  nothing: every turn was already closed")
     if rep.output is not None:
         console.print(f"  output    {already(rep.output)}{rep.output.size} bytes, sha256 {rep.output.sha256}")
-    for note in rep.notes:
+    for note in visible_notes(rep.notes, verbose):
         console.print(Text(f"  note      {safe_line(note)}", style="yellow"))
+
+
+def _render_line_salvage(rep: RepairReport, console: Console) -> None:
+    """A line salvage: the lines the loader reads are kept, each skipped one is listed."""
+    plan = rep.plan
+    assert plan is not None and plan.salvage is not None
+    if plan.recovered_lines:
+        console.print(
+            f"  recovered {plan.recovered_lines} complete line(s) written after a partial one on the "
+            "same line"
+        )
+    console.print(
+        Text(
+            f"  salvage   dropped {plan.salvage.dropped_file_bytes} byte(s) in {len(rep.dropped_ranges)} "
+            "range(s) the loader skips:",
+            style="yellow",
+        )
+    )
+    for r in rep.dropped_ranges:
+        where = (
+            f"line {r.line}, byte {r.plaintext_offset}"
+            if r.line is not None
+            else f"file byte {r.file_offset}"
+        )
+        rest = " (rest of the line kept)" if r.recovered else ""
+        console.print(f"            {where}: {r.length} byte(s) [{r.rule}]{rest}")
+    if rep.salvage is not None and rep.salvage.sidecar is not None:
+        console.print(
+            f"            saved to {safe_line(str(rep.salvage.sidecar.path))} "
+            f"(sha256 {rep.salvage.dropped_sha256})"
+        )

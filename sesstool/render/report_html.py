@@ -53,7 +53,7 @@ def _address(f: ReportFinding) -> str:
     if a.line is not None:
         parts.append(f"line {a.line}")
     if a.offset is not None:
-        parts.append(f"byte {a.offset}")
+        parts.append(a.offset_label())
     if a.frame is not None:
         parts.append(f"frame {a.frame}")
     if a.seq is not None:

@@ -25,7 +25,7 @@ def _where(f: Finding) -> str:
     head = ":".join(bits)
     extra = []
     if a.offset is not None:
-        extra.append(f"byte {a.offset}")
+        extra.append(a.offset_label())
     if a.frame is not None:
         extra.append(f"frame {a.frame}")
     if a.seq is not None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
-from sesstool.core.errors import WriteRefusedError
+from sesstool.core.errors import InputError, WriteRefusedError
 
 # Producers hand us many small pieces; batching them keeps the syscall count low.
 _BUFFER_BYTES = 1 << 20
@@ -30,6 +30,8 @@ _BUFFER_BYTES = 1 << 20
 # publish". Falling back to rename would silently replace a generation, so we refuse instead.
 _NO_HARD_LINKS = frozenset({errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK})
 
+# a directory that takes no new file: permissions, or a read-only file system
+_UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -130,6 +132,34 @@ class Sink(Protocol):
     def write(self, data: bytes) -> None: ...
 
 
+_COPY_CHUNK = 1 << 20  # bounded like every other read: one chunk in memory at a time
+# copy_file_range refusals that mean "not here" (another file system, an old kernel, a file
+# system without it): the plain copy takes over
+_NO_KERNEL_COPY = frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF})
+
+
+def copy_into(sink: Sink, source: Path, start: int, end: int) -> None:
+    """Write the bytes [start, end) of the file ``source`` into ``sink``: copied by the kernel
+    (``os.copy_file_range``) into a publication's temporary file where the platform has it,
+    else read and written. The bytes are hashed either way (``Published.sha256``)."""
+    if isinstance(sink, _FdSink):
+        sink.copy_range(source, start, end)
+        return
+    with open(source, "rb") as f:  # read-only
+        for offset in range(start, end, _COPY_CHUNK):
+            sink.write(_pread_exactly(f.fileno(), min(_COPY_CHUNK, end - offset), offset, source))
+
+
+def _pread_exactly(fd: int, n: int, offset: int, source: Path) -> bytes:
+    data = os.pread(fd, n, offset)
+    if len(data) != n:
+        raise InputError(
+            f"{source} ended at byte {offset + len(data)}, before byte {offset + n}: "
+            "it changed while being read"
+        )
+    return data
+
+
 def errno_name(exc: OSError) -> str:
     if exc.errno is None:
         return type(exc).__name__
@@ -153,7 +183,7 @@ def _refusing(what: str, path: Path) -> Iterator[None]:
 class _FdSink:
     """Buffers, hashes and counts what the producer writes; handles short writes."""
 
-    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "size")
+    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "kernel_copies", "size")
 
     def __init__(self, fd: int, path: Path) -> None:
         self._fd = fd
@@ -165,6 +195,8 @@ class _FdSink:
         # Remembered so that a producer that swallows our error cannot get a truncated file
         # published anyway.
         self.failure: WriteRefusedError | None = None
+        # copy_file_range calls that moved bytes; None once the platform refused it (plain copy)
+        self.kernel_copies: int | None = 0 if hasattr(os, "copy_file_range") else None
 
     def write(self, data: bytes) -> None:
         if self._closed:
@@ -181,6 +213,42 @@ class _FdSink:
         self._buffer += data
         if len(self._buffer) >= _BUFFER_BYTES:
             self._flush()
+
+    def copy_range(self, source: Path, start: int, end: int) -> None:
+        """``copy_into`` for the temporary file: each chunk is read once for the hash and copied
+        file to file by the kernel; where that is refused, the chunk read is written instead."""
+        if self._closed:
+            raise RuntimeError("Sink.copy_range called after the producer returned")
+        if self.failure is not None:
+            raise self.failure
+        self._flush()
+        with open(source, "rb") as f:  # read-only
+            src = f.fileno()
+            for offset in range(start, end, _COPY_CHUNK):
+                data = _pread_exactly(src, min(_COPY_CHUNK, end - offset), offset, source)
+                self._hash.update(data)
+                self.size += len(data)
+                done = self._kernel_copy(src, offset, len(data))
+                if done < len(data):
+                    self._write_all(memoryview(data)[done:])
+
+    def _kernel_copy(self, src: int, offset: int, n: int) -> int:
+        """Bytes copied by ``os.copy_file_range`` from ``src`` at ``offset`` (up to ``n``)."""
+        done = 0
+        while done < n and self.kernel_copies is not None:
+            try:
+                copied = os.copy_file_range(src, self._fd, n - done, offset + done)
+            except OSError as exc:
+                if exc.errno not in _NO_KERNEL_COPY:
+                    self.failure = _refusal("copy into the temporary file", self._path, exc)
+                    raise self.failure from exc
+                self.kernel_copies = None  # not here: plain copies from now on
+                break
+            if copied <= 0:
+                break  # the source is shorter than it was: the read chunk is written instead
+            done += copied
+            self.kernel_copies += 1
+        return done
 
     def finish(self) -> None:
         """Flush what is buffered and refuse further writes."""
@@ -257,7 +325,9 @@ def _refuse_early(target: Path) -> None:
         raise WriteRefusedError(f"target directory is not a directory: {directory}")
     effective = os.access in os.supports_effective_ids
     if not os.access(directory, os.W_OK | os.X_OK, effective_ids=effective):
-        raise WriteRefusedError(f"target directory is not writable: {directory}")
+        raise WriteRefusedError(
+            f"target directory is not writable: {directory}", unwritable_directory=str(directory)
+        )
 
 
 def current_umask() -> int:
@@ -408,7 +478,10 @@ class _Publication:
                 "run; refusing to use it (it is left untouched)"
             ) from exc
         except OSError as exc:
-            raise _refusal("creating the temporary file", self.tmp_path, exc) from exc
+            refusal = _refusal("creating the temporary file", self.tmp_path, exc)
+            if exc.errno in _UNWRITABLE:
+                refusal.unwritable_directory = str(self.tmp_path.parent)
+            raise refusal from exc
         self.tmp_present = True
         with _refusing("stat of the temporary file", self.tmp_path):
             st = os.fstat(self.fd)

@@ -113,6 +113,10 @@ class ZstdReader(PhysicalReader):
         self._frame_line = 1  # line number at that offset
         self._header_seen = False  # frame 0 has produced its one newline
         self._header_relaxed = False  # frame 0 was not the header line alone (reported once)
+        # ...and that finding is held until the reader knows whether any frame follows: a file
+        # that is one frame holding everything is a generic compressor's (`zstd FILE`), not a
+        # harness writer's broken header frame (docs/format.md "zstd")
+        self._header_held = False
         self._torn: TornFrame | None = None
         # Spec §6.3 judges only the *joined* plaintext of the complete frames, so a record
         # straddling two frames mid-file passes; this holds the finding for the last one.
@@ -132,10 +136,15 @@ class ZstdReader(PhysicalReader):
             magic = src.take(4)
             if not magic:
                 break
+            if self._header_held:
+                # frame 0 held more than the header line and another frame follows: not one
+                # frame holding everything, so a writer broke the header-frame layout (§9.2)
+                yield self._header_issue("frame 0 holds more than the header line", 0, 0)
             self._frame_plain = splitter.offset
             self._frame_lines = splitter.lines
             self._frame_line = splitter.line
-            end = yield from self._frame(frames, start, magic)
+            walk = self._frame(frames, start, magic)
+            end = yield from (self._held_before_fatal(walk) if frames == 0 else walk)
             if end is _End.COMPLETE:
                 frames += 1
                 last_good_end = src.offset
@@ -144,7 +153,15 @@ class ZstdReader(PhysicalReader):
                 continue
             fatal = end is _End.FATAL
             break
-        if not fatal and self._boundary is not None:
+        # one frame holding everything: a whole plaintext log compressed by a generic tool, whose
+        # last line may be torn as in the raw log it was made from (a tear, not corruption)
+        one_frame = self._header_held and frames == 1 and not fatal and self._torn is None
+        if self._header_held:
+            if one_frame:
+                yield self._one_frame_issue()
+            else:
+                yield self._header_issue("frame 0 holds more than the header line", 0, 0)
+        if not fatal and self._boundary is not None and not one_frame:
             yield self._boundary
             fatal = True
         self._summary = ReadSummary(
@@ -338,9 +355,10 @@ class ZstdReader(PhysicalReader):
                 self._header_seen = newline != -1
         yield from splitter.feed(out, index, start)
         if relaxed:
-            # After the lines, so the scanner knows the dialect: the dsh layout (§9.2) makes this
-            # corruption; the mini-agent layout has no such rule. Reading goes on either way.
-            yield self._header_issue("frame 0 holds more than the header line", index, start)
+            # Reported after the lines (the scanner then knows the dialect: the dsh layout, §9.2,
+            # judges it; the others have no header frame) and once the next frame or EOF shows
+            # which finding it is. Reading goes on either way.
+            self._header_held = True
         return True
 
     def _tear(self, index: int, start: int) -> _End:
@@ -370,7 +388,35 @@ class ZstdReader(PhysicalReader):
             start,
         )
 
+    def _held_before_fatal(self, walk: Generator[Item, None, _End]) -> Generator[Item, None, _End]:
+        """Frame 0's items, with a held header-frame finding released before a fatal issue
+        (nothing follows a fatal issue)."""
+        while True:
+            try:
+                item = next(walk)
+            except StopIteration as stop:
+                end: _End = stop.value
+                return end
+            if self._header_held and isinstance(item, PhysicalIssue) and item.fatal:
+                yield self._header_issue("frame 0 holds more than the header line", 0, 0)
+            yield item
+
+    def _one_frame_issue(self) -> PhysicalIssue:
+        self._header_held = False
+        return PhysicalIssue(
+            R.ZSTD_SINGLE_FRAME,
+            "the whole log is one zstd frame (as `zstd FILE` writes it), not the harness's "
+            "header frame and a frame per append (spec §9.2): the harness refuses to load it; "
+            "sesstool reads it, and repair or migrate write the harness's framing",
+            offset=0,
+            line=1,
+            frame=0,
+            frame_offset=0,
+            fatal=False,
+        )
+
     def _header_issue(self, what: str, index: int, start: int) -> PhysicalIssue:
+        self._header_held = False
         return self._issue(
             R.ZSTD_HEADER_FRAME,
             f"{what}: it must be exactly one line (spec §9.2)",

@@ -69,13 +69,15 @@ def test_a_missing_hostile_path_is_escaped_in_the_error(sesstool: Sesstool, tmp_
         result = sesstool(command, str(tmp_path / name))
         assert result.exit_code == code, (command, name, result.exit_code)
         assert_safe(result.stdout + result.stderr, command)
+    # -o DIR writes the default name into DIR (issue 15): a balanced log writes nothing at all
     result = sesstool("repair", "-o", str(FIXTURES), str(FIXTURES / "dsh" / "v0-tiny" / "session.jsonl"))
-    assert result.exit_code == 2
+    assert result.exit_code == 0 and "nothing written" in result.stdout
     directory = tmp_path / NAME
     directory.mkdir()
     result = sesstool("migrate", "-o", str(directory), str(FIXTURES / "dsh" / "v0-tiny" / "session.jsonl"))
-    assert result.exit_code == 2 and "Traceback" not in result.stderr
-    assert_safe(result.stderr, "usage error quoting a hostile -o")
+    assert result.exit_code == 0 and "Traceback" not in result.stderr
+    assert [p.name for p in directory.iterdir()] == ["session.v4.jsonl"]
+    assert_safe(result.stdout + result.stderr, "a report quoting a hostile -o directory")
 
 
 _COMMAND = re.compile(r"^::(error|warning|notice) file=([^,:]*)(?:,line=(\d+))?,title=([^,:]*)::(.*)$")

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sesstool.dialects.claude.transcript import TranscriptScan, TranscriptScanner
+from sesstool.dialects.claude.scan_facts import TranscriptScan
+from sesstool.dialects.claude.transcript import TranscriptScanner
 from tests.conftest import FIXTURES
 
 CLAUDE = FIXTURES / "claude"

@@ -284,7 +284,20 @@ def test_v0_refuses_a_boundary_inside_an_open_turn(sesstool: Sesstool, tmp_path:
     result = sesstool("fork", str(source), "--at", "40")
     assert result.exit_code == 4
     assert "inside open turn 2" in result.stderr and "turn/start is seq 32" in result.stderr
+    # the refusal names the nearest boundaries that would be accepted (issue 15 item 15)
+    assert "; nearest valid boundaries: seq 31 (before its turn/start) and seq 48 (its turn/end) (" in (
+        result.stderr
+    )
     assert snapshot(tmp_path) == state
+    for boundary in ("31", "48"):
+        assert sesstool("fork", str(source), "--at", boundary, "--dry-run").exit_code == 0
+
+
+def test_a_refusal_in_a_turn_never_closed_says_so(sesstool: Sesstool, tmp_path: Path) -> None:
+    source = copy_log("crash-dangling-call", tmp_path)
+    result = sesstool("fork", str(source), "--at", "3", "--dry-run")
+    assert result.exit_code == 4
+    assert "; nearest valid boundary: none after it (turn 1 is never closed in this log) (" in result.stderr
 
 
 @pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])

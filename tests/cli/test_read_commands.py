@@ -168,9 +168,16 @@ def test_derive_at_folds_a_prefix(sesstool: Sesstool) -> None:
 
 
 def test_derive_at_past_the_end_is_an_error(sesstool: Sesstool) -> None:
-    result = sesstool("derive", "--at", "999", "fixtures/dsh/v0-tiny/session.jsonl")
-    assert result.exit_code == 3
-    assert "end at seq 12" in result.stderr
+    """The same usage error as fork's (issue 15 item 15): the log is fine, the argument is not."""
+    log = "fixtures/dsh/v0-tiny/session.jsonl"
+    result = sesstool("derive", "--at", "999", log)
+    fork = sesstool("fork", "--dry-run", "--at", "999", log)
+    assert result.exit_code == fork.exit_code == 2
+    assert (
+        result.stderr
+        == fork.stderr
+        == ("sesstool: --at 999 is past the end: the last committed event is seq 12\n")
+    )
 
 
 def test_derive_formats_agree(sesstool: Sesstool) -> None:

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from sesstool.core.encode import encode_record
-from sesstool.core.errors import InputError, UnsupportedError, UsageError
+from sesstool.core.errors import InputError, InsideOpenTurn, UnsupportedError, UsageError
 from sesstool.core.fork_plan import (
     BoundaryFacts,
     ForkPlan,
@@ -381,9 +381,11 @@ def test_refused_inside_an_open_turn_before_v4(version: int, boundary: int) -> N
     assert info.value.address is not None and info.value.address.seq == 0
 
 
-def test_refusal_suggests_the_boundary_before_the_turn() -> None:
-    with pytest.raises(UnsupportedError, match="or at most 23"):
+def test_refusal_carries_the_turn_start_for_the_boundary_before_it() -> None:
+    """The engine names seq 23 (before turn 2's turn/start at 24) as the nearest valid boundary."""
+    with pytest.raises(InsideOpenTurn) as info:
         plan_at(e1(), 26)
+    assert info.value.turn_seq == 24
 
 
 @pytest.mark.parametrize("boundary", [0, 1, 2])
@@ -532,12 +534,13 @@ def test_open_turn_refusal_message_in_full() -> None:
         plan_at(_tiny(1), 2)
     assert info.value.message == (
         "fork boundary 2 is inside open turn 1 (its turn/start is seq 0): a v1 log cannot be forked "
-        "inside an open turn (spec §8.1; only v4 closes it with forked closers). Choose a boundary "
-        "at or after that turn's turn/end"  # a turn starting at seq 0 has no boundary before it
+        "inside an open turn (spec §8.1; only v4 closes it with forked closers)"
     )
-    with pytest.raises(UnsupportedError) as info:
+    # the fork engine completes it with the nearest valid boundaries (tests/cli/test_fork.py)
+    assert isinstance(info.value, InsideOpenTurn) and (info.value.turn, info.value.turn_seq) == (1, 0)
+    with pytest.raises(InsideOpenTurn) as refused:
         plan_at(e1(), 26)
-    assert info.value.message.endswith("Choose a boundary at or after that turn's turn/end or at most 23")
+    assert refused.value.turn == 2
 
 
 @pytest.mark.parametrize(

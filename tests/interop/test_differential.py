@@ -371,3 +371,38 @@ def test_cut_inside_the_header_frame(node: str, lane_dir: Path, key: tuple[str, 
     _, doc = inspect(str(path))
     assert doc["verdict"]["verdict"] == "corrupt"
     assert [f["rule"] for f in doc["findings"]] == ["zstd-torn-frame", "missing-header"], sesstool_says(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# A log compressed whole by the stock zstd CLI (issue 15 item 7; docs/format.md "zstd"): the
+# library refuses it for its framing alone; sesstool reads the records it holds (the raw twin's,
+# which the library accepts) with a warning, and its repair is a log the library loads.
+
+ONE_FRAME_LOGS = [("zstd-one-frame", "clean-multiturn"), ("zstd-one-frame-torn", "crash-dangling-call")]
+
+
+@pytest.mark.parametrize("key", ONE_FRAME_LOGS, ids=lambda key: key[0])
+def test_one_frame_log(node: str, lane_dir: Path, key: tuple[str, str]) -> None:
+    name, raw_name = key
+    one_frame = FIXTURES / "dsh" / name / "session.jsonl.zstd"
+    raw = FIXTURES / "dsh" / raw_name / "session.jsonl"
+    source = lane_dir / f"{name}.jsonl.zstd"
+    shutil.copyfile(one_frame, source)
+    code, report = cli_json(
+        "repair", "--json", "-o", str(lane_dir / f"{name}.repaired.jsonl.zstd"), str(source)
+    )
+    assert code == 0, report
+    library, twin, repaired = library_read(
+        node, [{"file": str(one_frame)}, {"file": str(raw)}, {"file": report["output"]["path"]}], lane_dir
+    )
+    assert not library["accepted"], library_says(library)
+    assert "first frame is not exactly one header line" in library["error"]["message"]
+    assert twin["accepted"], library_says(twin)
+    _, doc = inspect(str(one_frame))
+    assert doc["findings"][0]["rule"] == "zstd-single-frame"
+    assert doc["verdict"]["verdict"] == twin["verdict"], sesstool_says(one_frame)
+    assert sesstool_events(one_frame, doc["stats"]["events"]) == twin["stored"]
+    assert repaired["accepted"] and repaired["verdict"] == "clean", library_says(repaired)
+    assert repaired["stored"] == (
+        twin["repaired"]["events"] if twin["verdict"] != "clean" else twin["stored"]
+    )

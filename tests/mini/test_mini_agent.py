@@ -166,7 +166,13 @@ def test_dialect_is_detected_and_can_be_forced(sesstool: Sesstool) -> None:
     assert (
         doc(sesstool, "validate", "--format", "json", mini_log)["files"][0]["verdict"]["verdict"] == "clean"
     )
+    # a log of another dialect than the one asked for is not a log of that dialect (issue 15
+    # item 9): named as what it is, not diagnosed as a corrupt log of the forced dialect
     forced = doc(sesstool, "validate", "--format", "json", "--dialect", "dsh", mini_log, code=1)
-    assert forced["files"][0]["findings"][0]["rule"] == "header-invalid"
-    wrong = doc(sesstool, "validate", "--format", "json", "--dialect", "mini", dsh_log, code=1)
-    assert wrong["files"][0]["findings"][0]["rule"] == "header-invalid"
+    assert forced["files"][0]["error"] == (
+        f"{mini_log}: not a DeepSeek Harness session log: it is a mini-agent log "
+        "(drop --dialect, or use --dialect mini)"
+    )
+    wrong = sesstool("inspect", "--dialect", "mini", dsh_log)
+    assert wrong.exit_code == 4
+    assert "not a mini-agent session log: it is a DeepSeek Harness log" in wrong.stderr

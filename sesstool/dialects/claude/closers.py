@@ -14,7 +14,7 @@ import uuid as uuidlib
 from typing import Any
 
 from sesstool.dialects.claude import vocabulary as vocab
-from sesstool.dialects.claude.transcript import Closing
+from sesstool.dialects.claude.scan_facts import Closing
 
 Json = dict[str, Any]
 NAMESPACE = uuidlib.UUID("2f0c6f5e-55d1-4d8a-9d0e-7c1a5e551017")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sesstool.dialects.claude import vocabulary as vocab
-from sesstool.dialects.claude.transcript import TranscriptScan
+from sesstool.dialects.claude.scan_facts import TranscriptScan
 
 Json = dict[str, Any]
 VERIFIED_BLOCKS = frozenset({"text", "tool_use", "tool_result"})

@@ -15,7 +15,7 @@ from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
 from sesstool.core.model import Boundaries, OpenState, ScanResult, Tail
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
@@ -25,8 +25,9 @@ from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, derive
 from sesstool.dialects.claude.fork import fork_line
 from sesstool.dialects.claude.rules import RULES
+from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.dialects.claude.timeline import ClaudeTimeline
-from sesstool.dialects.claude.transcript import TranscriptScan, TranscriptScanner
+from sesstool.dialects.claude.transcript import TranscriptScanner
 
 Json = dict[str, Any]
 
@@ -78,7 +79,7 @@ class ClaudeScanner:
             self.feed_lines(lines, offset, lineno, frame)
             return
         assert isinstance(item, PhysicalIssue)
-        if item.rule == R.ZSTD_HEADER_FRAME:
+        if item.rule in HEADER_FRAME_RULES:
             return  # a framing rule (dsh §9.2) of a layout transcripts do not have
         rule = CORE_RULES.get(item.rule)
         severity = rule.severity if rule is not None else Severity.ERROR

@@ -1,121 +1,29 @@
 """The single streaming pass over a Claude Code transcript: entries, their graph, the findings.
 
 Fed complete lines with their byte offsets (the store ring reads), it keeps one small record
-per graph entry (uuid, parent, line, message id, tool ids) and the file-wide facts; ``finish``
-picks the active chain resume uses (spec agent-formats §1.7: the latest entry of the session
-back to its root), reattaches the results of parallel calls that hang off side branches (§1.9),
-and classifies the file. Pure: no file I/O.
+per graph entry (entry_graph.py) and the file-wide facts; ``finish`` picks the active chain
+resume uses (spec agent-formats §1.7: the latest entry of the session back to its root),
+reattaches the results of parallel calls that hang off side branches (§1.9, active_chain.py),
+and classifies the file (findings.py). Pure: no file I/O.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core import rule_ids as R
-from sesstool.core.errors import Address
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.model import Usage
 from sesstool.core.rules import Finding, Severity
+from sesstool.dialects.claude import active_chain
+from sesstool.dialects.claude import entry_fields as fields
 from sesstool.dialects.claude import vocabulary as vocab
-from sesstool.dialects.claude.rules import RULES
-
-_SEVERITY = {r.id: r.severity for r in RULES}
-_PHYSICAL_SEVERITY = {R.TORN_TAIL: Severity.WARNING}
+from sesstool.dialects.claude.entry_graph import EntryGraph, Node
+from sesstool.dialects.claude.findings import Findings, in_order, verdict
+from sesstool.dialects.claude.scan_facts import Closing, Compaction, ToolCall, TranscriptScan
 
 Json = dict[str, Any]
-
-
-@dataclass(slots=True)
-class Node:
-    """One graph entry, as small as the pass can keep it."""
-
-    uuid: str
-    parent: int | str | None  # the parent's node index once seen, else its uuid (missing so far)
-    line: int
-    offset: int
-    kind: str
-    session: str | None
-    sidechain: bool
-    msg_id: str | None
-    tool_uses: tuple[str, ...]
-    tool_results: tuple[str, ...]
-    user_kind: str  # prompt | tool_result | local | summary | text | "" (not a user entry)
-    duplicate: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    id: str
-    name: str
-    input: str  # compact JSON, cut to a screen line
-    line: int
-    entry: str  # uuid of the assistant entry that carries it
-
-
-@dataclass(frozen=True, slots=True)
-class Compaction:
-    line: int
-    uuid: str
-    trigger: str | None
-    pre_tokens: int | None
-    logical_parent: str | None
-    logical_parent_in_file: bool
-    preserved: tuple[str, ...]
-    anchor: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Closing:
-    """What resume appends to the active chain (spec agent-formats §0, §4)."""
-
-    dangling: tuple[ToolCall, ...]  # in chain order: one interrupted tool_result each
-    no_response: bool  # then the `No response requested.` assistant entry
-    parent: str | None  # the entry the first appended entry hangs off when nothing dangles
-    envelope: tuple[tuple[str, Any], ...]  # fields copied from the last entry, in order
-    prompt_id: str | None
-    timestamp: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptScan:
-    """Everything one pass learned; ``findings`` carry addresses, the rest are facts."""
-
-    path: str
-    lines: int
-    committed: int  # bytes up to the end of the last complete line
-    torn_bytes: int
-    session_id: str | None
-    sessions: tuple[str, ...]
-    versions: tuple[tuple[str, int], ...]
-    cwds: tuple[str, ...]
-    git_branches: tuple[str, ...]
-    models: tuple[str, ...]
-    by_type: tuple[tuple[str, int], ...]
-    entries: int
-    turns: int
-    tool_uses: int
-    tool_results: int
-    answered: int
-    dangling: tuple[ToolCall, ...]
-    orphan_results: tuple[str, ...]
-    compactions: tuple[Compaction, ...]
-    subagent_calls: int
-    sidechain_entries: int
-    usage: Usage
-    first_time: str | None
-    last_time: str | None
-    chain: tuple[int, ...]  # line numbers of the active chain, root first
-    reattached: tuple[int, ...]  # off-chain lines derive needs (parallel siblings, results, preserved)
-    leaf: str | None
-    closing: Closing
-    branches: int
-    findings: tuple[Finding, ...]
-    verdict: str  # clean | interrupted | torn | corrupt
-    verdict_reason: str
-    verdict_rule: str | None  # the rule of the finding that decided it
 
 
 class TranscriptScanner:
@@ -138,9 +46,8 @@ class TranscriptScanner:
         self._current = b""
         self.expected_session = expected_session
         self.max_depth = max_depth
-        self.nodes: list[Node] = []
-        self.index: dict[str, int] = {}
-        self.findings: list[Finding] = []
+        self.graph = EntryGraph()
+        self.found = Findings(path)
         self.sessions: dict[str, int] = {}
         self.versions: dict[str, int] = {}
         self.version_at: dict[str, tuple[int, int]] = {}  # where each version first wrote
@@ -162,6 +69,10 @@ class TranscriptScanner:
         self.lines = 0
         self.committed = 0
 
+    @property
+    def findings(self) -> list[Finding]:
+        return self.found.items
+
     # -- the pass ---------------------------------------------------------------------------------
 
     def feed_lines(self, lines: Iterable[bytes], offset: int, lineno: int) -> None:
@@ -176,7 +87,7 @@ class TranscriptScanner:
         if data.startswith(b"\0"):
             stripped = data.lstrip(b"\0")
             run = len(data) - len(stripped)
-            self._find(
+            self.found.add(
                 R.NUL_BYTES,
                 f"run of {run} NUL bytes (an append whose blocks were never written)",
                 offset,
@@ -193,26 +104,33 @@ class TranscriptScanner:
             value = loads(data, self.max_depth)
         except LineError as err:
             if err.rule in (R.INVALID_JSON, R.INVALID_UTF8):
-                self._find(
-                    "claude-fragment",
-                    f"line does not decode ({err.message}): the CLI skips it",
-                    offset,
-                    lineno,
-                )
+                message = f"line does not decode ({err.message}): the CLI skips it"
+                self.found.add("claude-fragment", message, offset, lineno)
             else:
-                self._find(err.rule, err.message, offset, lineno, Severity.ERROR)
+                self.found.add(err.rule, err.message, offset, lineno, Severity.ERROR)
             return
         if not isinstance(value, dict):
-            self._find(R.NOT_AN_OBJECT, "line is JSON but not an object", offset, lineno, Severity.ERROR)
+            self.found.add(R.NOT_AN_OBJECT, "line is JSON but not an object", offset, lineno, Severity.ERROR)
             return
         self._entry(value, offset, lineno)
 
     def _entry(self, entry: Json, offset: int, lineno: int) -> None:
         kind = entry.get("type")
         if not isinstance(kind, str):
-            self._find("claude-entry-shape", "entry has no string `type`", offset, lineno)
+            self.found.add("claude-entry-shape", "entry has no string `type`", offset, lineno)
             return
         self.by_type[kind] = self.by_type.get(kind, 0) + 1
+        self._file_facts(entry, offset, lineno)
+        if kind in vocab.CHAIN_TYPES:
+            self._graph_entry(kind, entry, offset, lineno)
+        elif kind not in vocab.METADATA_TYPES:
+            if kind not in self.unknown:
+                message = f"entry type {kind!r} is not one sesstool knows; kept as is"
+                self.found.add("claude-unknown-type", message, offset, lineno)
+            self.unknown[kind] = self.unknown.get(kind, 0) + 1
+
+    def _file_facts(self, entry: Json, offset: int, lineno: int) -> None:
+        """Session ids, writer versions and the time span: every entry type carries them."""
         session = entry.get("sessionId")
         if isinstance(session, str) and session not in self.sessions:
             self.sessions[session] = lineno
@@ -227,141 +145,122 @@ class TranscriptScanner:
                 self.first_time = stamp
             if self.last_time is None or stamp > self.last_time:
                 self.last_time = stamp
-        if kind not in vocab.CHAIN_TYPES:
-            if kind not in vocab.METADATA_TYPES:
-                if kind not in self.unknown:
-                    self._find(
-                        "claude-unknown-type",
-                        f"entry type {kind!r} is not one sesstool knows; kept as is",
-                        offset,
-                        lineno,
-                    )
-                self.unknown[kind] = self.unknown.get(kind, 0) + 1
-            return
+
+    def _graph_entry(self, kind: str, entry: Json, offset: int, lineno: int) -> None:
         uuid = entry.get("uuid")
         parent = entry.get("parentUuid")
         if not (parent is None or isinstance(parent, str)):
-            self._find("claude-entry-shape", f"{kind} entry whose parentUuid is not a string", offset, lineno)
+            self.found.add(
+                "claude-entry-shape", f"{kind} entry whose parentUuid is not a string", offset, lineno
+            )
             return
         if not isinstance(uuid, str):
             # Measured (lane `damaged-entry-shape`): the CLI still uses such an entry (it can be
             # the leaf); nothing can name it as a parent.
-            self._find("claude-entry-shape", f"{kind} entry without a string uuid", offset, lineno)
+            self.found.add("claude-entry-shape", f"{kind} entry without a string uuid", offset, lineno)
             uuid = f"<no uuid: line {lineno}>"
-        for key in ("cwd",):
-            if isinstance(entry.get(key), str):
-                self.cwds[entry[key]] = None
+        if isinstance(entry.get("cwd"), str):
+            self.cwds[entry["cwd"]] = None
         if isinstance(entry.get("gitBranch"), str):
             self.branches_seen[entry["gitBranch"]] = None
         sidechain = entry.get("isSidechain") is True
-        if not self.nodes and sidechain and isinstance(entry.get("agentId"), str):
+        if not self.graph.nodes and sidechain and isinstance(entry.get("agentId"), str):
             self.subagent = True  # a subagent's own file, whatever its name: it starts on its sidechain
         if sidechain:
             self.sidechain_entries += 1
             sidechain = not self.subagent  # in a subagent's own file the sidechain is the chain
-        message = entry.get("message")
-        blocks = _blocks(message)
-        msg_id = None
-        tool_uses: list[str] = []
-        tool_results: list[str] = []
-        user_kind = ""
-        if kind == "assistant" and isinstance(message, dict):
-            msg_id = message.get("id") if isinstance(message.get("id"), str) else None
-            model = message.get("model")
-            if isinstance(model, str) and model != vocab.SYNTHETIC_MODEL:
-                self.models[model] = None
-            usage = message.get("usage")
-            if isinstance(usage, dict) and msg_id is not None:
-                self.usage_by_message[msg_id] = (
-                    _int(usage.get("input_tokens")),
-                    _int(usage.get("output_tokens")),
-                    _int(usage.get("cache_read_input_tokens")),
-                    _int(usage.get("cache_creation_input_tokens")),
-                )
-            for block in blocks:
-                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                    tool_uses.append(block["id"])
-                    name = block["name"] if isinstance(block.get("name"), str) else "?"
-                    if name in ("Agent", "Task"):
-                        self.subagent_calls += 1
-                    if block["id"] not in self.calls:
-                        self.calls[block["id"]] = ToolCall(
-                            block["id"], name, _compact(block.get("input")), lineno, uuid
-                        )
-        elif kind == "user":
-            for block in blocks:
-                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                    tool_results.append(block["tool_use_id"])
-            user_kind = _user_kind(entry, message, tool_results)
-            prompt_id = entry.get("promptId")
-            if user_kind == "prompt" and isinstance(prompt_id, str) and isinstance(session, str):
-                self.last_prompt_id[session] = prompt_id
-        elif kind == "system" and entry.get("subtype") == "compact_boundary":
-            meta = _dict(entry.get("compactMetadata"))
-            preserved = _dict(meta.get("preservedMessages"))
-            uuids = preserved.get("uuids")
-            uuids = uuids if isinstance(uuids, list) else []
-            logical = entry.get("logicalParentUuid")
-            self.compactions.append(
-                Compaction(
-                    lineno,
-                    uuid,
-                    meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
-                    meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None,
-                    logical if isinstance(logical, str) else None,
-                    isinstance(logical, str) and logical in self.index,
-                    tuple(u for u in uuids if isinstance(u, str)),
-                    preserved.get("anchorUuid") if isinstance(preserved.get("anchorUuid"), str) else None,
-                )
-            )
+        session = fields.as_str(entry.get("sessionId"))
         node = Node(
-            uuid,
-            self.index.get(parent, parent) if parent is not None else None,
-            lineno,
-            offset,
-            kind,
-            session if isinstance(session, str) else None,
-            sidechain,
-            msg_id,
-            tuple(tool_uses),
-            tuple(tool_results),
-            user_kind,
+            uuid, self.graph.resolve(parent), lineno, offset, kind, session, sidechain, None, (), (), ""
         )
-        if uuid in self.index:
-            node.duplicate = True
-            first = self.nodes[self.index[uuid]].line
-            self._find(
-                "claude-duplicate-uuid", f"uuid {uuid} was already used by line {first}", offset, lineno
+        message = entry.get("message")
+        if kind == "assistant" and isinstance(message, dict):
+            self._assistant(node, message)
+        elif kind == "user":
+            self._user(node, entry, message)
+        elif kind == "system" and entry.get("subtype") == "compact_boundary":
+            self._compaction(entry, uuid, lineno)
+        self._add(node, entry, offset)
+
+    def _assistant(self, node: Node, message: Json) -> None:
+        msg_id = fields.as_str(message.get("id"))
+        node.msg_id = msg_id
+        model = message.get("model")
+        if isinstance(model, str) and model != vocab.SYNTHETIC_MODEL:
+            self.models[model] = None
+        usage = message.get("usage")
+        if isinstance(usage, dict) and msg_id is not None:
+            self.usage_by_message[msg_id] = (
+                fields.as_int(usage.get("input_tokens")),
+                fields.as_int(usage.get("output_tokens")),
+                fields.as_int(usage.get("cache_read_input_tokens")),
+                fields.as_int(usage.get("cache_creation_input_tokens")),
             )
-        else:
-            self.index[uuid] = len(self.nodes)
-            if isinstance(session, str) and not sidechain:
-                self.last_envelope[session] = _envelope(entry)
-        for tool_id in tool_results:
-            if not sidechain:
+        tool_uses: list[str] = []
+        for block in fields.blocks(message):
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                tool_uses.append(block["id"])
+                name = block["name"] if isinstance(block.get("name"), str) else "?"
+                if name in ("Agent", "Task"):
+                    self.subagent_calls += 1
+                if block["id"] not in self.calls:
+                    call = ToolCall(
+                        block["id"], name, fields.compact(block.get("input")), node.line, node.uuid
+                    )
+                    self.calls[block["id"]] = call
+        node.tool_uses = tuple(tool_uses)
+
+    def _user(self, node: Node, entry: Json, message: Any) -> None:
+        results = [
+            block["tool_use_id"]
+            for block in fields.blocks(message)
+            if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str)
+        ]
+        node.tool_results = tuple(results)
+        node.user_kind = fields.user_kind(entry, message, results)
+        prompt_id = entry.get("promptId")
+        if node.user_kind == "prompt" and isinstance(prompt_id, str) and node.session is not None:
+            self.last_prompt_id[node.session] = prompt_id
+
+    def _compaction(self, entry: Json, uuid: str, lineno: int) -> None:
+        meta = fields.as_dict(entry.get("compactMetadata"))
+        preserved = fields.as_dict(meta.get("preservedMessages"))
+        uuids = preserved.get("uuids")
+        logical = fields.as_str(entry.get("logicalParentUuid"))
+        self.compactions.append(
+            Compaction(
+                lineno,
+                uuid,
+                fields.as_str(meta.get("trigger")),
+                meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None,
+                logical,
+                logical is not None and logical in self.graph.index,
+                tuple(u for u in uuids if isinstance(u, str)) if isinstance(uuids, list) else (),
+                fields.as_str(preserved.get("anchorUuid")),
+            )
+        )
+
+    def _add(self, node: Node, entry: Json, offset: int) -> None:
+        first = self.graph.add(node)
+        if first is not None:
+            message = f"uuid {node.uuid} was already used by line {first}"
+            self.found.add("claude-duplicate-uuid", message, offset, node.line)
+        elif node.session is not None and not node.sidechain:
+            self.last_envelope[node.session] = fields.envelope(entry)
+        if not node.sidechain:
+            for tool_id in node.tool_results:
                 if tool_id in self.results and not node.duplicate:
-                    first = self.nodes[self.results[tool_id]].line
-                    self._find(
+                    first_line = self.graph.nodes[self.results[tool_id]].line
+                    self.found.add(
                         "claude-concurrent-writers",
-                        f"a second result for {tool_id} (the first is on line {first}): two writers "
+                        f"a second result for {tool_id} (the first is on line {first_line}): two writers "
                         "appended to this session at once; resume uses the first",
                         offset,
-                        lineno,
+                        node.line,
                     )
-                self.results.setdefault(tool_id, len(self.nodes))
-        self.nodes.append(node)
+                self.results.setdefault(tool_id, len(self.graph) - 1)
         if self.keep_raw:
-            self.raw[lineno] = self._current
-
-    def _find(
-        self, rule: str, message: str, offset: int | None, line: int | None, severity: Severity | None = None
-    ) -> None:
-        sev = (
-            severity
-            if severity is not None
-            else _SEVERITY.get(rule, _PHYSICAL_SEVERITY.get(rule, Severity.ERROR))
-        )
-        self.findings.append(Finding(rule, sev, message, Address(self.path, offset, line)))
+            self.raw[node.line] = self._current
 
     # -- the end ----------------------------------------------------------------------------------
 
@@ -370,10 +269,9 @@ class TranscriptScanner:
         twin = TranscriptScanner(self.path, self.expected_session, self.max_depth, self.subagent, False)
         for key in ("lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries"):
             setattr(twin, key, getattr(self, key))
-        twin.nodes = [Node(**{k: getattr(n, k) for k in Node.__slots__}) for n in self.nodes]
+        twin.graph = self.graph.copy()
         for key in (
-            "index", "sessions", "versions", "version_at", "cwds", "branches_seen", "models", "by_type",
-            "unknown",
+            "sessions", "versions", "version_at", "cwds", "branches_seen", "models", "by_type", "unknown",
             "calls", "results", "usage_by_message", "last_envelope", "last_prompt_id",
         ):  # fmt: skip
             setattr(twin, key, dict(getattr(self, key)))
@@ -395,141 +293,36 @@ class TranscriptScanner:
         self, torn: tuple[int, int, int] | None = None, physical: Iterable[Finding] = ()
     ) -> TranscriptScan:
         """``torn`` is the reader's partial last line (offset, length, line number);
-        ``physical`` the reader's findings (a torn zstd frame, a line too long, …)."""
+        ``physical`` the reader's findings (a torn zstd frame, a line too long, …). The
+        scanner's own state is left as it was: ``finish`` may be asked again."""
+        found = self.found.copy()
         if torn is not None:
             offset, length, line = torn
-            self._find(
-                R.TORN_TAIL,
-                f"last line has no newline: {length} bytes of a torn entry",
-                offset,
-                line,
-                Severity.WARNING,
-            )
-        self.findings.extend(physical)
+            message = f"last line has no newline: {length} bytes of a torn entry"
+            found.add(R.TORN_TAIL, message, offset, line, Severity.WARNING)
+        found.items.extend(physical)
         session = self._session()
-        if len(self.sessions) > 1:
-            others = [s for s in self.sessions if s != session]
-            first_other = min(self.sessions[s] for s in others)
-            self._find(
-                "claude-several-sessions",
-                f"{len(self.sessions)} session ids in one file; resume follows {session}, "
-                f"not {', '.join(others)}",
-                None,
-                first_other,
-            )
-        for node in self.nodes:
-            if isinstance(node.parent, str) and node.parent not in self.index and not node.duplicate:
-                self._find(
-                    "claude-parent-missing",
-                    f"{node.kind} {node.uuid} names parent {node.parent}, which is not in the file",
-                    node.offset,
-                    node.line,
-                )
-        chain = self._chain(session)
-        chain_set = set(chain)
-        groups = self._groups(session)
-        on_chain_msgs: set[str] = set()
-        reattached: set[int] = set()
-        chain_uses: dict[str, None] = {}  # ordered, unique
-        for idx in chain:
-            node = self.nodes[idx]
-            if node.kind != "assistant":
-                continue
-            if node.msg_id is None:
-                chain_uses.update(dict.fromkeys(node.tool_uses))
-            elif node.msg_id not in on_chain_msgs:
-                on_chain_msgs.add(node.msg_id)
-                for member in groups.get(node.msg_id, [idx]):
-                    if member not in chain_set:
-                        reattached.add(member)
-                    chain_uses.update(dict.fromkeys(self.nodes[member].tool_uses))
-        dangling: list[ToolCall] = []
-        for tool_id in chain_uses:
-            result = self.results.get(tool_id)
-            if result is None:
-                call = self.calls[tool_id]
-                if self.subagent:
-                    self._find(
-                        "claude-subagent-dangling",
-                        f"{call.name} call {tool_id} has no result; the CLI leaves a subagent's file so",
-                        self.nodes[self.index[call.entry]].offset,
-                        call.line,
-                    )
-                    continue
-                dangling.append(call)
-                self._find(
-                    "claude-dangling-tool-use",
-                    f"{call.name} call {tool_id} has no result; resume appends an interrupted result",
-                    self.nodes[self.index[call.entry]].offset,
-                    call.line,
-                )
-            elif result not in chain_set:
-                reattached.add(result)
-        issued = set(chain_uses)
-        orphans: list[str] = []
-        for idx in chain:
-            node = self.nodes[idx]
-            for tool_id in node.tool_results:
-                if tool_id not in issued:
-                    orphans.append(tool_id)
-                    self._find(
-                        "claude-orphan-tool-result",
-                        f"result for {tool_id} has no tool_use on the active chain; resume drops it",
-                        node.offset,
-                        node.line,
-                    )
-        for compaction in self.compactions:
-            if self.index.get(compaction.uuid) in chain_set:
-                for preserved in compaction.preserved:
-                    if preserved in self.index:
-                        reattached.add(self.index[preserved])
-        last_message = next(
-            (self.nodes[i] for i in reversed(chain) if self.nodes[i].kind in ("user", "assistant")), None
+        self._several_sessions(session, found)
+        self.graph.missing_parents(found)
+        view = active_chain.view(
+            self.graph, session, self.calls, self.results, self.compactions, self.subagent, found
         )
-        waiting = (
-            not self.subagent
-            and last_message is not None
-            and last_message.kind == "user"
-            and last_message.user_kind != "local"
-        )
-        if waiting and not dangling:
-            assert last_message is not None
-            self._find(
-                "claude-unanswered-turn",
-                "the conversation ends on a user turn with no reply; resume appends "
-                f"{vocab.NO_RESPONSE_TEXT!r}",
-                last_message.offset,
-                last_message.line,
-            )
-        branches = self._branch_check(session)
-        versions = tuple(sorted(self.versions.items(), key=lambda kv: vocab.version_key(kv[0])))
-        if versions:
-            newest = versions[-1][0]
-            note = ""
-            if vocab.version_key(newest) > vocab.version_key(vocab.MEASURED_VERSION):
-                note = f" (newer than {vocab.MEASURED_VERSION}, the version sesstool was measured against)"
-            self._find(
-                "claude-writer-version",
-                "written by Claude Code " + ", ".join(v for v, _ in versions) + note,
-                *self.version_at[newest],  # where the newest version first wrote
-            )
-        leaf = self.nodes[chain[-1]] if chain else None
-        envelope = self.last_envelope.get(session or "", ())
+        branches = self.graph.branch_check(session, found)
+        versions = self._versions(found)
+        nodes = self.graph.nodes
+        leaf = nodes[view.chain[-1]] if view.chain else None
         closing = Closing(
-            tuple(dangling),
-            bool(dangling) or waiting,
+            tuple(view.dangling),
+            bool(view.dangling) or view.waiting,
             leaf.uuid if leaf is not None else None,
-            envelope,
+            self.last_envelope.get(session or "", ()),
             self.last_prompt_id.get(session or ""),
             self.last_time,
         )
-        findings = tuple(sorted(self.findings, key=_finding_order))
-        verdict, reason, decided_by = _verdict(findings)
-        usage = [0, 0, 0, 0, 0]  # core.model.Usage's counts: Claude Code logs no reasoning tokens
-        for values in self.usage_by_message.values():
-            for i, v in enumerate(values):
-                usage[i] += v
-        results_in_session = sum(1 for t in self.results)
+        findings = in_order(found.items)
+        decided, reason, decided_by = verdict(findings)
+        usage = [sum(values[i] for values in self.usage_by_message.values()) for i in range(4)]
+        usage.append(0)  # core.model.Usage's reasoning tokens: Claude Code logs none
         return TranscriptScan(
             path=self.path,
             lines=self.lines,
@@ -542,28 +335,26 @@ class TranscriptScanner:
             git_branches=tuple(self.branches_seen),
             models=tuple(self.models),
             by_type=tuple(sorted(self.by_type.items())),
-            entries=len(self.nodes),
-            turns=sum(
-                1 for n in self.nodes if n.user_kind == "prompt" and not n.sidechain and not n.duplicate
-            ),
+            entries=len(nodes),
+            turns=sum(1 for n in nodes if n.user_kind == "prompt" and not n.sidechain and not n.duplicate),
             tool_uses=len(self.calls),
-            tool_results=results_in_session,
+            tool_results=len(self.results),
             answered=sum(1 for t in self.calls if t in self.results),
-            dangling=tuple(dangling),
-            orphan_results=tuple(orphans),
+            dangling=tuple(view.dangling),
+            orphan_results=tuple(view.orphans),
             compactions=tuple(self.compactions),
             subagent_calls=self.subagent_calls,
             sidechain_entries=self.sidechain_entries,
             usage=Usage(*usage),
             first_time=self.first_time,
             last_time=self.last_time,
-            chain=tuple(self.nodes[i].line for i in chain),
-            reattached=tuple(sorted(self.nodes[i].line for i in reattached)),
+            chain=tuple(nodes[i].line for i in view.chain),
+            reattached=tuple(sorted(nodes[i].line for i in view.reattached)),
             leaf=leaf.uuid if leaf is not None else None,
             closing=closing,
             branches=branches,
             findings=findings,
-            verdict=verdict,
+            verdict=decided,
             verdict_reason=reason,
             verdict_rule=decided_by,
         )
@@ -573,175 +364,28 @@ class TranscriptScanner:
             return self.expected_session
         return next(iter(self.sessions), None)
 
-    def _chain(self, session: str | None) -> list[int]:
-        """§1.7: the latest entry of the session (not a sidechain, not a replayed uuid) back to
-        its root. Measured (lane): resume continues from the newest entry, attachments included."""
-        leaf = next(
-            (
-                i
-                for i in range(len(self.nodes) - 1, -1, -1)
-                if not self.nodes[i].duplicate
-                and not self.nodes[i].sidechain
-                and self.nodes[i].session == session
-            ),
-            None,
-        )
-        chain: list[int] = []
-        seen: set[int] = set()
-        current = leaf
-        while current is not None and current not in seen:
-            seen.add(current)
-            chain.append(current)
-            node = self.nodes[current]
-            if node.parent is None:
-                break
-            found = self._parent_index(node)
-            if found is None and node.tool_results:
-                # Measured (lane `damaged-orphan-result`): a tool_result entry whose parent is
-                # gone is bridged to the entry before it in the file; other entries end the chain.
-                found = self._previous(current, session)
-            current = found
-        chain.reverse()
-        return chain
+    def _several_sessions(self, session: str | None, found: Findings) -> None:
+        if len(self.sessions) > 1:
+            others = [s for s in self.sessions if s != session]
+            first_other = min(self.sessions[s] for s in others)
+            found.add(
+                "claude-several-sessions",
+                f"{len(self.sessions)} session ids in one file; resume follows {session}, "
+                f"not {', '.join(others)}",
+                None,
+                first_other,
+            )
 
-    def _parent_index(self, node: Node) -> int | None:
-        parent = node.parent
-        if parent is None or isinstance(parent, int):
-            return parent
-        return self.index.get(parent)
-
-    def _previous(self, index: int, session: str | None) -> int | None:
-        for i in range(index - 1, -1, -1):
-            node = self.nodes[i]
-            if not node.duplicate and not node.sidechain and node.session == session:
-                return i
-        return None
-
-    def _groups(self, session: str | None) -> dict[str, list[int]]:
-        groups: dict[str, list[int]] = {}
-        for i, node in enumerate(self.nodes):
-            if (
-                node.msg_id is not None
-                and not node.duplicate
-                and not node.sidechain
-                and node.session == session
-            ):
-                groups.setdefault(node.msg_id, []).append(i)
-        return groups
-
-    def _branch_check(self, session: str | None) -> int:
-        """Count conversation branches (rewinds, forks) and flag those that grew interleaved."""
-        children: dict[int, list[int]] = {}
-        for i, node in enumerate(self.nodes):
-            if node.duplicate or node.sidechain or node.session != session or node.parent is None:
-                continue
-            parent = self._parent_index(node)
-            if parent is None:
-                continue
-            if node.tool_results or (node.msg_id is not None and node.msg_id == self.nodes[parent].msg_id):
-                continue  # a result beside its call, or the next block of one streamed reply (§1.9)
-            children.setdefault(parent, []).append(i)
-        last = list(range(len(self.nodes)))
-        for i in range(len(self.nodes) - 1, -1, -1):
-            node = self.nodes[i]
-            parent = self._parent_index(node)
-            if parent is not None and parent < i and not node.duplicate:
-                last[parent] = max(last[parent], last[i])
-        branches = 0
-        for parent, kids in children.items():
-            if len(kids) < 2:
-                continue
-            siblings = [
-                k
-                for k in kids
-                if self.nodes[k].msg_id is None
-                or sum(1 for o in kids if self.nodes[o].msg_id == self.nodes[k].msg_id) == 1
-            ]
-            if len(siblings) < 2:
-                continue
-            branches += len(siblings) - 1
-            spans = sorted((k, last[k]) for k in siblings)
-            for (_, end), (start, _) in itertools.pairwise(spans):
-                if start < end:
-                    node = self.nodes[start]
-                    self._find(
-                        "claude-concurrent-writers",
-                        f"the branch starting here and the one before it (from line "
-                        f"{self.nodes[parent].line}) were appended interleaved",
-                        node.offset,
-                        node.line,
-                    )
-                    break
-        return branches
-
-
-def _finding_order(f: Finding) -> tuple[int, int, str]:
-    line = f.address.line if f.address.line is not None else 0
-    return (line, f.address.offset or 0, f.rule)
-
-
-def _verdict(findings: tuple[Finding, ...]) -> tuple[str, str, str | None]:
-    verdict_of = {r.id: r.verdict for r in RULES}
-    errors = [f for f in findings if f.severity is Severity.ERROR]
-    if errors:
-        return "corrupt", errors[0].message, errors[0].rule
-    torn = [f for f in findings if f.rule in (R.TORN_TAIL, R.ZSTD_TORN_FRAME)]
-    if torn:
-        return "torn", torn[0].message, torn[0].rule
-    open_ = [f for f in findings if verdict_of.get(f.rule) == "interrupted"]
-    if open_:
-        return "interrupted", open_[0].message, open_[0].rule
-    return "clean", "the active chain ends with a reply and every call on it has a result", None
-
-
-def _blocks(message: Any) -> list[Json]:
-    if not isinstance(message, dict):
-        return []
-    content = message.get("content")
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
-    return []
-
-
-def _user_kind(entry: Json, message: Any, results: list[str]) -> str:
-    if entry.get("isCompactSummary") is True:
-        return "summary"
-    if results:
-        return "tool_result"
-    content = message.get("content") if isinstance(message, dict) else None
-    text = content if isinstance(content, str) else ""
-    if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        text = next((t for t in texts if isinstance(t, str)), "")
-    if text.startswith(vocab.LOCAL_COMMAND_PREFIXES):
-        return "local"
-    if (
-        entry.get("isMeta") is True
-        or entry.get("origin") is not None
-        or text.startswith("[Request interrupted")
-    ):
-        return "text"
-    return "prompt"
-
-
-def _envelope(entry: Json) -> tuple[tuple[str, Any], ...]:
-    fields: list[tuple[str, Any]] = [("isSidechain", entry.get("isSidechain", False))]
-    fields.extend((key, entry[key]) for key in vocab.ENVELOPE_TAIL if key in entry)
-    if "slug" in entry:
-        fields.append(("slug", entry["slug"]))
-    return tuple(fields)
-
-
-def _dict(value: Any) -> Json:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _compact(value: Any) -> str:
-    from sesstool.core.jsonline import dumps
-
-    text = dumps(value).decode("utf-8", "replace")
-    return text if len(text) <= 200 else text[:199] + "…"
+    def _versions(self, found: Findings) -> tuple[tuple[str, int], ...]:
+        versions = tuple(sorted(self.versions.items(), key=lambda kv: vocab.version_key(kv[0])))
+        if versions:
+            newest = versions[-1][0]
+            note = ""
+            if vocab.version_key(newest) > vocab.version_key(vocab.MEASURED_VERSION):
+                note = f" (newer than {vocab.MEASURED_VERSION}, the version sesstool was measured against)"
+            found.add(
+                "claude-writer-version",
+                "written by Claude Code " + ", ".join(v for v, _ in versions) + note,
+                *self.version_at[newest],  # where the newest version first wrote
+            )
+        return versions

@@ -5,21 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from sesstool.core.humanize import plural
+from sesstool.core.humanize import plural, preview
 from sesstool.dialects.codex.model import CodexFacts
 from sesstool.dialects.codex.vocabulary import USAGE_KEYS
-
-MAX_ARGUMENTS = 160
 
 
 def _counts(pairs: tuple[tuple[str, int], ...]) -> str:
     return " · ".join(f"{name} {count}" for name, count in pairs) or "none"
-
-
-def _short(text: str | None) -> str:
-    if text is None:
-        return ""
-    return text if len(text) <= MAX_ARGUMENTS else text[:MAX_ARGUMENTS] + "…"
 
 
 def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
@@ -61,7 +53,7 @@ def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
         rows.append(
             (
                 "",
-                f"pending {call.call_id} {call.kind}{name} (line {call.line}): {_short(call.arguments)}",
+                f"pending {call.call_id} {call.kind}{name} (line {call.line}): {preview(call.arguments)}",
                 "yellow",
             )
         )

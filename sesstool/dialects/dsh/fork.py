@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sesstool.core.errors import Address, InputError, UnsupportedError, UsageError
+from sesstool.core.errors import Address, InputError, InsideOpenTurn, UnsupportedError, UsageError
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import MAX_SAFE, Header
 from sesstool.core.model import OpenState
@@ -63,13 +63,13 @@ def plan_fork(
     if type(created_at) is not int or not 0 <= created_at <= MAX_SAFE:
         raise UsageError(f"createdAt {created_at!r} is not a non-negative safe integer (epoch ms)")
     if state.turn is not None and version < 4:
-        before = f" or at most {state.turn_seq - 1}" if state.turn_seq else ""
-        raise UnsupportedError(
+        raise InsideOpenTurn(
             f"fork boundary {boundary} is inside open turn {state.turn} (its turn/start is seq "
             f"{state.turn_seq}): a v{version} log cannot be forked inside an open turn (spec §8.1; "
-            f"only v4 closes it with forked closers). Choose a boundary at or after that turn's "
-            f"turn/end{before}",
+            f"only v4 closes it with forked closers)",
             Address(path, seq=state.turn_seq),
+            state.turn,
+            state.turn_seq,
         )
     inherited = boundary + 1
     header = child_header(parent, child_id, created_at, inherited)

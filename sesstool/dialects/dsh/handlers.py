@@ -13,6 +13,7 @@ import orjson
 from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import is_safe_nonneg
+from sesstool.core.humanize import arguments_preview
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
@@ -203,6 +204,8 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
     entry = rel.advertised.get(cid)
     if entry is not None:
         entry[1] = seq
+        if entry[3] is None:
+            entry[3] = arguments_preview(data.get("arguments"))
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, rel.open_turn, rel.open_step, t, f"{data.get('name')} {cid}"))
 
@@ -281,17 +284,37 @@ def _cited(st: EventState, obj: dict[str, Any], seq: int, t: str, version: int) 
         return None
 
 
+def _reader_view(
+    obj: dict[str, Any], t: str, data: Any, version: int, session: str | None
+) -> tuple[dict[str, Any], Any, Any]:
+    """(record, data, shape problem) as a reader of ``version`` sees a surface record: a v0
+    reader normalises pre-identity shapes in memory (§1.3); so does the scan."""
+    p = CHECKERS[t](data, version)
+    if p and version == 0:
+        legacy = v0_reader_view(obj, session)
+        if legacy is not None:
+            obj, data = legacy, legacy["data"]
+            p = CHECKERS[t](data, version)
+    return obj, data, p
+
+
+def projected_message(obj: dict[str, Any], version: int, session: str | None) -> Any:
+    """The message a surface record projects (§5), as ``surface_event`` keeps it: derive
+    streamed by address reads it back from the record's line with this (issue 14)."""
+    t = obj["type"]
+    if t not in CHECKERS:  # v0 steering/message: kept as the user/message a v0 reader makes of it
+        legacy = v0_reader_view(obj, session)
+        assert legacy is not None, "the scan kept a steering/message it could not convert"
+        obj, t = legacy, "user/message"
+    _, data, _ = _reader_view(obj, t, obj["data"], version, session)
+    return data if t == "user/message" else data.get("message")
+
+
 def surface_event(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     st.stats.surface_events += 1
     version = st.version
     assert version is not None
-    p = CHECKERS[t](data, version)
-    if p and version == 0:
-        # A v0 reader normalises pre-identity shapes in memory (§1.3); so does the scan.
-        legacy = v0_reader_view(obj, st.session_id())
-        if legacy is not None:
-            obj, data = legacy, legacy["data"]
-            p = CHECKERS[t](data, version)
+    obj, data, p = _reader_view(obj, t, data, version, st.session_id())
     if p:
         st.report(*p)
     cited = _cited(st, obj, seq, t, version)
@@ -337,7 +360,7 @@ def _surface_payload(
         if t in ("assistant/message", "system/message", "developer/message") and not content:
             st.fold.projected[seq] = None  # empty nodes keep position, project nothing
         else:
-            st.fold.projected[seq] = message
+            st.fold.projected[seq] = st.keep(message)
     if st.timeline is not None:
         st.timeline.append(
             TimelineEntry(seq, rel.open_turn, rel.open_step, t, _preview(message), type(op) is dict)
@@ -385,7 +408,8 @@ def _assistant(st: EventState, data: dict[str, Any], message: Any) -> None:
             st.stats.advertised_total += 1
             if cid in rel.advertised:
                 st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
-            rel.advertised[cid] = [step, rel.started.get(cid), block.get("name")]
+            arguments = arguments_preview(block.get("arguments"))
+            rel.advertised[cid] = [step, rel.started.get(cid), block.get("name"), arguments]
 
 
 def _tool_result(st: EventState, seq: int, data: dict[str, Any], appended: bool) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import Header, is_safe_nonneg
+from sesstool.core.humanize import arguments_preview
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
@@ -156,9 +157,11 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
     entry = st.rel.advertised.get(cid)
     if entry is not None:
         entry[1] = seq
+        if entry[3] is None:
+            entry[3] = arguments_preview(d.get("arguments"))
     else:
         # a call the log never advertised still needs an answer (spec "Crash repair")
-        st.rel.advertised[cid] = [0, seq, d.get("name")]
+        st.rel.advertised[cid] = [0, seq, d.get("name"), arguments_preview(d.get("arguments"))]
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, st.rel.open_turn, None, t, f"{d.get('name')} {cid}"))
 
@@ -184,6 +187,13 @@ def _message_problem(t: str, message: Any) -> tuple[str, str] | None:
     return None
 
 
+def projected_message(obj: dict[str, Any]) -> Any:
+    """The message a surface record projects, as ``surface`` keeps it: derive streamed by
+    address reads it back from the record's line with this (issue 14)."""
+    data = obj["data"]
+    return data.get("message") if type(data) is dict else None
+
+
 def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     st.stats.surface_events += 1
     d = _data(st, t, data)
@@ -201,22 +211,20 @@ def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
     op = obj.get("surfaceOp")
     replaced = False
     if op is None or op == {"op": "append"}:
-        st.fold.nodes.append(seq)
-        st.fold.node_type[seq] = t
+        st.fold.append(seq, t)
     elif isinstance(op, dict) and op.get("op") == "replace":
         replaced = True
         replace_nodes(st, op, seq, t, data, cited)
     else:
         st.report(R.SURFACE_OP_SHAPE, f"surfaceOp {op!r} is not {{op:'append'}} or a replace")
-        st.fold.nodes.append(seq)
-        st.fold.node_type[seq] = t
+        st.fold.append(seq, t)
     if isinstance(message, dict):
         if t == "tool/result" and not replaced:
             _tool_result(st, seq, d or {}, message, cited)
         elif t == "assistant/message":
             _assistant(st, d or {}, message)
     if st.collect_messages and seq in st.fold.node_type:
-        st.fold.projected[seq] = message
+        st.fold.projected[seq] = st.keep(message)
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, st.rel.open_turn, None, t, _preview(message), replaced))
 
@@ -260,7 +268,8 @@ def _assistant(st: EventState, data: dict[str, Any], message: dict[str, Any]) ->
             st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
         fn = call.get("function")
         name = fn.get("name") if isinstance(fn, dict) else None
-        st.rel.advertised[cid] = [0, st.rel.started.get(cid), name]
+        arguments = arguments_preview(fn.get("arguments")) if isinstance(fn, dict) else None
+        st.rel.advertised[cid] = [0, st.rel.started.get(cid), name, arguments]
 
 
 def _preview(message: Any) -> str:

@@ -1,0 +1,82 @@
+"""What one pass over a Claude Code transcript learned: the value types ``TranscriptScan``
+hands inspect, validate, derive, repair and fork. Values only: no parsing, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sesstool.core.model import Usage
+from sesstool.core.rules import Finding
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    input: str  # compact JSON, cut to a screen line
+    line: int
+    entry: str  # uuid of the assistant entry that carries it
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    line: int
+    uuid: str
+    trigger: str | None
+    pre_tokens: int | None
+    logical_parent: str | None
+    logical_parent_in_file: bool
+    preserved: tuple[str, ...]
+    anchor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """What resume appends to the active chain (spec agent-formats §0, §4)."""
+
+    dangling: tuple[ToolCall, ...]  # in chain order: one interrupted tool_result each
+    no_response: bool  # then the `No response requested.` assistant entry
+    parent: str | None  # the entry the first appended entry hangs off when nothing dangles
+    envelope: tuple[tuple[str, Any], ...]  # fields copied from the last entry, in order
+    prompt_id: str | None
+    timestamp: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptScan:
+    """Everything one pass learned; ``findings`` carry addresses, the rest are facts."""
+
+    path: str
+    lines: int
+    committed: int  # bytes up to the end of the last complete line
+    torn_bytes: int
+    session_id: str | None
+    sessions: tuple[str, ...]
+    versions: tuple[tuple[str, int], ...]
+    cwds: tuple[str, ...]
+    git_branches: tuple[str, ...]
+    models: tuple[str, ...]
+    by_type: tuple[tuple[str, int], ...]
+    entries: int
+    turns: int
+    tool_uses: int
+    tool_results: int
+    answered: int
+    dangling: tuple[ToolCall, ...]
+    orphan_results: tuple[str, ...]
+    compactions: tuple[Compaction, ...]
+    subagent_calls: int
+    sidechain_entries: int
+    usage: Usage
+    first_time: str | None
+    last_time: str | None
+    chain: tuple[int, ...]  # line numbers of the active chain, root first
+    reattached: tuple[int, ...]  # off-chain lines derive needs (parallel siblings, results, preserved)
+    leaf: str | None
+    closing: Closing
+    branches: int
+    findings: tuple[Finding, ...]
+    verdict: str  # clean | interrupted | torn | corrupt
+    verdict_reason: str
+    verdict_rule: str | None  # the rule of the finding that decided it
