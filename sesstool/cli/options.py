@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import click
+from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
@@ -154,11 +155,12 @@ def format_options(
         def command(*args: Any, **kwargs: Any) -> Any:
             as_json = kwargs.pop("as_json", False)
             fmt = kwargs.pop("fmt")
+            given = click.get_current_context().get_parameter_source("fmt") is not ParameterSource.DEFAULT
             if as_json and no_json is not None:
                 raise click.UsageError(f"--json: {no_json}")
-            if as_json and fmt not in (None, "json"):
+            if as_json and given and fmt != "json":
                 raise click.UsageError(f"--json means --format json; it contradicts --format {fmt}")
-            kwargs["fmt"] = "json" if as_json else fmt or default
+            kwargs["fmt"] = "json" if as_json else fmt
             return func(*args, **kwargs)
 
         alias = "Same as --format json." if no_json is None else f"Not available: {no_json}."
@@ -167,8 +169,8 @@ def format_options(
             "--format",
             "fmt",
             type=click.Choice(formats),
-            default=None,
-            show_default=default,
+            default=default,
+            show_default=True,
             help=help or "Output format.",
         )(decorated)
         return cast(F, decorated)

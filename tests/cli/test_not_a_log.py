@@ -92,7 +92,7 @@ def test_validate_reports_each_and_goes_on(sesstool: Sesstool) -> None:
     errors = {Path(f["path"]).name: f["error"] for f in doc["files"] if f.get("error")}
     assert set(errors) == {p.name for p in FILES if p.name.endswith((".jsonl", ".jsonl.zst", ".jsonl.zstd"))}
     assert all(": not a session log: it " in e for e in errors.values())
-    assert [f["verdict"] for f in doc["files"] if f["path"] == rel(log)] == ["clean"]
+    assert [f["verdict"]["verdict"] for f in doc["files"] if f["path"] == rel(log)] == ["clean"]
 
 
 def test_a_listing_marks_them_not_a_log(sesstool: Sesstool) -> None:
