@@ -11,17 +11,16 @@ import errno
 import hashlib
 import os
 import secrets
-import signal
 import stat
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import Any, Protocol
+from typing import Protocol
 
 from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.store.held_signals import signals_held
+from sesstool.store.modes import copy_mode
 
 # Producers hand us many small pieces; batching them keeps the syscall count low.
 _BUFFER_BYTES = 1 << 20
@@ -35,46 +34,6 @@ _UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-# The signals the CLI turns into exceptions (SIGINT, and SIGTERM/SIGHUP: cli/main.py).
-_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP while a name is created or removed and recorded, and during
-    cleanup: a signal there would raise between the system call and the bookkeeping (a temp
-    created but not yet known to be ours) or abort the cleanup half way and leave a ``.*.tmp``.
-    A signal that arrives meanwhile is handed to the handler it was meant for right after, so
-    it still ends the run (issue 15 item 4).
-
-    Python runs signal handlers in the main thread only, so it is the handlers that are held
-    (a thread's signal mask would not do: another thread may take the signal); off the main
-    thread no handler can interrupt this code and nothing is held.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-
-    def hold(signum: int, frame: FrameType | None) -> None:
-        caught.append(signum)
-
-    previous: dict[int, Any] = {}
-    for sig in _HELD_SIGNALS:
-        if signal.getsignal(sig) is not None:  # None: a handler not set from Python; leave it
-            previous[sig] = signal.signal(sig, hold)
-    try:
-        yield
-    finally:
-        for held, handler in previous.items():
-            signal.signal(held, handler)
-        if caught:
-            handler = previous[caught[0]]
-            if callable(handler):
-                handler(caught[0], None)
-            elif handler == signal.SIG_DFL:
-                os.kill(os.getpid(), caught[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,33 +289,6 @@ def _refuse_early(target: Path) -> None:
         )
 
 
-def current_umask() -> int:
-    """The process umask, read without changing it (Linux: /proc/self/status; elsewhere it is set
-    and restored at once, which a thread creating a file at that instant could observe)."""
-    try:
-        with open("/proc/self/status", "rb") as status:  # read-only: the publisher writes nothing here
-            for line in status:
-                if line.startswith(b"Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o077)
-    os.umask(mask)
-    return mask
-
-
-def copy_mode(source: Path) -> int:
-    """A write command's output mode (issue 15 item 14): the source's read/write bits masked by
-    the umask, as cp(1) gives a copy — never more open than the source nor than the umask
-    allows — plus owner read (the publisher reads the file back to verify it). A log holds
-    what an agent saw, credentials included: a copy must not widen who can read it."""
-    try:
-        bits = stat.S_IMODE(os.stat(source).st_mode)
-    except OSError:
-        return 0o600
-    return (bits & 0o666 & ~current_umask()) | 0o400
-
-
 def publish(
     target: Path,
     produce: Callable[[Sink], None],
@@ -428,13 +360,13 @@ class _Publication:
             if not identical:
                 with _refusing("fsync of the directory after link", self.target.parent):
                     os.fsync(self.dir_fd)
-            with _signals_held(), _refusing("removing the temporary file", self.tmp_path):
+            with signals_held(), _refusing("removing the temporary file", self.tmp_path):
                 os.unlink(self.tmp_name, dir_fd=self.dir_fd)
                 self.tmp_present = False
             with _refusing("fsync of the directory after removing the temp", self.target.parent):
                 os.fsync(self.dir_fd)
         except BaseException as exc:
-            with _signals_held():
+            with signals_held():
                 self._cleanup(exc)
             raise
         finally:
@@ -445,7 +377,7 @@ class _Publication:
         return Published(self.target, sink.size, sink.sha256, identical)
 
     def _stage(self, produce: Callable[[Sink], None]) -> tuple[_FdSink, FileIdentity]:
-        with _signals_held():
+        with signals_held():
             self._create_temp()
         # The umask must not decide the published mode; set it before the fsync so the
         # mode is durable with the data.
@@ -509,7 +441,7 @@ class _Publication:
     def _link(self) -> bool:
         """Link the verified temp to the final name; True when the name already held exactly
         these bytes (nothing linked: the re-run of a write command, issue 15 item 12)."""
-        with _signals_held():
+        with signals_held():
             if not self._link_name():
                 return True
         with _refusing("stat of the final name", self.target):
