@@ -12,9 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-import zstandard
 
-from tests.conftest import FIXTURES, ROOT, Sesstool
+from tests.conftest import FIXTURES, ROOT, Sesstool, plaintext_of
 from tests.golden.test_goldens import _check
 
 CODEX = FIXTURES / "codex"
@@ -39,18 +38,6 @@ def _golden(log: Path, command: str, ext: str) -> Path:
 def _args(log: Path) -> list[str]:
     rel = str(log.relative_to(ROOT))
     return [rel, "--dialect", "codex"] if log.parent.name == "empty" else [rel]
-
-
-def _plain(path: Path) -> bytes:
-    data = path.read_bytes()
-    if not data.startswith(b"\x28\xb5\x2f\xfd"):
-        return data
-    out = bytearray()
-    while data:
-        obj = zstandard.ZstdDecompressor().decompressobj()
-        out += obj.decompress(data)
-        data = obj.unused_data
-    return bytes(out)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -106,7 +93,7 @@ def test_repair(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
         return
     assert result.exit_code == 0, result.stderr
     committed = doc["tail"]["committed_bytes"]
-    source, repaired = _plain(log), _plain(out)
+    source, repaired = plaintext_of(log), plaintext_of(out)
     assert repaired[:committed] == source[:committed]
     if log.name.endswith(".zst"):
         assert out.read_bytes().startswith(b"\x28\xb5\x2f\xfd")
@@ -127,8 +114,8 @@ def test_fork(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
         _check(_golden(log, "fork", "json"), actual)
         return
     assert result.exit_code == 0, result.stderr
-    source, child = _plain(log).splitlines(keepends=True), _plain(out).splitlines(keepends=True)
-    kept = len(source) - 1 if not _plain(log).endswith(b"\n") else len(source)
+    source, child = plaintext_of(log).splitlines(keepends=True), plaintext_of(out).splitlines(keepends=True)
+    kept = len(source) - 1 if not plaintext_of(log).endswith(b"\n") else len(source)
     assert child[1:kept] == source[1:kept]
     head = json.loads(child[0])
     assert head["payload"]["id"] == FORK_ID and head["payload"]["forked_from_id"] in log.name
@@ -183,7 +170,7 @@ def test_salvage(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     manifest = json.loads(Path(str(out) + ".dropped.json").read_text())
     sidecar = Path(str(out) + ".dropped").read_bytes()
-    source, salvaged = _plain(log), _plain(out)
+    source, salvaged = plaintext_of(log), plaintext_of(out)
     # the new file is the source without the dropped ranges, then the closers
     kept, at = bytearray(), 0
     for r in manifest["dropped"]:
