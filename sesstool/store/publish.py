@@ -313,15 +313,18 @@ def publish(
     if source_identity is not None and source is None:
         raise ValueError("source_identity given without source")
     _check_name(target)
-    if source is not None and source_identity is None:
-        with _refusing("reading the source's identity", source):
-            source_identity = FileIdentity.of_path(source)
+    checked: tuple[Path, FileIdentity] | None = None  # the source and how it looked before the read
+    if source is not None:
+        if source_identity is None:
+            with _refusing("reading the source's identity", source):
+                source_identity = FileIdentity.of_path(source)
+        checked = (source, source_identity)
     _refuse_early(target)
     directory = target.parent
     with _refusing("opening the target directory", directory):
         dir_fd = os.open(directory, _DIR_FLAGS)
     try:
-        return _Publication(target, dir_fd, mode).run(produce, verify, source, source_identity)
+        return _Publication(target, dir_fd, mode).run(produce, verify, checked)
     finally:
         os.close(dir_fd)
 
@@ -348,14 +351,13 @@ class _Publication:
         self,
         produce: Callable[[Sink], None],
         verify: Callable[[Path], None],
-        source: Path | None,
-        source_identity: FileIdentity | None,
+        checked: tuple[Path, FileIdentity] | None,
     ) -> Published:
         try:
             sink, written = self._stage(produce)
             self._verify(verify, written)
-            if source is not None and source_identity is not None:
-                _check_source(source, source_identity)
+            if checked is not None:
+                _check_source(*checked)
             identical = self._link()
             if not identical:
                 with _refusing("fsync of the directory after link", self.target.parent):
@@ -373,7 +375,6 @@ class _Publication:
             if self.anchor >= 0:
                 with suppress(OSError):
                     os.close(self.anchor)
-                self.anchor = -1
         return Published(self.target, sink.size, sink.sha256, identical)
 
     def _stage(self, produce: Callable[[Sink], None]) -> tuple[_FdSink, FileIdentity]:
@@ -509,17 +510,16 @@ class _Publication:
             os.close(fd)
 
     def _cleanup(self, exc: BaseException) -> None:
+        """Undo this attempt, once, as it fails (the attempt is over: nothing reads its state
+        afterwards)."""
         if self.fd >= 0:
-            fd, self.fd = self.fd, -1
             with suppress(OSError):
-                os.close(fd)
+                os.close(self.fd)
         # After a failed step past link we cannot vouch for the final name's durability.
         if self.linked:
             self._remove_if_ours(self.name, self.target, exc)
-            self.linked = False
         if self.tmp_present:
             self._remove_if_ours(self.tmp_name, self.tmp_path, exc)
-            self.tmp_present = False
 
     def _remove_if_ours(self, name: str, path: Path, exc: BaseException) -> None:
         """Unlink ``name`` only if it is still the inode we created; never anything else."""
