@@ -33,7 +33,9 @@ _NO_HARD_LINKS = frozenset({errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNO
 _UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO that took the final name meanwhile must not hang the comparison of its bytes
+# (a regular file ignores the flag)
+_ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,7 @@ def _refusing(what: str, path: Path) -> Iterator[None]:
 class _FdSink:
     """Buffers, hashes and counts what the producer writes; handles short writes."""
 
-    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "kernel_copies", "size")
+    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "kernel_copy", "size")
 
     def __init__(self, fd: int, path: Path) -> None:
         self._fd = fd
@@ -154,8 +156,8 @@ class _FdSink:
         # Remembered so that a producer that swallows our error cannot get a truncated file
         # published anyway.
         self.failure: WriteRefusedError | None = None
-        # copy_file_range calls that moved bytes; None once the platform refused it (plain copy)
-        self.kernel_copies: int | None = 0 if hasattr(os, "copy_file_range") else None
+        # False where the platform has no copy_file_range or once it refused it (plain copies)
+        self.kernel_copy = hasattr(os, "copy_file_range")
 
     def write(self, data: bytes) -> None:
         if self._closed:
@@ -188,25 +190,23 @@ class _FdSink:
                 self._hash.update(data)
                 self.size += len(data)
                 done = self._kernel_copy(src, offset, len(data))
-                if done < len(data):
-                    self._write_all(memoryview(data)[done:])
+                self._write_all(memoryview(data)[done:])  # what the kernel did not copy (usually none)
 
     def _kernel_copy(self, src: int, offset: int, n: int) -> int:
         """Bytes copied by ``os.copy_file_range`` from ``src`` at ``offset`` (up to ``n``)."""
         done = 0
-        while done < n and self.kernel_copies is not None:
+        while done < n and self.kernel_copy:
             try:
                 copied = os.copy_file_range(src, self._fd, n - done, offset + done)
             except OSError as exc:
                 if exc.errno not in _NO_KERNEL_COPY:
                     self.failure = _refusal("copy into the temporary file", self._path, exc)
                     raise self.failure from exc
-                self.kernel_copies = None  # not here: plain copies from now on
+                self.kernel_copy = False  # not here: plain copies from now on
                 break
             if copied <= 0:
                 break  # the source is shorter than it was: the read chunk is written instead
             done += copied
-            self.kernel_copies += 1
         return done
 
     def finish(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -591,3 +592,327 @@ def test_a_new_directory_swapped_before_its_mode_is_set_changes_nothing_else(
     with pytest.raises(WriteRefusedError, match="setting the mode of the new directory"):
         create_directory(tmp_path / "d", 0o750)
     assert stat.S_IMODE(victim.stat().st_mode) == 0o711
+
+
+# --- the descriptors the caller owns -----------------------------------------------------------
+
+
+def _fail_creating_the_temp(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = os.open
+
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & os.O_CREAT:
+            raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+
+
+def _fail_verifying(path: Path) -> None:
+    raise InputError("no")
+
+
+@pytest.mark.parametrize("step", ["creating the temp", "producing", "verifying", "closing the temp"])
+def test_a_refused_publication_never_closes_a_descriptor_it_did_not_open(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    """Descriptor 0 (stdin) stays open and the same file whatever step fails."""
+    stdin = os.fstat(0)
+    verify: Callable[[Path], None] = lambda path: None  # noqa: E731
+    produce = _producer(b"x\n")
+    if step == "creating the temp":
+        _fail_creating_the_temp(monkeypatch)
+    elif step == "producing":
+
+        def produce(sink: Sink) -> None:
+            raise InputError("the source is corrupt")
+
+    elif step == "verifying":
+        verify = _fail_verifying
+    else:  # a late write error surfaces at close
+        real_close, real_open = os.close, os.open
+        temps: list[int] = []
+
+        def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            fd = real_open(path, flags, *args, **kwargs)
+            if flags & os.O_CREAT:
+                temps.append(fd)
+            return fd
+
+        def close(fd: int) -> None:
+            real_close(fd)
+            if temps and fd == temps[0]:
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+        monkeypatch.setattr(os, "open", open_)
+        monkeypatch.setattr(os, "close", close)
+    with pytest.raises((WriteRefusedError, InputError)):
+        publish(out_dir / "out.jsonl", produce, verify=verify)
+    monkeypatch.undo()
+    assert _is_open(0)
+    assert (os.fstat(0).st_dev, os.fstat(0).st_ino) == (stdin.st_dev, stdin.st_ino)
+    assert os.listdir(out_dir) == []
+
+
+@pytest.mark.parametrize(
+    ("err", "unwritable"),
+    [
+        (errno.EACCES, True),
+        (errno.EPERM, True),
+        (errno.EROFS, True),
+        (errno.EDQUOT, False),
+        (errno.ENOSPC, False),
+    ],
+)
+def test_a_directory_that_takes_no_new_file_is_named_for_o(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch, err: int, unwritable: bool
+) -> None:
+    """Permissions or a read-only file system: the refusal names the directory, so that the
+    command line can suggest writing elsewhere with -o; a full disk is not that."""
+    real = os.open
+
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & os.O_CREAT:
+            raise OSError(err, os.strerror(err))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    with pytest.raises(WriteRefusedError) as info:
+        publish(out_dir / "out.jsonl", _producer(b"x"), verify=_expecting(b"x"))
+    assert info.value.unwritable_directory == (str(out_dir) if unwritable else None)
+
+
+def test_a_directory_access_calls_unwritable_is_refused_before_any_temp(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """access(2) is asked for write and search permission (as root a mode 0500 directory would
+    not refuse: the answer is simulated)."""
+    asked: list[int] = []
+
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:
+        asked.append(mode)
+        return not mode & os.W_OK
+
+    produced: list[int] = []
+
+    def produce(sink: Sink) -> None:
+        produced.append(1)
+
+    monkeypatch.setattr(os, "access", access)
+    with pytest.raises(WriteRefusedError, match="not writable") as info:
+        publish(out_dir / "out.jsonl", produce, verify=_expecting(b""))
+    assert info.value.unwritable_directory == str(out_dir)
+    assert produced == [] and os.listdir(out_dir) == []
+    monkeypatch.setattr(os, "access", lambda path, mode, **kwargs: mode & os.W_OK and mode & os.X_OK)
+    publish(out_dir / "out.jsonl", _producer(b"x"), verify=_expecting(b"x"))  # both granted: published
+    assert (out_dir / "out.jsonl").read_bytes() == b"x"
+
+
+def test_a_parent_swapped_for_a_file_after_the_checks_is_refused_when_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = tmp_path / "out"
+    parent.mkdir()
+    real = os.access
+
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:
+        granted = real(path, mode, **kwargs)
+        os.rmdir(parent)  # the last check passed; now the parent is a file
+        parent.write_bytes(b"")
+        return granted
+
+    monkeypatch.setattr(os, "access", access)
+    with pytest.raises(WriteRefusedError) as info:
+        publish(parent / "out.jsonl", _producer(b"x"), verify=_expecting(b"x"))
+    assert str(info.value) == (
+        f"opening the target directory failed for {parent}: ENOTDIR ({os.strerror(errno.ENOTDIR)})"
+    )
+
+
+def test_an_oserror_without_an_errno_is_named_by_its_type(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def link(*args: Any, **kwargs: Any) -> None:
+        raise OSError("the file system said no")
+
+    monkeypatch.setattr(os, "link", link)
+    target = out_dir / "out.jsonl"
+    with pytest.raises(WriteRefusedError) as info:
+        publish(target, _producer(b"x"), verify=_expecting(b"x"))
+    assert str(info.value) == f"link to the final name failed for {target}: OSError (the file system said no)"
+
+
+# --- the default mode -----------------------------------------------------------------------
+
+
+def test_without_a_mode_the_output_is_owner_only_or_follows_the_source(tmp_path: Path, out_dir: Path) -> None:
+    source = tmp_path / "session.jsonl"
+    source.write_bytes(b"x")
+    source.chmod(0o644)
+    with _umask(0):
+        publish(out_dir / "alone.jsonl", _producer(b"x"), verify=_expecting(b"x"))
+        publish(out_dir / "copy.jsonl", _producer(b"x"), verify=_expecting(b"x"), source=source)
+    assert stat.S_IMODE((out_dir / "alone.jsonl").stat().st_mode) == 0o600
+    assert stat.S_IMODE((out_dir / "copy.jsonl").stat().st_mode) == 0o644
+
+
+# --- a target that holds these bytes already (a re-run) ---------------------------------------
+
+
+def _rerun(target: Path, data: bytes) -> bool:
+    return publish(target, _producer(data), verify=_expecting(data)).identical
+
+
+def test_identical_means_every_byte_from_the_first_to_the_last(out_dir: Path) -> None:
+    data = bytes(range(256)) * (5 * MIB // 2 // 256)  # more than two comparison chunks
+    target = out_dir / "session.v1.jsonl"
+    target.write_bytes(data)
+    assert _rerun(target, data)
+    for other in (b"\xff" + data[1:], data[:-1] + b"\x00", data[: MIB + 7] + b"\xff" + data[MIB + 8 :]):
+        with pytest.raises(WriteRefusedError, match="does not hold what this run wrote"):
+            _rerun(target, other)
+    assert target.read_bytes() == data and os.listdir(out_dir) == [target.name]
+
+
+def test_a_target_that_cannot_be_read_back_is_not_identical(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = out_dir / "session.v1.jsonl"
+    target.write_bytes(b"same\n")
+
+    def pread(*args: Any) -> bytes:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "pread", pread)
+    with pytest.raises(WriteRefusedError, match="does not hold what this run wrote"):
+        _rerun(target, b"same\n")
+    monkeypatch.undo()
+    assert target.read_bytes() == b"same\n" and os.listdir(out_dir) == [target.name]
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "device"])
+def test_a_name_that_appears_as_no_regular_file_is_never_identical(
+    tmp_path: Path, out_dir: Path, kind: str
+) -> None:
+    """The final name appears while the (empty) output is written: a symlink to the same bytes, a
+    FIFO (which must not hang the comparison) or a device node that reads as nothing."""
+    target = out_dir / "session.v1.jsonl"
+    same = tmp_path / "same"
+    same.write_bytes(b"")
+
+    def produce(sink: Sink) -> None:
+        if kind == "symlink":
+            target.symlink_to(same)
+        elif kind == "fifo":
+            os.mkfifo(target)
+        else:
+            try:
+                os.mknod(target, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # like /dev/null
+            except PermissionError:
+                pytest.skip("mknod(2) needs CAP_MKNOD")
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise AssertionError("the comparison hung on the final name")  # not an OSError
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(20)
+    try:
+        with pytest.raises(WriteRefusedError, match="does not hold what this run wrote"):
+            publish(target, produce, verify=_expecting(b""))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not stat.S_ISREG(os.lstat(target).st_mode)
+    assert os.listdir(out_dir) == [target.name]
+
+
+# --- copy_into ------------------------------------------------------------------------------
+
+
+class _Pieces:
+    """A sink that is not the publisher's own: copy_into reads and writes for it."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.pieces.append(data)
+
+
+def _source_file(tmp_path: Path, size: int) -> Path:
+    path = tmp_path / "src.bin"
+    path.write_bytes(bytes(range(251)) * (size // 251) + b"t" * (size % 251))
+    return path
+
+
+def test_copy_into_another_sink_reads_one_mebibyte_at_a_time(tmp_path: Path) -> None:
+    source = _source_file(tmp_path, 3 * MIB + 100)
+    sink = _Pieces()
+    copy_into(sink, source, 3, 3 * MIB + 98)
+    assert [len(p) for p in sink.pieces] == [MIB, MIB, MIB, 95]
+    assert b"".join(sink.pieces) == source.read_bytes()[3 : 3 * MIB + 98]
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")
+def test_the_kernel_copy_asks_for_one_mebibyte_at_a_time(
+    tmp_path: Path, out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _source_file(tmp_path, 3 * MIB + 100)
+    asked: list[int] = []
+    real = os.copy_file_range
+
+    def copy(src: int, dst: int, count: int, offset_src: int | None = None) -> int:
+        asked.append(count)
+        return real(src, dst, count, offset_src)
+
+    monkeypatch.setattr(os, "copy_file_range", copy)
+    published = publish(
+        out_dir / "out", lambda sink: copy_into(sink, source, 0, 3 * MIB + 100), verify=lambda path: None
+    )
+    assert asked == [MIB, MIB, MIB, 100]
+    assert published.path.read_bytes() == source.read_bytes()
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")
+@pytest.mark.parametrize("behaviour", ["half of what is asked", "nothing (the source shrank)"])
+def test_short_kernel_copies_still_give_the_exact_bytes(
+    tmp_path: Path, out_dir: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str
+) -> None:
+    source = _source_file(tmp_path, 2 * MIB + 333)
+    real = os.copy_file_range
+
+    def copy(src: int, dst: int, count: int, offset_src: int | None = None) -> int:
+        if behaviour.startswith("nothing"):
+            return 0
+        return real(src, dst, max(1, count // 2), offset_src)
+
+    monkeypatch.setattr(os, "copy_file_range", copy)
+
+    def produce(sink: Sink) -> None:
+        sink.write(b"head:")
+        copy_into(sink, source, 7, 2 * MIB + 300)
+        sink.write(b":tail")
+
+    published = publish(out_dir / "out", produce, verify=lambda path: None)
+    expected = b"head:" + source.read_bytes()[7 : 2 * MIB + 300] + b":tail"
+    assert published.path.read_bytes() == expected
+    assert published.size == len(expected)
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")
+def test_a_kernel_copy_error_that_is_not_a_refusal_fails_the_publication(
+    tmp_path: Path, out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _source_file(tmp_path, 1000)
+
+    def copy(*args: Any) -> int:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "copy_file_range", copy)
+    with pytest.raises(WriteRefusedError) as info:
+        publish(out_dir / "out", lambda sink: copy_into(sink, source, 0, 1000), verify=lambda path: None)
+    temp = str(info.value).split(" failed for ")[1].split(":")[0]
+    assert (
+        str(info.value) == f"copy into the temporary file failed for {temp}: EIO ({os.strerror(errno.EIO)})"
+    )
+    assert os.listdir(out_dir) == []
