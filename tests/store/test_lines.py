@@ -247,3 +247,51 @@ def test_a_filler_run_after_clean_chunks_is_still_one_issue() -> None:
     issues = [i for i in items if isinstance(i, PhysicalIssue)]
     assert [(i.offset, i.line, i.lines, i.blank) for i in issues] == [(1600, 201, 100, True)]
     assert lines_of(items)[-1] == (b'{"b":2}', 1700, 301)
+
+
+# --- runs of filler lines (issue 12: mutants of the bulk search lived on the equivalence
+# property above, which compares two splitters that share the search) -----------------------
+
+
+def filler(offset: int, line: int, count: int, length: int, nul: bool = False) -> PhysicalIssue:
+    return PhysicalIssue(
+        "nul-bytes" if nul else "invalid-json",
+        f"{count} filler lines (empty or NUL bytes only) where records should be",
+        offset,
+        line,
+        lines=count,
+        length=length,
+        blank=not nul,
+    )
+
+
+def test_a_run_of_64_filler_lines_is_one_issue_and_63_are_lines() -> None:
+    assert split([b"\n" * 64 + b"x\n"]) == [filler(0, 1, 64, 64), ([b"x"], 64, 65, None)]
+    assert split([b"\n" * 63 + b"x\n"]) == [([b""] * 63 + [b"x"], 0, 1, None)]
+    assert split([b"\x00\n" * 64 + b"x\n"]) == [filler(0, 1, 64, 128, nul=True), ([b"x"], 128, 65, None)]
+    assert split([b"\x00\n" * 63 + b"x\n"]) == [([b"\x00"] * 63 + [b"x"], 0, 1, None)]
+
+
+def test_a_run_after_lines_in_the_same_chunk_keeps_them_and_their_addresses() -> None:
+    assert split([b"a\nbb\n" + b"\n" * 64 + b"c\n"]) == [
+        ([b"a", b"bb"], 0, 1, None),
+        filler(5, 3, 64, 64),
+        ([b"c"], 69, 67, None),
+    ]
+    mixed = b"\x00\n\n" * 32  # NUL-only and empty lines alternating: one run, its first line NUL
+    assert split([b"a\n" + mixed + b"b"]) == [
+        ([b"a"], 0, 1, None),
+        filler(2, 2, 64, 96, nul=True),
+        PartialLine(98, 1, 66),
+    ]
+
+
+def test_the_newline_that_ends_a_pending_line_does_not_start_a_run() -> None:
+    splitter = LineSplitter()
+    assert list(splitter.feed(b"abc")) == []
+    assert list(splitter.feed(b"\n" * 65 + b"x\n")) == [
+        ([b"abc"], 0, 1, None),
+        filler(4, 2, 64, 64),
+        ([b"x"], 68, 66, None),
+    ]
+    assert (splitter.offset, splitter.line, splitter.lines) == (70, 67, 66)
