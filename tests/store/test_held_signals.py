@@ -95,6 +95,26 @@ def test_an_ignored_signal_stays_ignored(recorded: list[tuple[str, int]]) -> Non
     assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
 
 
+def test_a_signal_meant_for_the_default_action_is_sent_again_after_the_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In-process (the subprocess test below shows the end): the handler in place while held
+    is run as the kernel would run it, and os.kill is recorded instead of ending pytest."""
+    sent: list[tuple[int, int]] = []
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        monkeypatch.setattr(os, "kill", lambda pid, sig: sent.append((pid, sig)))
+        with signals_held():
+            handler = signal.getsignal(signal.SIGTERM)
+            assert callable(handler)
+            handler(signal.SIGTERM, None)
+            assert sent == []
+        assert sent == [(os.getpid(), signal.SIGTERM)]
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def test_a_signal_whose_default_ends_the_process_ends_it_after_the_block() -> None:
     code = (
         "import os, signal, sys\n"
