@@ -295,3 +295,33 @@ def test_the_newline_that_ends_a_pending_line_does_not_start_a_run() -> None:
         ([b"x"], 68, 66, None),
     ]
     assert (splitter.offset, splitter.line, splitter.lines) == (70, 67, 66)
+
+
+def test_a_run_at_the_start_of_a_chunk_that_ends_mid_line() -> None:
+    """The first line of the chunk is filler: the run starts at its first byte, however the
+    chunk ends."""
+    assert split([b"\n" * 64 + b"x"]) == [filler(0, 1, 64, 64), PartialLine(64, 1, 65)]
+    assert split([b"\x00\n" * 64 + b"xy"]) == [filler(0, 1, 64, 128, nul=True), PartialLine(128, 2, 65)]
+    splitter = LineSplitter()
+    assert list(splitter.feed(b"a\n")) == [([b"a"], 0, 1, None)]
+    assert list(splitter.feed(b"\n" * 64 + b"{")) == [filler(2, 2, 64, 64)]
+
+
+def test_the_first_run_in_a_chunk_is_found_whichever_kind_of_line_it_starts_with() -> None:
+    """A run starts after a newline followed by a newline or by a NUL byte; where the chunk has
+    both kinds, the earlier start wins, and a chunk may have only one kind."""
+    splitter = LineSplitter()
+    list(splitter.feed(b"abc"))
+    assert list(splitter.feed(b"\n" + b"\n" * 64 + b"x\n\x00\n")) == [
+        ([b"abc"], 0, 1, None),
+        filler(4, 2, 64, 64),
+        ([b"x", b"\x00"], 68, 66, None),
+    ]
+    splitter = LineSplitter()
+    list(splitter.feed(b"abc"))
+    assert list(splitter.feed(b"\n" + b"\x00\n" * 64 + b"y\n\n")) == [
+        ([b"abc"], 0, 1, None),
+        filler(4, 2, 64, 128, nul=True),
+        ([b"y", b""], 132, 66, None),
+    ]
+    assert split([b"x\n" + b"\x00\n" * 64]) == [([b"x"], 0, 1, None), filler(2, 2, 64, 128, nul=True)]
