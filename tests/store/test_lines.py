@@ -325,3 +325,19 @@ def test_the_first_run_in_a_chunk_is_found_whichever_kind_of_line_it_starts_with
         ([b"y", b""], 132, 66, None),
     ]
     assert split([b"x\n" + b"\x00\n" * 64]) == [([b"x"], 0, 1, None), filler(2, 2, 64, 128, nul=True)]
+
+
+def test_a_run_ends_after_its_last_newline_not_inside_the_next_line() -> None:
+    """NUL bytes that begin the next (non-filler) line, or a torn tail, are not part of the run."""
+    assert split([b"\n" * 64 + b"\x00\x00x\n"]) == [filler(0, 1, 64, 64), ([b"\x00\x00x"], 64, 65, None)]
+    assert split([b"\n" * 64 + b"\x00\x00"]) == [filler(0, 1, 64, 64), PartialLine(64, 2, 65)]
+
+
+def test_every_run_in_a_chunk_is_found_after_a_short_one() -> None:
+    """A blank line too short to be a run does not end the search, nor does a first run."""
+    assert split([b"a\n\nb\n" + b"\n" * 64 + b"c\n" + b"\x00\n" * 64]) == [
+        ([b"a", b"", b"b"], 0, 1, None),
+        filler(5, 4, 64, 64),
+        ([b"c"], 69, 68, None),
+        filler(71, 69, 64, 128, nul=True),
+    ]
