@@ -279,6 +279,18 @@ def test_rule_ids_are_named_constants() -> None:
                 )
 
 
+def test_the_store_takes_no_dialect_decision() -> None:
+    """A zstd layout rule is a dialect's (dsh §9.2's header frame, and the one-frame log of a
+    generic compressor): the store reports facts (``core.physical.FramingFact``) and holds none
+    back, and neither it nor the envelope scanner names the rules (``Dialect.framing_finding``)."""
+    layout_rules = {"ZSTD_HEADER_FRAME", "ZSTD_SINGLE_FRAME"}
+    paths = [*_modules("store"), PKG / "core" / "scanner.py", PKG / "core" / "physical.py"]
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in layout_rules:
+                raise AssertionError(f"{path.relative_to(PKG)}:{node.lineno} decides a dsh layout rule")
+
+
 def test_one_schema_version() -> None:
     """Every document's ``schema_version`` is ``core.documents.SCHEMA_VERSION`` (one home)."""
     for path in sorted(PKG.rglob("*.py")):

@@ -18,7 +18,7 @@ from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.model import ScanResult, Usage
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Rule
 from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verdict_of
@@ -42,8 +42,9 @@ CODEX_RULES: dict[str, Rule] = {r.id: r for r in RULES}
 _NUL_RUN = b"\0" * 8
 # Reader findings that are dsh layout rules (spec §9.2), not Codex's: Codex reads a .jsonl.zst as
 # one plaintext stream across frames (a line may span frames, the first frame is not a header
-# frame), and its compression worker writes frames without a content checksum (observed).
-_NOT_CODEX_RULES = HEADER_FRAME_RULES | {R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM}
+# frame, so the reader's facts on frame 0 set no rule either), and its compression worker
+# writes frames without a content checksum (observed).
+_NOT_CODEX_RULES = frozenset({R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM})
 
 
 def rule(rule_id: str) -> Rule:
@@ -249,7 +250,7 @@ class CodexScanner:
             return
         if issue.rule == R.ZSTD_TORN_FRAME:
             return  # the summary's torn frame becomes the tail finding in finish()
-        if issue.rule in _NOT_CODEX_RULES:
+        if issue.rule in _NOT_CODEX_RULES or isinstance(issue, FramingFact):
             return
         if issue.fatal:
             self._fatal = issue
