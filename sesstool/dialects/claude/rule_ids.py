@@ -1,8 +1,4 @@
-"""Every Claude Code transcript rule id as a named constant: the table in ``rules.py`` defines the rules,
-``tests/test_architecture.py`` checks that these constants name exactly them.
-
-Use ``from sesstool.dialects.claude import rule_ids as CR`` and ``CR.FRAGMENT``, never a bare
-``"claude-fragment"``."""
+"""The Claude Code transcript rule ids (``rules.py`` holds their table): ``CR.FRAGMENT``, never a bare id."""
 
 from __future__ import annotations
 
