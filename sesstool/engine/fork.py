@@ -13,7 +13,6 @@ first read, is taken again beside that rescan, before publication (issue 14: one
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,7 +44,7 @@ from sesstool.dialects.base import Dialect, ForkInput
 from sesstool.engine.cold import STDIN_REFUSED
 from sesstool.engine.scan import DigestWorker, Progress, ScanReport, run_scan
 from sesstool.engine.write import first_error, gate, output_target, phased, rescan
-from sesstool.store.digest import sha256_file
+from sesstool.store.digest import BackgroundDigest
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
@@ -465,7 +464,7 @@ class _ChildWriter:
 
     def verify(self, temp: Path) -> None:
         """One read of the temporary file: the rescan, whose batches are hashed on the way
-        (``_PlaintextDigest``), while the source is hashed again beside it (``_SourceDigest``).
+        (``_PlaintextDigest``), while the source is hashed again beside it (``BackgroundDigest``).
 
         The whole plaintext's digest and size equal to what ``produce`` wrote (header line, seed
         pieces, suffix, in that order) mean the child's bytes at [len(header), len(header) +
@@ -473,7 +472,7 @@ class _ChildWriter:
         check nothing more. That the seed pieces are the source's committed bytes rests on the
         source: read through ``plaintext_range`` under its identity, and its SHA-256 after the
         copy equal to the one the first scan took."""
-        source = _SourceDigest(self.source)
+        source = BackgroundDigest(self.source)
         plain = _PlaintextDigest()
         try:
             report = rescan(temp, self.dialect, self.limits, tap=plain.tap)
@@ -526,27 +525,3 @@ class _PlaintextDigest:
         """(plaintext bytes hashed, their digest; None after a gap)."""
         self._worker.close()
         return self._size, None if self._gap else self._digest.hexdigest()
-
-
-class _SourceDigest:
-    """``sha256_file`` of the source on a thread (hashlib and file reads release the GIL, so it
-    runs beside the verifying rescan instead of after it); ``result`` joins it."""
-
-    def __init__(self, path: Path) -> None:
-        self._digest: str | None = None
-        self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(path,), name="sesstool-source-digest")
-        self._thread.start()
-
-    def _run(self, path: Path) -> None:
-        try:
-            self._digest = sha256_file(path)
-        except BaseException as exc:  # re-raised by result() on the calling thread
-            self._failure = exc
-
-    def result(self) -> str:
-        self._thread.join()
-        if self._failure is not None:
-            raise self._failure
-        assert self._digest is not None
-        return self._digest
