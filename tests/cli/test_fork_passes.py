@@ -85,6 +85,12 @@ def test_the_first_scan_stands_for_the_second_at_the_last_event(monkeypatch: pyt
     assert sum(compared.values()) > 60, compared
 
 
+def _copy_clean(tmp: Path, zstd: bool) -> Path:
+    name = "session.jsonl.zstd" if zstd else "session.jsonl"
+    shutil.copy(CLEAN / name, tmp / name)
+    return tmp / name
+
+
 def _counting_scans(monkeypatch: pytest.MonkeyPatch) -> list[ScanOptions]:
     seen: list[ScanOptions] = []
     real = fork_engine._scan
@@ -101,9 +107,7 @@ def _counting_scans(monkeypatch: pytest.MonkeyPatch) -> list[ScanOptions]:
 def test_a_fork_at_the_last_event_scans_the_source_once(
     sesstool: Sesstool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zstd: bool
 ) -> None:
-    name = "session.jsonl.zstd" if zstd else "session.jsonl"
-    source = tmp_path / name
-    shutil.copy(CLEAN / name, source)
+    source = _copy_clean(tmp_path, zstd)
     default, at_last = tmp_path / "default", tmp_path / "at-last"
     seen = _counting_scans(monkeypatch)
     args = ("--id", "session-fork", "--created-at", "1760000100000")
@@ -116,7 +120,7 @@ def test_a_fork_at_the_last_event_scans_the_source_once(
     assert [o.at_seq for o in seen] == [None]
     assert default.read_bytes() == at_last.read_bytes()
     # the committed golden child of the default fork (tests/cli/test_fork.py), byte for byte
-    golden = CLEAN / "expected" / "fork" / f"{name}.fork.jsonl{'.zstd' if zstd else ''}"
+    golden = CLEAN / "expected" / "fork" / f"{source.name}.fork.jsonl{'.zstd' if zstd else ''}"
     assert default.read_bytes() == golden.read_bytes()
 
 
@@ -124,9 +128,7 @@ def test_a_fork_at_the_last_event_scans_the_source_once(
 def test_a_fork_before_the_last_event_scans_up_to_the_boundary(
     sesstool: Sesstool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zstd: bool
 ) -> None:
-    name = "session.jsonl.zstd" if zstd else "session.jsonl"
-    source = tmp_path / name
-    shutil.copy(CLEAN / name, source)
+    source = _copy_clean(tmp_path, zstd)
     child = tmp_path / "child"
     seen = _counting_scans(monkeypatch)
     at = str(CLEAN_EARLIER_TURN_END)
@@ -134,9 +136,10 @@ def test_a_fork_before_the_last_event_scans_up_to_the_boundary(
     assert result.exit_code == 0, result.stderr
     assert [o.at_seq for o in seen] == [None, CLEAN_EARLIER_TURN_END]
     records = plaintext_of(child).splitlines(keepends=True)
-    assert records[1 : CLEAN_EARLIER_TURN_END + 2] == plaintext_of(source).splitlines(keepends=True)[
-        1 : CLEAN_EARLIER_TURN_END + 2
-    ]
+    assert (
+        records[1 : CLEAN_EARLIER_TURN_END + 2]
+        == plaintext_of(source).splitlines(keepends=True)[1 : CLEAN_EARLIER_TURN_END + 2]
+    )
     assert len(records) == CLEAN_EARLIER_TURN_END + 3  # header, the seed, the end-seed marker
 
 
@@ -164,9 +167,7 @@ class _AlteringFrames(FrameWriter):
 def test_a_child_altered_after_hashing_is_refused_by_the_plaintext_digest(
     sesstool: Sesstool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zstd: bool
 ) -> None:
-    name = "session.jsonl.zstd" if zstd else "session.jsonl"
-    source = tmp_path / name
-    shutil.copy(CLEAN / name, source)
+    source = _copy_clean(tmp_path, zstd)
     assert ORIGINAL in plaintext_of(source)
     if zstd:
         monkeypatch.setattr(fork_engine, "FrameWriter", _AlteringFrames)
