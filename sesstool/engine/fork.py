@@ -419,7 +419,18 @@ class _ChildWriter:
             raise _changed(self.source) from None
 
     def produce(self, sink: Sink) -> None:
-        plain = hashlib.sha256(self.header_line)
+        """Write the child; its plaintext is hashed on a worker thread as it goes (issue 14: the
+        digest overlaps the copy instead of adding to it)."""
+        digest = hashlib.sha256()
+        plain = DigestWorker(digest)
+        try:
+            self._write(sink, plain)
+        finally:
+            plain.close()
+        self.plain_digest = digest.hexdigest()
+
+    def _write(self, sink: Sink, plain: DigestWorker) -> None:
+        plain.update(self.header_line)
         frame: FrameWriter | None = None
         if self.zstd and self.header_line:
             sink.write(compress_frame(self.header_line))  # frame 0: exactly the header (§9.2)
@@ -441,7 +452,6 @@ class _ChildWriter:
         if frame is not None:
             frame.close()
         self.seed_size = size
-        self.plain_digest = plain.hexdigest()
 
     def _child_problems(self, report: ScanReport) -> list[str]:
         plan, child = self.plan, report.scan
