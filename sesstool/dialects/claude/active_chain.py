@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.entry_graph import EntryGraph, Node
 from sesstool.dialects.claude.findings import Findings
@@ -45,7 +46,7 @@ def view(
             offset = graph.nodes[graph.index[call.entry]].offset
             if subagent:
                 findings.add(
-                    "claude-subagent-dangling",
+                    CR.SUBAGENT_DANGLING,
                     f"{call.name} call {tool_id} has no result; the CLI leaves a subagent's file so",
                     offset,
                     call.line,
@@ -53,7 +54,7 @@ def view(
                 continue
             dangling.append(call)
             findings.add(
-                "claude-dangling-tool-use",
+                CR.DANGLING_TOOL_USE,
                 f"{call.name} call {tool_id} has no result; resume appends an interrupted result",
                 offset,
                 call.line,
@@ -98,7 +99,7 @@ def _orphans(graph: EntryGraph, chain: list[int], issued: set[str], findings: Fi
             if tool_id not in issued:
                 orphans.append(tool_id)
                 findings.add(
-                    "claude-orphan-tool-result",
+                    CR.ORPHAN_TOOL_RESULT,
                     f"result for {tool_id} has no tool_use on the active chain; resume drops it",
                     node.offset,
                     node.line,
@@ -114,7 +115,7 @@ def _waiting(graph: EntryGraph, chain: list[int], dangling: bool, findings: Find
     if waiting and not dangling:
         assert last is not None
         findings.add(
-            "claude-unanswered-turn",
+            CR.UNANSWERED_TURN,
             f"the conversation ends on a user turn with no reply; resume appends {vocab.NO_RESPONSE_TEXT!r}",
             last.offset,
             last.line,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude.findings import Findings
 
 
@@ -60,7 +61,7 @@ class EntryGraph:
         for node in self.nodes:
             if isinstance(node.parent, str) and node.parent not in self.index and not node.duplicate:
                 findings.add(
-                    "claude-parent-missing",
+                    CR.PARENT_MISSING,
                     f"{node.kind} {node.uuid} names parent {node.parent}, which is not in the file",
                     node.offset,
                     node.line,
@@ -145,7 +146,7 @@ class EntryGraph:
                 if start < end:
                     node = self.nodes[start]
                     findings.add(
-                        "claude-concurrent-writers",
+                        CR.CONCURRENT_WRITERS,
                         f"the branch starting here and the one before it (from line "
                         f"{self.nodes[parent].line}) were appended interleaved",
                         node.offset,
