@@ -125,6 +125,8 @@ class Dialect(ABC):
       collector).
     * **showing a scan**: ``inspect_rows``, ``inspect_body``, ``derived_message``,
       ``derive_notes``, ``derive_excludes``, ``list_facts``.
+    * **side files** (default: none): ``companion_patterns`` (which files belong to a log),
+      ``companion_rows`` / ``companion_body`` (how inspect sums them up).
     * **repair**: ``closers`` (what balances the log), ``encode_record``, ``describe_closer``,
       ``repaired_name``, ``refuse_default_output``; ``skips_bad_lines`` /
       ``salvage_readable_from`` for a salvage that keeps every line the agent's loader reads.
@@ -192,6 +194,26 @@ class Dialect(ABC):
 
     def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
         """``cwd`` and ``last_time`` of a log for ``sesstool list`` (absent: unknown)."""
+        return {}
+
+    # -- side files (optional: by default a log stands alone) ---------------------------------------
+
+    companion_label: ClassVar[str] = "side file"  # the inspect rows' label for one of them
+
+    def companion_patterns(self, path: str) -> tuple[str, ...]:
+        """Globs, relative to the directory of the log at ``path``, of the side files that belong
+        to it (Claude Code: its subagents' transcripts): ``inspect`` shows them with the log and
+        ``validate`` reads them with it. Names only; none by default."""
+        return ()
+
+    def companion_rows(self, companions: tuple[tuple[str, ScanResult], ...]) -> tuple[Row, ...]:
+        """The ``inspect`` rows summing up the side files read with a log, given as (name, scan):
+        one row per file, after the dialect's own rows."""
+        return ()
+
+    def companion_body(self, scan: ScanResult) -> dict[str, Any]:
+        """One side file's members of ``inspect --json``'s ``companions`` list (beside its path,
+        verdict and findings)."""
         return {}
 
     # -- repair ------------------------------------------------------------------------------------

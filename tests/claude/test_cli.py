@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.claude._support import CLAUDE, RESUME_PROMPT, SCENARIOS, Scenario
+from tests.claude._support import CLAUDE, RESUME_PROMPT, SCENARIOS, Scenario, scan_file
 from tests.claude.test_transcript import EXPECTED
 from tests.claude_lane.judge import appended_by_cli, shape
 from tests.conftest import ROOT, UPDATE_GOLDENS, Sesstool
@@ -178,3 +178,115 @@ def test_validate_a_home_covers_subagent_files(sesstool: Sesstool) -> None:
     rules = {f["rule"] for file in doc["files"] for f in file["findings"]}
     assert "claude-subagent-dangling" in rules
     assert result.exit_code == 1  # the corrupt fixtures fail at --fail-on error
+
+
+SUBAGENT_SCENARIOS = [n for n in SCENARIOS if Scenario(n).subagents]
+SIDE_FILES = [p for n in SUBAGENT_SCENARIOS for p in Scenario(n).subagents]
+
+
+def _twin(path: Path) -> Path:
+    """The zstd twin of a fixture transcript (tests/claude_lane/twins.py), same layout."""
+    return CLAUDE / "zstd" / path.relative_to(CLAUDE / "projects").parent / (path.name + ".zstd")
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+@pytest.mark.parametrize("name", SUBAGENT_SCENARIOS)
+def test_inspect_shows_a_sessions_subagent_files_with_it(sesstool: Sesstool, name: str, zstd: bool) -> None:
+    """Issue 17: subagent transcripts are part of their session: inspect reads each one and shows
+    its verdict, size and the calls it leaves without result — what an independent scan of the
+    file alone says."""
+    scenario = Scenario(name)
+    main = _twin(scenario.transcript) if zstd else scenario.transcript
+    sides = [_twin(p) if zstd else p for p in scenario.subagents]
+    doc = json.loads(sesstool("inspect", "--json", _rel(main)).stdout)
+    listed = doc["companions"]
+    assert [c["path"] for c in listed] == [_rel(p) for p in sides] != []
+    text = sesstool("inspect", _rel(main)).stdout
+    for entry, raw_side, side in zip(listed, scenario.subagents, sides, strict=True):
+        scan = scan_file(raw_side, subagent=True)
+        assert entry["encoding"] == ("zstd" if zstd else "raw") and entry["size"] == side.stat().st_size
+        assert entry["verdict"]["verdict"] == scan.verdict
+        facts = entry["claude"]
+        assert facts["subagent_file"] is True and facts["session_id"] == scenario.session_id
+        assert (facts["lines"], facts["entries"]) == (scan.lines, scan.entries)
+        assert [c["id"] for c in facts["tool_calls"]["left_open"]] == [c.id for c in scan.left_open]
+        assert [f["rule"] for f in entry["findings"]] == [f.rule for f in scan.findings]
+        assert {f["address"]["file"] for f in entry["findings"]} == {_rel(side)}
+        row = next(line for line in text.splitlines() if line.startswith("agent file") and side.name in line)
+        assert f"{side.name}: {scan.verdict} · {scan.lines} lines" in row
+        for call in scan.left_open:
+            assert f"{call.name} {call.id} (line {call.line})" in row
+    alone = json.loads(sesstool("inspect", "--json", _rel(sides[0])).stdout)
+    assert "companions" not in alone  # a subagent's file has no side files of its own
+
+
+def test_the_killed_subagents_open_call_is_listed(sesstool: Sesstool) -> None:
+    """kill-subagent: the CLI was killed while the subagent's Bash call ran; that call stays open
+    in the subagent's file (resume leaves it, §0), and inspect of the session says so."""
+    doc = json.loads(sesstool("inspect", "--json", _rel(Scenario("kill-subagent").transcript)).stdout)
+    (side,) = doc["companions"]
+    assert [c["id"] for c in side["claude"]["tool_calls"]["left_open"]] == ["toolu_lane_subslow_0"]
+    assert "claude-subagent-dangling" in {f["rule"] for f in side["findings"]}
+    clean = json.loads(sesstool("inspect", "--json", _rel(Scenario("subagent").transcript)).stdout)
+    assert [c["claude"]["tool_calls"]["left_open"] for c in clean["companions"]] == [[]]
+    alone = sesstool("inspect", "--json", _rel(Scenario("tool-one").transcript))
+    assert "companions" not in json.loads(alone.stdout)
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+def test_validate_reads_a_transcripts_subagent_files_with_it_once(sesstool: Sesstool, zstd: bool) -> None:
+    """validate of a session checks its subagent files too, each once, findings under its path,
+    however the paths are given."""
+    scenario = Scenario("kill-subagent")
+    main = _rel(_twin(scenario.transcript) if zstd else scenario.transcript)
+    (side_path,) = scenario.subagents
+    side = _rel(_twin(side_path) if zstd else side_path)
+    both = ([main], [main, side], [side, main], [main, str(Path(side).parent)], [str(Path(main).parent)])
+    for args in both:
+        result = sesstool("validate", "--format", "json", *args)
+        assert result.exit_code == 0, result.stderr
+        doc = json.loads(result.stdout)
+        paths = [f["path"] for f in doc["files"]]
+        assert sorted(paths) == sorted([main, side]), args
+        checked = doc["files"][paths.index(side)]
+        assert "claude-subagent-dangling" in {f["rule"] for f in checked["findings"]}
+        assert {f["address"]["file"] for f in checked["findings"]} == {side}
+
+
+@pytest.mark.parametrize("side", SIDE_FILES + [_twin(p) for p in SIDE_FILES], ids=lambda p: p.name)
+def test_a_subagent_file_alone(sesstool: Sesstool, side: Path) -> None:
+    """Goldens of a subagent's file read on its own: inspect (text, JSON) and validate."""
+    kind = "zstd" if side.name.endswith(".zstd") else "raw"
+    golden = EXPECTED_DIR / side.relative_to(CLAUDE).parts[1] / "subagents"
+    human = sesstool("inspect", _rel(side))
+    assert human.exit_code == 0, human.stderr
+    _check(golden / f"{kind}.inspect.txt", human.stdout)
+    doc = sesstool("inspect", "--json", _rel(side))
+    assert json.loads(doc.stdout)["claude"]["subagent_file"] is True
+    _check(golden / f"{kind}.inspect.json", doc.stdout)
+    result = sesstool("validate", "--format", "json", _rel(side))
+    assert result.exit_code == 0, result.stderr
+    _check(golden / f"{kind}.validate.json", result.stdout)
+
+
+def test_a_subagent_file_that_is_no_transcript_is_named(sesstool: Sesstool, tmp_path: Path) -> None:
+    """A side file that cannot be read is shown with why (inspect) and fails validate under its
+    own path; the session itself is still read."""
+    scenario = Scenario("subagent")
+    home = tmp_path / "project"
+    shutil.copytree(scenario.transcript.parent, home)
+    bad = home / scenario.session_id / "subagents" / "agent-zz.jsonl"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n not a transcript\n")
+    main = home / scenario.transcript.name
+    human = sesstool("inspect", str(main))
+    assert human.exit_code == 0, human.stderr
+    assert "agent file  agent-zz.jsonl: not read (" in human.stdout
+    doc = json.loads(sesstool("inspect", "--json", str(main)).stdout)
+    assert doc["verdict"]["verdict"] == "clean"
+    found = sorted(bad.parent.glob("agent-*.jsonl"))
+    assert [c["path"] for c in doc["companions"]] == [str(p) for p in found]
+    assert doc["companions"][-1]["path"] == str(bad) and doc["companions"][-1]["error"]
+    result = sesstool("validate", "--format", "json", str(main))
+    assert result.exit_code == 1, result.stderr
+    files = json.loads(result.stdout)["files"]
+    assert files[0]["path"] == str(main) and files[-1]["path"] == str(bad) and files[-1]["error"]

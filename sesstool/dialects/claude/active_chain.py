@@ -18,6 +18,7 @@ class ChainView:
     chain: list[int]  # node indexes, root first
     reattached: set[int]  # node indexes off the chain that derive needs
     dangling: list[ToolCall]  # calls resume closes, in chain order
+    left_open: list[ToolCall]  # in a subagent's own file: its calls without result (resume leaves them)
     orphans: list[str]  # tool_use ids of results on the chain without their call
     waiting: bool  # the chain ends on a user turn resume answers with `No response requested.`
 
@@ -38,12 +39,14 @@ def view(
     reattached: set[int] = set()
     chain_uses = _chain_uses(graph, session, chain, chain_set, reattached)
     dangling: list[ToolCall] = []
+    left_open: list[ToolCall] = []
     for tool_id in chain_uses:
         result = results.get(tool_id)
         if result is None:
             call = calls[tool_id]
             offset = graph.nodes[graph.index[call.entry]].offset
             if subagent:
+                left_open.append(call)
                 findings.add(
                     "claude-subagent-dangling",
                     f"{call.name} call {tool_id} has no result; the CLI leaves a subagent's file so",
@@ -65,7 +68,7 @@ def view(
         if graph.index.get(compaction.uuid) in chain_set:
             reattached.update(graph.index[u] for u in compaction.preserved if u in graph.index)
     waiting = not subagent and _waiting(graph, chain, bool(dangling), findings)
-    return ChainView(chain, reattached, dangling, orphans, waiting)
+    return ChainView(chain, reattached, dangling, left_open, orphans, waiting)
 
 
 def _chain_uses(

@@ -21,6 +21,7 @@ from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
 from sesstool.dialects.base import Cause, Dialect, DialectScanner, ForkInput, RootLayout, Row
 from sesstool.dialects.claude import closers as closer_plan
+from sesstool.dialects.claude import subagents
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, derive
 from sesstool.dialects.claude.fork import fork_line
@@ -194,10 +195,16 @@ class ClaudeDialect(Dialect):
     name = "claude"
     title = "Claude Code"
     layout = RootLayout(
-        ("projects/*/*.jsonl", "projects/*/*.jsonl.zstd", "projects/*/*/subagents/agent-*.jsonl"),
+        (
+            "projects/*/*.jsonl",
+            "projects/*/*.jsonl.zstd",
+            "projects/*/*/subagents/agent-*.jsonl",
+            "projects/*/*/subagents/agent-*.jsonl.zstd",
+        ),
         (".jsonl", ".jsonl.zstd"),
     )
     rules = RULES
+    companion_label = "agent file"
 
     def detect(self, first: Any) -> float:
         """A transcript line: a known entry ``type`` with a Claude envelope key (§1.3, §1.4)."""
@@ -275,6 +282,20 @@ class ClaudeDialect(Dialect):
     def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
         t = _facts(scan).scan
         return {"cwd": t.cwds[-1] if t.cwds else None, "last_time": t.last_time}
+
+    def companion_patterns(self, path: str) -> tuple[str, ...]:
+        """A main transcript's subagent files: ``<session-id>/subagents/agent-*.jsonl[.zstd]``
+        (§1.2); ``inspect`` and ``validate`` read them with it."""
+        return subagents.patterns(path)
+
+    def companion_rows(self, companions: tuple[tuple[str, ScanResult], ...]) -> tuple[Row, ...]:
+        return subagents.rows(
+            tuple((name, _facts(scan).scan, scan) for name, scan in companions), self.companion_label
+        )
+
+    def companion_body(self, scan: ScanResult) -> dict[str, Any]:
+        facts = _facts(scan)
+        return subagents.body(facts.scan, facts.subagent)
 
     def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
         derived = _facts(scan).derived

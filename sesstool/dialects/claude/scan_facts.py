@@ -64,6 +64,7 @@ class TranscriptScan:
     tool_results: int
     answered: int
     dangling: tuple[ToolCall, ...]
+    left_open: tuple[ToolCall, ...]  # a subagent's own file: calls without result, left so by resume
     orphan_results: tuple[str, ...]
     compactions: tuple[Compaction, ...]
     subagent_calls: int

@@ -341,6 +341,7 @@ class TranscriptScanner:
             tool_results=len(self.results),
             answered=sum(1 for t in self.calls if t in self.results),
             dangling=tuple(view.dangling),
+            left_open=tuple(view.left_open),
             orphan_results=tuple(view.orphans),
             compactions=tuple(self.compactions),
             subagent_calls=self.subagent_calls,
