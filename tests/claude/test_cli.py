@@ -290,3 +290,28 @@ def test_a_subagent_file_that_is_no_transcript_is_named(sesstool: Sesstool, tmp_
     assert result.exit_code == 1, result.stderr
     files = json.loads(result.stdout)["files"]
     assert files[0]["path"] == str(main) and files[-1]["path"] == str(bad) and files[-1]["error"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_zstd_findings_address_their_frame(sesstool: Sesstool, name: str) -> None:
+    """In a zstd transcript a finding names the frame its line was decoded from and the offset
+    in the decoded plaintext (as a dsh log's zstd findings do); the raw file's findings are the
+    same, at the same lines and offsets, without a frame. The twins hold eight lines a frame."""
+    from tests.claude_lane.twins import LINES_PER_FRAME
+
+    scenario = Scenario(name)
+    raw = json.loads(sesstool("validate", "--format", "json", _rel(scenario.transcript)).stdout)
+    packed = json.loads(sesstool("validate", "--format", "json", _rel(_twin(scenario.transcript))).stdout)
+    plain = [f for f in raw["files"][0]["findings"] if f["rule"] != "torn-tail"]
+    framed = [f for f in packed["files"][0]["findings"] if f["rule"] != "zstd-torn-frame"]
+    assert [(f["rule"], f["address"]["line"], f["address"]["offset"]) for f in framed] == [
+        (f["rule"], f["address"]["line"], f["address"]["offset"]) for f in plain
+    ]
+    assert all(f["address"]["frame"] is None for f in plain)
+    for f in framed:
+        assert f["address"]["frame"] == (f["address"]["line"] - 1) // LINES_PER_FRAME, f
+    text = sesstool("validate", _rel(_twin(scenario.transcript))).stdout
+    for f in framed:
+        at = f["address"]
+        where = f"decoded byte {at['offset']}, " if at["offset"] is not None else ""
+        assert f":{at['line']} ({where}frame {at['frame']})" in text

@@ -96,6 +96,7 @@ class ClaudeScanner:
             # --at SEQ (derive, fork): a line's seq is its 0-based line number
             lines = lines[: max(0, at + 1 - (lineno - 1))]
             self.stopped = True
+        self.inner.found.at_frame(offset, lineno, frame)  # findings name the zstd frame, as dsh's do
         self.inner.feed_lines(lines, offset, lineno)
         self.committed = self.inner.committed if lines else self.committed
         if self.stopped:
