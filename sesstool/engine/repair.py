@@ -27,6 +27,7 @@ from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.dialects.registry import DetectingScanner
 from sesstool.engine.line_salvage import DroppedRange, plan_line_salvage, publish_line_salvage
+from sesstool.engine.relink import RelinkReport, manifest_path, plan_relink, write_relinked
 from sesstool.engine.scan import Progress, ScanReport
 from sesstool.engine.write import SourceRead, gate, output_target, phased, read_for_write
 from sesstool.store.digest import sha256_file
@@ -50,6 +51,7 @@ class RepairRequest:
     dry_run: bool = False
     salvage: bool = False
     limits: ReadLimits = field(default_factory=ReadLimits)
+    relink: bool = False  # also re-point broken parent links (engine.relink), with a manifest
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,7 @@ class RepairReport:
     lock: LockState | None
     notes: tuple[str, ...]
     dropped_ranges: tuple[DroppedRange, ...] = ()  # a line salvage: each range it drops
+    relink: RelinkReport | None = None  # --relink: the lines edited and the manifest
 
 
 def repaired_name(dialect: Dialect, source: Path, encoding: Encoding) -> str:
@@ -95,6 +98,8 @@ def run_repair(request: RepairRequest, progress: Progress | None = None) -> Repa
         request.path, "repair", request.limits, progress, on_frame_end, dry_run=request.dry_run
     ) as source:
         scan, scanner = source.scan, source.scanner
+        if request.relink and (relinked := _relink(request, source)) is not None:
+            return relinked
         salvage: Salvage | None = None
         if scan.verdict == "corrupt" and request.salvage and source.dialect.skips_bad_lines:
             return _salvage_lines(request, source)
@@ -167,6 +172,35 @@ def _repair(
         source_identity=source.identity,
     )
     return RepairReport("repaired", *done, plan, target, published, salvage_report, lock, notes)
+
+
+def _relink(request: RepairRequest, source: SourceRead) -> RepairReport | None:
+    """``--relink``: the relinked copy and its manifest (``engine.relink``); None when no link is
+    broken (then an ordinary repair follows, and a note says so)."""
+    if request.salvage:
+        raise UsageError("--relink and --salvage do not combine: relink edits a log that reads whole")
+    scan, dialect, path = source.scan, source.dialect, source.path
+    gate(
+        scan,
+        "repair",
+        corrupt=f"refusing to relink a corrupt log: {scan.verdict_reason} (the committed region is damaged)",
+    )
+    editor = dialect.relinker(scan)
+    if editor is None:
+        source.notes.append("--relink: no parent link is broken, nothing to re-point: an ordinary repair")
+        return None
+    out_encoding: Encoding = request.encoding or source.report.source.encoding
+    planned = plan_relink(source, editor, out_encoding, request.limits)
+    if not request.output and (why := dialect.refuse_default_output(path)) is not None:
+        raise UsageError(why)
+    target = output_target(request.output, path.parent / repaired_name(dialect, path, out_encoding))
+    done = (path, source.sha256, source.report)
+    lock, notes = source.lock, tuple(source.notes)
+    if request.dry_run:
+        relink = RelinkReport(planned.edits, manifest_path(target), None)
+        return RepairReport("planned", *done, planned.plan, target, None, None, lock, notes, relink=relink)
+    output, relink = write_relinked(source, planned, editor, target, request.limits)
+    return RepairReport("repaired", *done, planned.plan, target, output, None, lock, notes, relink=relink)
 
 
 def _one_frame(scan: ScanResult) -> bool:

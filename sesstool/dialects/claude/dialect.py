@@ -5,6 +5,7 @@ Claude Code 2.1.332 (tests/claude_lane); pure: the store ring reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,9 @@ from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, Rea
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
-from sesstool.dialects.base import Cause, Dialect, DialectScanner, ForkInput, RootLayout, Row
+from sesstool.dialects.base import Cause, Dialect, DialectScanner, ForkInput, LineEditor, RootLayout, Row
 from sesstool.dialects.claude import closers as closer_plan
-from sesstool.dialects.claude import subagents
+from sesstool.dialects.claude import relink, subagents
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, derive
 from sesstool.dialects.claude.fork import fork_line
@@ -231,6 +232,16 @@ class ClaudeDialect(Dialect):
 
     def describe_closer(self, record: dict[str, Any]) -> str:
         return closer_plan.describe(record)
+
+    def relinker(self, scan: ScanResult) -> Callable[[], LineEditor] | None:
+        """Every entry whose ``parentUuid`` names no entry (``claude-parent-missing``, counted
+        from the whole scan, not the shown findings) is re-pointed by ``relink.Relinker``."""
+        broken = frozenset(
+            f.address.line
+            for f in _facts(scan).scan.findings
+            if f.rule == relink.RULE and f.address.line is not None
+        )
+        return (lambda: relink.Relinker(broken)) if broken else None
 
     def refuse_default_output(self, source: Path) -> str | None:
         """A transcript inside a Claude home (``projects/<project>/…``) is never written beside
