@@ -24,15 +24,15 @@ from sesstool.core.errors import Address, InputError, WriteRefusedError
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.line_edit import LineEdit
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import HEADER_FRAME_RULES, Encoding, PhysicalIssue
+from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.repair_plan import RepairPlan, plan_repair
 from sesstool.dialects.base import LineEditor
-from sesstool.engine.write import SourceRead, phased, refuse_unless_valid, rescan
+from sesstool.engine.write import SourceRead, phased, read_back_lines, refuse_unless_valid, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter
 from sesstool.store.lines import LineSplitter
 from sesstool.store.paths import exists
-from sesstool.store.plaintext import LogReading, plaintext_range
+from sesstool.store.plaintext import plaintext_range
 from sesstool.store.publish import Published, Sink, publish
 from sesstool.store.source import ReadLimits
 
@@ -146,25 +146,7 @@ def _verify(
         ),
         (closer[:-1] for closer in rp.closer_lines),
     )
-    reading = LogReading(tmp, plan.output_encoding, limits)
-    count = 0
-    for item in reading.batches():
-        if isinstance(item, PhysicalIssue):
-            if item.rule in HEADER_FRAME_RULES and not plan.header_frame:
-                continue
-            raise WriteRefusedError(f"verification: the relinked file has {item.rule}: {item.message}")
-        for line in item[0]:
-            count += 1
-            if line != next(expected, None):
-                raise WriteRefusedError(
-                    f"verification: line {count} of the relinked file is not what was planned"
-                )
-    if next(expected, None) is not None:
-        raise WriteRefusedError("verification: the relinked file is shorter than planned")
-    summary = reading.summary
-    assert summary is not None
-    if summary.partial_line is not None or summary.torn_frame is not None:
-        raise WriteRefusedError("verification: the relinked file ends in a torn record")
+    read_back_lines(tmp, plan.output_encoding, expected, limits, plan.header_frame, "the relinked file")
     again = rescan(tmp, source.dialect, limits, source.progress)
     refuse_unless_valid(again, "the relinked file")
     if again.scan.verdict != "clean":

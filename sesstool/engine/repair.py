@@ -21,7 +21,7 @@ from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import HEADER_FRAME_RULES, Encoding, PhysicalIssue
+from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
@@ -29,13 +29,20 @@ from sesstool.dialects.registry import DetectingScanner
 from sesstool.engine.line_salvage import DroppedRange, plan_line_salvage, publish_line_salvage
 from sesstool.engine.relink import RelinkReport, manifest_path, plan_relink, write_relinked
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, output_target, phased, read_for_write
+from sesstool.engine.write import (
+    SourceRead,
+    gate,
+    output_target,
+    phased,
+    read_back_lines,
+    read_for_write,
+)
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
-from sesstool.store.plaintext import LogReading, file_range, plaintext_range, sha256_range
+from sesstool.store.plaintext import file_range, plaintext_range, sha256_range
 from sesstool.store.publish import FileIdentity, Published, Sink, copy_into, publish
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import ReadLimits
@@ -466,29 +473,11 @@ def _verify_lines(
 ) -> None:
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
     the header line) and compare its lines with the committed source lines, then the closers."""
-    reading = LogReading(tmp, plan.output_encoding, limits)
     expected = itertools.chain(
         _lines_of(_committed_plaintext(source, plan, 0, limits), limits.max_line),
         (line[:-1] for line in closers),
     )
-    count = 0
-    for item in reading.batches():
-        if isinstance(item, PhysicalIssue):
-            if item.rule in HEADER_FRAME_RULES and not plan.header_frame:
-                continue  # a framing rule of a layout this dialect does not have
-            raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
-        for line in item[0]:
-            count += 1
-            if line != next(expected, None):
-                raise WriteRefusedError(
-                    f"verification: line {count} of the new file differs from what was planned"
-                )
-    if next(expected, None) is not None:
-        raise WriteRefusedError("verification: the new file is shorter than planned")
-    summary = reading.summary
-    assert summary is not None
-    if summary.partial_line is not None or summary.torn_frame is not None:
-        raise WriteRefusedError("verification: the new file ends in a torn record")
+    read_back_lines(tmp, plan.output_encoding, expected, limits, plan.header_frame, "the new file")
 
 
 def _check_closers(

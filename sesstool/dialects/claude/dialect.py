@@ -403,10 +403,7 @@ class ClaudeDialect(Dialect):
                 "tool_calls": {
                     "made": t.tool_uses,
                     "answered": t.answered,
-                    "dangling": [
-                        {"id": c.id, "name": c.name, "input": c.input, "line": c.line, "entry": c.entry}
-                        for c in t.dangling
-                    ],
+                    "dangling": [subagents.call_doc(c) for c in t.dangling],
                     "orphan_results": list(t.orphan_results),
                 },
                 "compactions": [

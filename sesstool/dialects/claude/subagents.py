@@ -48,6 +48,11 @@ def rows(companions: tuple[tuple[str, TranscriptScan, ScanResult], ...], label: 
     return tuple(found)
 
 
+def call_doc(c: ToolCall) -> dict[str, Any]:
+    """A tool call in ``inspect --json``: id, name, input (cut), line, the entry carrying it."""
+    return {"id": c.id, "name": c.name, "input": c.input, "line": c.line, "entry": c.entry}
+
+
 def _call(call: ToolCall) -> str:
     return f"{call.name} {call.id} (line {call.line})"
 
@@ -63,10 +68,7 @@ def body(t: TranscriptScan, subagent: bool) -> dict[str, Any]:
             "tool_calls": {
                 "made": t.tool_uses,
                 "answered": t.answered,
-                "left_open": [
-                    {"id": c.id, "name": c.name, "input": c.input, "line": c.line, "entry": c.entry}
-                    for c in t.left_open
-                ],
+                "left_open": [call_doc(c) for c in t.left_open],
             },
             "time": {"first": t.first_time, "last": t.last_time},
         },
