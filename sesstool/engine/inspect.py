@@ -36,6 +36,7 @@ class InspectRequest:
     max_timeline: int = DEFAULT_MAX_TIMELINE  # entries kept from a stream (a file has no limit)
     timeline_turn: int | None = None  # --turn N: only the entries of turn N
     timeline_last: int | None = None  # --last N: only the last N entries (of that turn)
+    companions: bool = True  # scan the log's side files too (the fleet lists them on their own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +107,7 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
         replay = _selected(replay, request.timeline_turn, request.timeline_last)
     sides = (
         ()
-        if stream
+        if stream or not request.companions
         else scan_companions(
             request.path, report.dialect, ScanOptions(fixture=request.fixture), request.limits
         )

@@ -26,6 +26,7 @@ class ValidateRequest:
     assume_version: int = 0
     max_findings: int = 1000
     strict: bool = False
+    companions: bool = True  # a log's side files too (the fleet lists them as items of their own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +104,9 @@ def run_validate(request: ValidateRequest, progress: Progress | None = None) -> 
             results.append(FileResult(path, None, err.message))
             continue
         results.append(FileResult(path, report, None))
-        paths[:0] = [p for p in companion_paths(path, report.dialect) if os.path.normpath(p) not in done]
+        if request.companions:
+            sides = companion_paths(path, report.dialect)
+            paths[:0] = [p for p in sides if os.path.normpath(p) not in done]
     return ValidateReport(tuple(results), request.fail_on)
 
 
