@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.claude._support import CLAUDE, SCENARIOS, Scenario, scan_bytes, scan_file
-from tests.claude.test_cli import EXPECTED_DIR, _check, _twin
-from tests.conftest import Sesstool
+from tests.claude._support import CLAUDE, EXPECTED_DIR, SCENARIOS, Scenario, scan_bytes, scan_file, zstd_twin
+from tests.conftest import Sesstool, check_golden
 
 BROKEN = Scenario("damaged-broken-parent")
 GRAPH_TYPES = {"user", "assistant", "attachment", "system", "progress"}
@@ -43,7 +42,7 @@ def test_relink_re_points_the_broken_link_and_writes_a_manifest(
     parent that is not in the file and the chain stops there (the first prompt is not sent). The
     relink re-points line 4 to the entry before it (line 3, the prompt): the chain the CLI
     wrote, restored; only that value changes, the source is untouched."""
-    source_path = _twin(BROKEN.transcript) if zstd else BROKEN.transcript
+    source_path = zstd_twin(BROKEN.transcript) if zstd else BROKEN.transcript
     source = _in_tmp(tmp_path, monkeypatch, source_path)
     before = source.read_bytes()
     out = Path("out") / BROKEN.transcript.name
@@ -84,12 +83,12 @@ def test_relink_re_points_the_broken_link_and_writes_a_manifest(
     before_scan = scan_file(BROKEN.transcript)
     assert before_scan.chain[0] == 4 and len(scan.chain) == len(before_scan.chain) + 1
     kind = "zstd" if zstd else "raw"
-    _check(EXPECTED_DIR / BROKEN.name / "relinked.jsonl", relinked)
-    _check(
+    check_golden(EXPECTED_DIR / BROKEN.name / "relinked.jsonl", relinked)
+    check_golden(
         EXPECTED_DIR / BROKEN.name / f"{kind}.relink.manifest.json",
         Path(str(out) + ".relink.json").read_bytes(),
     )
-    _check(EXPECTED_DIR / BROKEN.name / f"{kind}.relink.repair.json", result.stdout)
+    check_golden(EXPECTED_DIR / BROKEN.name / f"{kind}.relink.repair.json", result.stdout)
 
 
 def test_relink_human_report_and_dry_run(
@@ -100,10 +99,10 @@ def test_relink_human_report_and_dry_run(
     planned = sesstool("repair", "--relink", "--dry-run", str(source), "-o", str(out))
     assert planned.exit_code == 0, planned.stderr
     assert sorted(p.name for p in Path("out").iterdir()) == []  # a dry run writes nothing
-    _check(EXPECTED_DIR / BROKEN.name / "raw.relink.dry-run.txt", planned.stdout)
+    check_golden(EXPECTED_DIR / BROKEN.name / "raw.relink.dry-run.txt", planned.stdout)
     done = sesstool("repair", "--relink", str(source), "-o", str(out))
     assert done.exit_code == 0, done.stderr
-    _check(EXPECTED_DIR / BROKEN.name / "raw.relink.repair.txt", done.stdout)
+    check_golden(EXPECTED_DIR / BROKEN.name / "raw.relink.repair.txt", done.stdout)
     assert sorted(p.name for p in Path("out").iterdir()) == [out.name, out.name + ".relink.json"]
     again = sesstool("repair", "--relink", str(source), "-o", str(out))  # a re-run: identical files
     assert again.exit_code == 0, again.stderr
@@ -222,7 +221,7 @@ def test_relink_keeps_a_zstd_source_compressed(sesstool: Sesstool, tmp_path: Pat
     from tests.conftest import plaintext_of
 
     out = tmp_path / (BROKEN.transcript.name + ".zstd")
-    result = sesstool("repair", "--relink", str(_twin(BROKEN.transcript)), "-o", str(out))
+    result = sesstool("repair", "--relink", str(zstd_twin(BROKEN.transcript)), "-o", str(out))
     assert result.exit_code == 0, result.stderr
     assert out.read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
     assert plaintext_of(out) == (EXPECTED_DIR / BROKEN.name / "relinked.jsonl").read_bytes()
