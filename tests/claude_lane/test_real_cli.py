@@ -146,17 +146,28 @@ def test_the_cli_resumes_the_repair_and_adds_no_closer(
     after_scan = scan_file(target)
     assert after_scan.verdict == "clean", after_scan.verdict_reason
     derived = _derived(target)
+    sent = _resumed_without_closers(claude_binary, home, mock, target, rec.session_id)
+    assert resume_mismatch(derived, sent, RESUME_PROMPT) is None
+
+
+def _resumed_without_closers(
+    claude_binary: str, home: Home, mock: MockServer, target: Path, session_id: str
+) -> list[Json]:
+    """Resume the session ``target`` holds with the real CLI: it must keep the file as an exact
+    prefix and append no closer of its own; returns the messages of its first model request."""
+    written = target.read_bytes()
     before = len(mock.recorder.snapshot())
-    run_cli(claude_binary, home, mock, RESUME_PROMPT, resume=rec.session_id)
+    run_cli(claude_binary, home, mock, RESUME_PROMPT, resume=session_id)
     requests = [
         r["body"]
         for r in mock.recorder.snapshot()[before:]
         if r["path"].startswith("/v1/messages") and not is_compaction(r["body"])
     ]
     after = target.read_bytes()
-    assert after.startswith(repaired)
-    assert appended_by_cli(repaired, after, RESUME_PROMPT) == []  # no closer of its own
-    assert resume_mismatch(derived, normalize_messages(requests[0]["messages"]), RESUME_PROMPT) is None
+    assert after.startswith(written)
+    assert appended_by_cli(written, after, RESUME_PROMPT) == []  # no closer of its own
+    sent: list[Json] = normalize_messages(requests[0]["messages"])
+    return sent
 
 
 def test_the_cli_resumes_a_relinked_transcript(
@@ -185,16 +196,6 @@ def test_the_cli_resumes_a_relinked_transcript(
     prompt_text = prompt if isinstance(prompt, str) else prompt[0]["text"]
     derived = _derived(target)
     assert prompt_text in json.dumps(derived)
-    before = len(mock.recorder.snapshot())
-    run_cli(claude_binary, home, mock, RESUME_PROMPT, resume=rec.session_id)
-    requests = [
-        r["body"]
-        for r in mock.recorder.snapshot()[before:]
-        if r["path"].startswith("/v1/messages") and not is_compaction(r["body"])
-    ]
-    after = target.read_bytes()
-    assert after.startswith(relinked)
-    assert appended_by_cli(relinked, after, RESUME_PROMPT) == []  # no closer of its own
-    sent = normalize_messages(requests[0]["messages"])
+    sent = _resumed_without_closers(claude_binary, home, mock, target, rec.session_id)
     assert resume_mismatch(derived, sent, RESUME_PROMPT) is None
     assert prompt_text in json.dumps(sent)  # the history before the broken link is sent again
