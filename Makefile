@@ -5,9 +5,8 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-deep lint typecheck check bench fuzz goldens clean interop mutate codex-fixtures \
-	claude-lane claude-fixtures browser-lane codex-lane bench-codex
-	claude-lane claude-fixtures bench-claude browser-lane
+.PHONY: help venv demo test test-deep lint typecheck check bench bench-memory fuzz goldens clean interop mutate \
+	codex-fixtures claude-lane claude-fixtures browser-lane codex-lane bench-codex bench-claude bench-fleet test-fleet
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -49,10 +48,14 @@ lint: $(STAMP)  ## ruff
 typecheck: $(STAMP)  ## mypy --strict
 	$(BIN)/mypy
 
-bench: $(STAMP)  ## generate large logs and measure throughput and memory
+bench: $(STAMP)  ## generate large logs and measure throughput and memory (dsh, then Codex beside it)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/codex.py
 
-bench-codex: $(STAMP)  ## a generated 100 MiB and 1 GiB Codex rollout: validate vs bare orjson, peak RSS
+bench-memory: $(STAMP)  ## peak RSS and time of every command and format at 100 MiB and 1 GiB, side by side
+	$(BIN)/python bench/memory.py
+
+bench-codex: $(STAMP)  ## only the Codex part of make bench: 100 MiB and 1 GiB rollouts, validate vs bare orjson
 	$(BIN)/python bench/codex.py
 
 bench-fleet: $(STAMP)  ## fleet throughput: 10,000 small and 20 large logs, one process vs LocalCluster
@@ -62,7 +65,7 @@ test-fleet: $(STAMP)  ## only the fleet lane (Dask + moto S3 on loopback; also p
 	$(BIN)/pytest -q -m fleet
 
 goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
-	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py tests/cli/test_fork.py tests/mini tests/migrate
+	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py tests/cli/test_fork.py tests/cli/test_inspect_roots.py tests/cli/test_not_a_log.py tests/mini tests/migrate
 
 interop: $(STAMP)  ## differential tests against the published dsh packages (Node 22 from npm)
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10

@@ -529,7 +529,7 @@ class _Generator:
             args = {"pattern": f"def {rng.choice(_IDENTS)}\\b", "path": rng.choice(_DIRS)}
         else:
             args = {"path": _rand_path(rng), "oldText": self.text(20, 120)}
-            args["newText"] = self.text(20, 160)
+            args["newText"] = self.text(*self.NEW_TEXT)
         return orjson.dumps(args).decode()
 
     def split(self, s: str, n: int) -> list[str]:
@@ -540,6 +540,42 @@ class _Generator:
         cuts = sorted(self.rng.sample(range(1, len(s)), n - 1))
         return [s[a:b] for a, b in zip([0, *cuts], [*cuts, len(s)], strict=True)]
 
+    # -- workload knobs (the chunk-heavy defaults; _SmallEventGenerator overrides them) ---------
+
+    TEXT_IN_TOOL_STEP = 0.5  # share of tool-calling steps whose answer also has a text block
+    TOOL_CHOICES: tuple[str, ...] = ("bash", "bash", "read_file", "grep", "edit_file")
+    NEW_TEXT = (20, 160)  # size range of an edit_file call's new text
+
+    def chunk_budget(self) -> int:
+        return self.rng.randint(20, 120)
+
+    def call_delta_count(self) -> int:
+        return self.rng.randint(3, 10)
+
+    def steps_in_turn(self, torn: bool) -> int:
+        return self.rng.randint(1, 6) if not torn else self.rng.randint(2, 4)
+
+    def user_text(self) -> str:
+        return self.text(100, 800)
+
+    def request_header_due(self, turn: int) -> bool:
+        return True
+
+    def tool_output(self, text: str) -> str:
+        return text
+
+    def reasoning(self) -> bool:
+        return self.rng.random() < 0.6
+
+    def calls_in_step(self) -> int:
+        return self.rng.randint(1, 3)
+
+    def before_step_end(self, turn: int, step: int) -> None:
+        """Log-only events closing a step (none in the chunk-heavy workload)."""
+
+    def around_call(self, turn: int, step: int, call: Event, before: bool) -> None:
+        """Log-only events around a tool call (none in the chunk-heavy workload)."""
+
     # -- structure -------------------------------------------------------------------------------
 
     def assistant(self, turn: int, step: int, tool_step: bool, ncalls: int) -> list[Event]:
@@ -547,15 +583,15 @@ class _Generator:
         rng = self.rng
         # blocks: (blockType, pieces, extra)
         kinds: list[str] = []
-        if rng.random() < 0.6:
+        if self.reasoning():
             kinds.append("reasoning")
-        if not tool_step or rng.random() < 0.5:
+        if not tool_step or rng.random() < self.TEXT_IN_TOOL_STEP:
             kinds.append("text")
         kinds.extend(["tool-call"] * ncalls)
-        total = rng.randint(20, 120)
+        total = self.chunk_budget()
         budget = max(len(kinds), total - 2 * len(kinds) - 2)
         n_calls = kinds.count("tool-call")
-        call_deltas = [rng.randint(3, 10) for _ in range(n_calls)]
+        call_deltas = [self.call_delta_count() for _ in range(n_calls)]
         left = max(budget - sum(call_deltas), 0)
         n_text = len(kinds) - n_calls
         text_deltas = []
@@ -577,7 +613,7 @@ class _Generator:
                 )
             )
             if kind == "tool-call":
-                name = rng.choice(("bash", "bash", "read_file", "grep", "edit_file"))
+                name = rng.choice(self.TOOL_CHOICES)
                 call_id = f"call_{self.next_id():07x}"
                 arguments = self.tool_arguments(name)
                 pieces = self.split(arguments, call_deltas[ci])
@@ -656,6 +692,7 @@ class _Generator:
         rng = self.rng
         for i, call in enumerate(calls):
             call_id, name = call["id"], call["name"]
+            self.around_call(turn, step, call, before=True)
             call_seq = self.emit(
                 "tool/call",
                 {
@@ -668,6 +705,7 @@ class _Generator:
             )
             pool = self.outputs["read_file" if name in ("read_file", "edit_file") else name]
             text, is_error = pool[int(rng.random() * len(pool))]
+            text = self.tool_output(text)
             if name == "edit_file" and not is_error:
                 text = f"Edited {orjson.loads(call['arguments'])['path']}: 1 replacement."
             message = {
@@ -700,6 +738,7 @@ class _Generator:
                 self.out.write(partial)
                 self.stats.bytes += len(partial)
                 raise _Torn
+            self.around_call(turn, step, call, before=False)
             self.emit("tool/result", data, dt=(40, 3_000), src=[call_seq], op="append")
             self.stats.tool_calls += 1
 
@@ -709,7 +748,7 @@ class _Generator:
         turn = self.turn
         self.turn_first_node = len(self.nodes)
         self.emit("turn/start", {"turn": turn}, dt=(2_000, 60_000))
-        nsteps = rng.randint(1, 6) if not torn else rng.randint(2, 4)
+        nsteps = self.steps_in_turn(torn)
         for step in range(1, nsteps + 1):
             self.emit("step/start", {"turn": turn, "step": step})
             if step == 1:
@@ -717,9 +756,10 @@ class _Generator:
                     "id": f"m-u{self.next_id()}",
                     "role": "user",
                     "source": {"kind": "user"},
-                    "content": [{"type": "text", "text": self.text(100, 800)}],
+                    "content": [{"type": "text", "text": self.user_text()}],
                 }
                 self.emit("user/message", user, op="append")
+            if step == 1 and self.request_header_due(turn):
                 header = {
                     "config": {"provider": PROVIDER, "model": MODEL, "maxTokens": 8192},
                     "system": _SYSTEM_PROMPT,
@@ -729,17 +769,19 @@ class _Generator:
                     "request/header",
                     {"header": header, "reason": "initial" if turn == 1 else "change"},
                 )
+            if step == 1:
                 self.emit(
                     "request/context",
                     {"provider": PROVIDER, "model": MODEL, "contextWindow": 131_072},
                 )
             tool_step = step < nsteps
-            ncalls = (rng.randint(2, 3) if torn else rng.randint(1, 3)) if tool_step else 0
+            ncalls = (rng.randint(2, 3) if torn else self.calls_in_step()) if tool_step else 0
             calls = self.assistant(turn, step, tool_step, ncalls)
             if torn and calls:
                 self.torn_at = 0  # >= 2 calls: one started (dangling), the rest never started
                 self.tool_round(turn, step, calls)  # raises _Torn
             self.tool_round(turn, step, calls)
+            self.before_step_end(turn, step)
             self.emit("step/end", {"turn": turn, "step": step})
         self.emit("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
         self.stats.turns += 1
@@ -805,6 +847,69 @@ class _Generator:
         self.flush()
 
 
+class _SmallEventGenerator(_Generator):
+    """The small-event workload (issue 14): what a chatty agent writes.
+
+    Many short steps with few chunks each, short user messages, the request header only on the
+    first turn, tool calls wrapped in ``hook/invoked`` / ``hook/result`` log-only events (and an
+    ``approval/asked`` / ``approval/decided`` pair before some shell calls), and mostly short
+    tool outputs with a long tail. Median line ~100 B, p90 ~1.2 KB (``genlog.py stats``).
+    """
+
+    # shares of the step shape: chunk budget per assistant message and tool-call deltas
+    CHUNKS = (1, 2)
+    CALL_DELTAS = (1, 1)
+    TEXT_IN_TOOL_STEP = 0.2
+    TOOL_CHOICES = ("bash", "bash", "read_file", "grep", "edit_file", "edit_file", "edit_file")
+    NEW_TEXT = (500, 2200)
+
+    def chunk_budget(self) -> int:
+        return self.rng.randint(*self.CHUNKS)
+
+    def call_delta_count(self) -> int:
+        return self.rng.randint(*self.CALL_DELTAS)
+
+    def steps_in_turn(self, torn: bool) -> int:
+        return self.rng.randint(2, 4) if torn else self.rng.randint(2, 12)
+
+    def user_text(self) -> str:
+        return self.text(20, 300)
+
+    def request_header_due(self, turn: int) -> bool:
+        return turn == 1
+
+    def tool_output(self, text: str) -> str:
+        # log-normal around 2.4 KB, capped by the pooled output (<= 8 KiB)
+        n = max(16, int(math.exp(self.rng.gauss(math.log(2400), 0.8))))
+        if n > len(text) + 1:  # pad with corpus text (the pooled outputs are 200 B .. 8 KiB)
+            text += "\n" + self.text(n - len(text) - 1, n - len(text) - 1)
+        return text[:n]
+
+    def reasoning(self) -> bool:
+        return self.rng.random() < 0.15
+
+    def calls_in_step(self) -> int:
+        return 1 if self.rng.random() < 0.85 else 2
+
+    def before_step_end(self, turn: int, step: int) -> None:
+        self.emit("hook/invoked", {"hook": "stop", "turn": turn}, (1, 4))
+        self.emit("hook/result", {"hook": "stop", "turn": turn}, (1, 30))
+
+    def around_call(self, turn: int, step: int, call: Event, before: bool) -> None:
+        rng = self.rng
+        call_id, name = call["id"], call["name"]
+        if before and rng.random() < 0.8:
+            self.emit("approval/asked", {"callId": call_id, "tool": name}, (1, 4))
+            decision = "allow" if rng.random() < 0.9 else "allow-always"
+            self.emit("approval/decided", {"callId": call_id, "decision": decision}, (300, 9_000))
+        hook = "pre" if before else "post"
+        self.emit("hook/invoked", {"hook": hook, "callId": call_id}, (1, 4))
+        self.emit("hook/result", {"hook": hook, "callId": call_id}, (1, 30))
+
+
+WORKLOADS: dict[str, type[_Generator]] = {"chunk": _Generator, "small": _SmallEventGenerator}
+
+
 def generate(
     path: str | os.PathLike[str],
     target_bytes: int,
@@ -812,15 +917,17 @@ def generate(
     seed: int = 1,
     torn: bool = False,
     packed: bool = False,
+    workload: str = "chunk",
 ) -> GenStats:
     """Write a valid v0 log of about ``target_bytes`` (at least that much) to ``path``.
 
     The log is balanced (every turn ends ``completed``) unless ``torn``: then it goes on into
     one more turn that stops after a ``tool/call`` and ends with a partial line (no newline).
-    ``packed`` packs runs of >= 3 eligible deltas into chunk rows (spec §9.3).
+    ``packed`` packs runs of >= 3 eligible deltas into chunk rows (spec §9.3). ``workload`` is
+    ``chunk`` (chunk-heavy: long streamed answers, the default) or ``small`` (small events).
     """
     with open(path, "wb", buffering=1 << 20) as out:
-        gen = _Generator(out, seed, packed)
+        gen = WORKLOADS[workload](out, seed, packed)
         gen.run(target_bytes, torn)
     gen.stats.path = os.fspath(path)
     return gen.stats
@@ -1194,6 +1301,18 @@ class _Checker:
         self.pending.discard(cid)
         self.r.tool_calls += 1
 
+    def around_call(self, ev: Event, data: Any) -> None:
+        """Log-only events of the small-event workload: inside a step, about an advertised call."""
+        if self.turn is None or self.step is None:
+            self.fail(ev, "outside an open step")
+        if data.get("hook") == "stop":
+            if data.get("turn") != self.turn:
+                self.fail(ev, "stop hook names another turn")
+        elif data.get("callId") not in self.advertised:
+            self.fail(ev, f"about a call that was not advertised: {data.get('callId')}")
+
+    on_hook_invoked = on_hook_result = on_approval_asked = on_approval_decided = around_call
+
     def on_compaction_start(self, ev: Event, data: Any) -> None:
         if self.turn is not None:
             self.fail(ev, "compaction inside a turn")
@@ -1295,6 +1414,28 @@ def logical_events(path: str | os.PathLike[str]) -> Iterator[Event]:
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
+def line_stats(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Line-size distribution of a raw log (bytes without the newline) and lines per type."""
+    sizes: list[int] = []
+    types: dict[str, int] = {}
+    for line in _iter_raw_lines(path):
+        sizes.append(len(line.rstrip(b"\n")))
+        t = _line_type(line) or "?"
+        types[t] = types.get(t, 0) + 1
+    sizes.sort()
+    n = len(sizes)
+    pct = {f"p{q}": sizes[min(n - 1, n * q // 100)] for q in (10, 50, 90, 99)} if n else {}
+    total = sum(sizes) + n
+    return {
+        "lines": n,
+        "bytes": total,
+        "mean": round(total / n, 1) if n else None,
+        **pct,
+        "lines_per_mib": round(n / (total / 2**20)) if total else None,
+        "types": dict(sorted(types.items(), key=lambda kv: -kv[1])),
+    }
+
+
 def parse_size(text: str) -> int:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)(?:i?B)?\s*", text, re.IGNORECASE)
     if not m:
@@ -1305,6 +1446,26 @@ def parse_size(text: str) -> int:
 def selftest(size: int = 3 << 20, seeds: tuple[int, ...] = (1, 2, 3, 7, 42)) -> None:
     """Generate small logs in a temporary directory and check every promise."""
     with tempfile.TemporaryDirectory(prefix="genlog-selftest-") as tmp:
+        for seed in seeds[:2]:
+            small = os.path.join(tmp, f"small-s{seed}.jsonl")
+            st = generate(small, size, seed=seed, workload="small")
+            rep = verify(small)
+            assert rep.events == st.events and rep.compactions >= 1, (rep, st)
+            again = os.path.join(tmp, f"small-s{seed}.again.jsonl")
+            generate(again, size, seed=seed, workload="small")
+            with open(small, "rb") as a, open(again, "rb") as b:
+                assert a.read() == b.read(), "small-event generator is not deterministic"
+            dist = line_stats(small)
+            assert 80 <= dist["p50"] <= 150 and 700 <= dist["p90"] <= 2000, dist
+            frames = compress(small, small + ".zstd")
+            assert verify(small + ".zstd").events == rep.events
+            torn_path = os.path.join(tmp, f"small-s{seed}.torn.jsonl")
+            assert generate(torn_path, size, seed=seed, torn=True, workload="small").torn
+            verify(torn_path, torn=True)
+            print(
+                f"small seed {seed}: ok — {rep.events} events, p50 {dist['p50']} B, "
+                f"p90 {dist['p90']} B, {frames} frames"
+            )
         for seed in seeds:
             raw = os.path.join(tmp, f"s{seed}.jsonl")
             st = generate(raw, size, seed=seed)
@@ -1373,19 +1534,29 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--torn", action="store_true")
     g.add_argument("--packed", action="store_true")
+    g.add_argument("--workload", choices=sorted(WORKLOADS), default="chunk")
     c = sub.add_parser("compress", help="write the zstd twin of a raw log")
     c.add_argument("src")
     c.add_argument("dst")
     v = sub.add_parser("verify", help="check a generated log")
     v.add_argument("path")
     v.add_argument("--torn", action="store_true")
+    stats_cmd = sub.add_parser("stats", help="line-size distribution of a raw log")
+    stats_cmd.add_argument("path")
     sub.add_parser("selftest", help="generate small logs and verify them")
     args = ap.parse_args(argv)
     import time
 
     t = time.perf_counter()
     if args.cmd == "gen":
-        st = generate(args.out, parse_size(args.size), seed=args.seed, torn=args.torn, packed=args.packed)
+        st = generate(
+            args.out,
+            parse_size(args.size),
+            seed=args.seed,
+            torn=args.torn,
+            packed=args.packed,
+            workload=args.workload,
+        )
         dt = time.perf_counter() - t
         print(f"{st}\n{dt:.2f} s, {st.bytes / dt / 2**20:.1f} MiB/s")
     elif args.cmd == "compress":
@@ -1399,6 +1570,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"INVALID: {exc}", file=sys.stderr)
             return 1
         print(f"valid: {rep} ({time.perf_counter() - t:.2f} s)")
+    elif args.cmd == "stats":
+        print(orjson.dumps(line_stats(args.path), option=orjson.OPT_INDENT_2).decode())
     else:
         selftest()
     return 0

@@ -40,7 +40,7 @@ import zstandard
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DEFAULT_OUT = HERE / "out" / "results.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIB = 1 << 20
 RSS_LIMIT_BYTES = 150_000_000  # "under 150 MB RSS" (DESIGN §8): decimal megabytes
 
@@ -185,8 +185,9 @@ def _write_sidecar(path: Path, meta: dict[str, Any]) -> None:
     _sidecar(path).write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
 
 
-def ensure_raw(out_dir: Path, target: int, seed: int, torn: bool) -> GenFile:
-    name = f"v0-{size_label(target)}-s{seed}{'-torn' if torn else ''}.jsonl"
+def ensure_raw(out_dir: Path, target: int, seed: int, torn: bool, workload: str = "chunk") -> GenFile:
+    prefix = "v0" if workload == "chunk" else f"v0-{workload}"
+    name = f"{prefix}-{size_label(target)}-s{seed}{'-torn' if torn else ''}.jsonl"
     path = out_dir / name
     want = {
         "generator_version": genlog.GENERATOR_VERSION,
@@ -194,18 +195,21 @@ def ensure_raw(out_dir: Path, target: int, seed: int, torn: bool) -> GenFile:
         "seed": seed,
         "torn": torn,
         "packed": False,
+        "workload": workload,
     }
     meta = _read_sidecar(path)
     kind = "torn" if torn else "raw"
     if meta is not None and all(meta.get(k) == v for k, v in want.items()):
         size = int(meta["bytes"])
         return GenFile(kind, path, size, size, None, reused=True, created=False)
-    print(f"generating {name} ({size_label(target)}, seed {seed}) …", flush=True)
+    print(f"generating {name} ({workload}, {size_label(target)}, seed {seed}) …", flush=True)
     start = time.perf_counter()
-    stats = genlog.generate(path, target, seed=seed, torn=torn)
+    stats = genlog.generate(path, target, seed=seed, torn=torn, workload=workload)
     seconds = time.perf_counter() - start
+    dist = {k: v for k, v in genlog.line_stats(path).items() if k != "types"}
     meta = {
         **want,
+        "line_stats": dist,
         "bytes": stats.bytes,
         "events": stats.events,
         "turns": stats.turns,
@@ -479,6 +483,38 @@ def build_runs(
     return runs
 
 
+def run_phases(ctx: Context, gf: GenFile, repeat: int) -> dict[str, Any]:
+    """bench/phases.py on one file, in its own process (see its docstring for the phases)."""
+    argv = [sys.executable, str(HERE / "phases.py"), str(gf.path), "--repeat", str(repeat)]
+    try:
+        proc = subprocess.run(
+            argv, capture_output=True, cwd=ROOT, timeout=ctx.timeout * 4, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        ctx.notes.append(f"phases of {gf.path.name} failed: {exc}")
+        return {}
+    if proc.returncode != 0:
+        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
+        ctx.notes.append(f"phases of {gf.path.name} failed: {tail[0]}")
+        return {}
+    value = orjson.loads(proc.stdout)
+    return value if isinstance(value, dict) else {}
+
+
+def format_phases(ph: dict[str, Any]) -> str:
+    if not ph:
+        return "(failed)"
+    sec, us = ph["seconds"], ph["us_per_line"]
+    text = (
+        f"start-up {sec['startup']:.3f} s | read {sec['read']:.2f} decode {sec['decode']:.2f} "
+        f"scan {sec['scan']:.2f} s | µs/line split {us['split']:.2f} parse {us['parse']:.2f} "
+        f"handlers {us['handlers']:.2f}"
+    )
+    if "frames" in ph:
+        text += f" | {ph['frames']} frames, {ph['plain_bytes_per_frame']} B each"
+    return text
+
+
 def explain_findings(ctx: Context, run: Run, label: str) -> None:
     """validate exit 1 on a generated (valid) log: shout, and show what it found."""
     banner = (
@@ -528,7 +564,13 @@ class Check:
         }
 
 
-def compute_checks(runs: list[Run]) -> list[Check]:
+# issue 14: validate/inspect through the CLI against the bare loop, per workload
+ISSUE14_TARGETS = {"chunk": 0.75, "small": 0.6}
+
+
+def compute_checks(
+    runs: list[Run], workload: str = "chunk", phases: dict[str, dict[str, Any]] | None = None
+) -> list[Check]:
     def secs(name: str, kind: str) -> float | None:
         for r in runs:
             if r.name == name and r.file_kind == kind and r.status in ("ok", "findings"):
@@ -553,6 +595,31 @@ def compute_checks(runs: list[Run]) -> list[Check]:
     bare = ("bare-loop", "raw")
     for cmd in ("validate", "inspect"):
         ratio(f"{cmd}/bare-loop throughput", bare, (cmd, "raw"), ">= 0.5", lambda v: v >= 0.5)
+    goal = ISSUE14_TARGETS.get(workload)
+    for cmd in ("validate", "inspect") if goal is not None else ():
+        ratio(
+            f"{cmd}/bare-loop throughput, {workload} workload (issue 14)",
+            bare,
+            (cmd, "raw"),
+            f">= {goal}",
+            lambda v, g=goal: v >= g,
+        )
+    for kind, ph in (phases or {}).items():
+        # in process: the scan alone (no start-up, no rendering) against the bare loop
+        b = secs("bare-loop", kind)
+        scan = ph.get("seconds", {}).get("scan")
+        name = f"in-process scan/bare-loop throughput ({kind})"
+        if b is None or not scan:
+            checks.append(Check(name, None, "report", None, missing(("bare-loop", kind))))
+        else:
+            checks.append(Check(name, b / scan, "report", None, "bench/phases.py scan vs the bare loop"))
+    ratio(
+        "bare-loop zstd time / raw time",
+        ("bare-loop", "zstd"),
+        bare,
+        "report",
+        lambda v: True,
+    )
     for cmd in ("validate", "inspect"):
         ratio(
             f"{cmd} vs jq speed (jq time / {cmd} time)",
@@ -593,11 +660,19 @@ def compute_checks(runs: list[Run]) -> list[Check]:
 
 
 def rss_growth(per_size: dict[str, list[Run]]) -> list[dict[str, Any]]:
-    """Informational: peak RSS of each sesstool run at the largest size vs the smallest."""
-    if len(per_size) < 2:
-        return []
-    labels = list(per_size)
-    small, large = labels[0], labels[-1]
+    """Informational: peak RSS of each sesstool run at the largest size vs the smallest, per
+    workload (labels are ``"<workload> <size>"`` in increasing size)."""
+    out: list[dict[str, Any]] = []
+    groups: dict[str, list[str]] = {}
+    for label in per_size:
+        groups.setdefault(label.split(" ")[0], []).append(label)
+    for labels in groups.values():
+        if len(labels) >= 2:
+            out += _rss_growth(per_size, labels[0], labels[-1])
+    return out
+
+
+def _rss_growth(per_size: dict[str, list[Run]], small: str, large: str) -> list[dict[str, Any]]:
     out = []
     for r_large in per_size[large]:
         if r_large.sesstool_command is None or r_large.status not in ("ok", "findings"):
@@ -708,7 +783,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="command that runs sesstool (default: the running Python with -m sesstool)",
     )
     ap.add_argument("--verify", action="store_true", help="check every generated log with genlog.verify")
+    ap.add_argument(
+        "--workloads",
+        default="chunk,small",
+        help="comma-separated generator workloads: chunk (chunk-heavy), small (small events)",
+    )
+    ap.add_argument("--no-phases", action="store_true", help="skip the per-phase breakdown")
     args = ap.parse_args(argv)
+    args.workload_list = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    unknown = sorted(set(args.workload_list) - set(genlog.WORKLOADS))
+    if unknown or not args.workload_list:
+        ap.error(f"unknown workload(s) {unknown}; choose from {sorted(genlog.WORKLOADS)}")
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
     try:
@@ -790,6 +875,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_facts(),
         "settings": {
             "sizes": [size_label(s) for s in args.size_bytes],
+            "workloads": args.workload_list,
             "seed": args.seed,
             "repeat": args.repeat,
             "timeout_s": args.timeout,
@@ -801,28 +887,39 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": {},
     }
     per_size: dict[str, list[Run]] = {}
+    line_stats: dict[str, Any] = {}
     all_checks: list[tuple[str, Check]] = []
     smallest = args.size_bytes[0]
 
-    for target in args.size_bytes:
-        label = size_label(target)
+    for workload, target in [(w, t) for w in args.workload_list for t in args.size_bytes]:
+        label = f"{workload} {size_label(target)}"
         print(f"\n== {label} ==", flush=True)
         created: list[GenFile] = []
         files: dict[str, GenFile] = {}
         runs: list[Run] = []
-        work = Path(tempfile.mkdtemp(prefix=f"work-{label}-", dir=out_dir))
+        phases: dict[str, dict[str, Any]] = {}
+        work = Path(tempfile.mkdtemp(prefix=f"work-{workload}-{size_label(target)}-", dir=out_dir))
         try:
-            raw = ensure_raw(out_dir, target, args.seed, torn=False)
+            raw = ensure_raw(out_dir, target, args.seed, torn=False, workload=workload)
             created.append(raw)
             zst = ensure_zstd(raw)
             created.append(zst)
-            torn = ensure_raw(out_dir, target, args.seed, torn=True)
+            torn = ensure_raw(out_dir, target, args.seed, torn=True, workload=workload)
             created.append(torn)
             files.update(raw=raw, zstd=zst, torn=torn)
+            line_stats[label] = (_read_sidecar(raw.path) or {}).get("line_stats")
+            if line_stats[label]:
+                d = line_stats[label]
+                print(
+                    f"  lines {d['lines']}, p50 {d['p50']} B, p90 {d['p90']} B, p99 {d['p99']} B, "
+                    f"{d['lines_per_mib']} lines/MiB",
+                    flush=True,
+                )
             for gf in files.values():
                 report["generation"].append(
                     {
-                        "size": label,
+                        "size": size_label(target),
+                        "workload": workload,
                         "kind": gf.kind,
                         "file": gf.path.name,
                         "bytes": gf.bytes,
@@ -848,7 +945,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.sesstool_argv,
                 migrate=target == smallest,
                 have_jq=have_jq,
-                node=node if target == smallest else None,
+                node=node if target == smallest and workload == args.workload_list[0] else None,
             )
             for run in runs:
                 if run.status == "skipped":
@@ -864,6 +961,15 @@ def main(argv: list[str] | None = None) -> int:
                     + (f"  (wrote {run.output_bytes} bytes)" if run.output_bytes is not None else ""),
                     flush=True,
                 )
+            if not args.no_phases:
+                for gf in (raw, zst):
+                    phases[gf.kind] = run_phases(ctx, gf, args.repeat)
+                    if gf.kind == "zstd":
+                        meta = _read_sidecar(gf.path) or {}
+                        if meta.get("frames"):
+                            phases[gf.kind]["frames"] = meta["frames"]
+                            phases[gf.kind]["plain_bytes_per_frame"] = round(gf.plain_bytes / meta["frames"])
+                    print(f"  phases {gf.kind:<5} {format_phases(phases[gf.kind])}", flush=True)
         except genlog.VerifyError as exc:
             msg = f"generated {label} log failed genlog.verify: {exc}"
             print(f"GENERATOR BUG: {msg}", flush=True)
@@ -875,9 +981,13 @@ def main(argv: list[str] | None = None) -> int:
             if not args.keep:
                 remove_generated(created)
         per_size[label] = runs
-        checks = compute_checks(runs)
+        checks = compute_checks(runs, workload, phases)
         all_checks += [(label, c) for c in checks]
         report["sizes"][label] = {
+            "workload": workload,
+            "size": size_label(target),
+            "line_stats": line_stats.get(label),
+            "phases": phases,
             "files": {
                 k: {
                     "name": gf.path.name,
@@ -926,10 +1036,18 @@ def main(argv: list[str] | None = None) -> int:
         [[label, c.name, _fmt(c.value, ".3f"), c.target, c.result, c.note[:60]] for label, c in all_checks],
         {2},
     )
+    phase_rows = [
+        [label, kind, format_phases(ph)]
+        for label, entry in report["sizes"].items()
+        for kind, ph in entry.get("phases", {}).items()
+    ]
+    if phase_rows:
+        print("\nPhases in process (bench/phases.py; each includes the ones before it)")
+        print_table(["size", "file", "breakdown"], phase_rows, set())
     if report["rss_growth"]:
         print("\nPeak RSS growth, largest vs smallest size (flat memory ⇒ ~1.0)")
         for g in report["rss_growth"]:
-            print(f"  {g['run']:<28} ×{g['rss_ratio']:.2f}")
+            print(f"  {g['sizes'][0].split(' ')[0]:<6} {g['run']:<28} ×{g['rss_ratio']:.2f}")
     print(
         f"\nsummary: {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['N/A']} N/A, "
         f"{counts['INFO']} INFO (reported, no target)"

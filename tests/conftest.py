@@ -85,3 +85,19 @@ def sesstool(monkeypatch: pytest.MonkeyPatch) -> Sesstool:
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "100")
     return run_sesstool
+
+
+def plaintext_of(path: Path) -> bytes:
+    """A log's plaintext: the file itself, or every zstd frame of it decoded in turn (libzstd
+    stops a decompressobj at a frame's end and leaves the next frame unused)."""
+    import zstandard
+
+    data = path.read_bytes()
+    if not data.startswith(b"\x28\xb5\x2f\xfd"):
+        return data
+    out = bytearray()
+    while data:
+        obj = zstandard.ZstdDecompressor().decompressobj()
+        out += obj.decompress(data)
+        data = obj.unused_data
+    return bytes(out)

@@ -146,6 +146,84 @@ def test_the_engine_opens_no_file() -> None:
                 assert node.func.id != "open", f"{path.relative_to(PKG)} calls open()"
 
 
+# What asks the file system (or the object store) what a path is: only the store may (DESIGN §2;
+# ``store.paths.classify_path`` is the one classifier the engine and the fleet ask).
+FS_CALLS = {
+    "stat", "lstat", "fstat", "exists", "lexists", "is_dir", "is_file", "is_symlink", "is_fifo",
+    "isdir", "isfile", "islink", "iterdir", "glob", "iglob", "rglob", "walk", "scandir", "listdir",
+    "resolve", "realpath", "samefile", "getsize", "getmtime", "access",
+}  # fmt: skip
+FS_MODULES = {"glob", "shutil", "fnmatch", "stat"}
+OS_ERRORS = {"OSError", "IOError", "FileNotFoundError", "PermissionError", "NotADirectoryError"}
+
+
+def _file_system_uses(path: Path) -> list[str]:
+    found: list[str] = []
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            # a method or module function (``os.stat``, ``path.exists()``); a bare name is the
+            # store's own function imported by name (``from os import`` is caught below)
+            name = func.attr if isinstance(func, ast.Attribute) else None
+            if name in FS_CALLS:
+                found.append(f"{path.relative_to(PKG)}:{node.lineno} calls {name}()")
+        elif isinstance(node, ast.ExceptHandler) and _names_oserror(node.type):
+            found.append(f"{path.relative_to(PKG)}:{node.lineno} catches an OSError itself")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "os.path"):
+            found.append(f"{path.relative_to(PKG)}:{node.lineno} imports from {node.module}")
+    found.extend(
+        f"{path.relative_to(PKG)} imports {name}"
+        for name in _imports(path)
+        if name.split(".")[0] in FS_MODULES
+    )
+    return found
+
+
+def _names_oserror(node: ast.expr | None) -> bool:
+    if isinstance(node, ast.Tuple):
+        return any(_names_oserror(e) for e in node.elts)
+    return isinstance(node, ast.Name) and node.id in (
+        "OSError",
+        "FileNotFoundError",
+        "IOError",
+        "PermissionError",
+    )
+
+
+@pytest.mark.parametrize("ring", ["engine", "fleet"])
+def test_only_the_store_asks_the_file_system(ring: str) -> None:
+    """The engine and the fleet never stat, walk, glob or test a path themselves, nor catch the
+    OSError of doing so: they ask ``store.paths`` (one classifier) and the store's readers."""
+    found = [use for path in _modules(ring) for use in _file_system_uses(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_file_system_check_catches_each_kind_of_use(tmp_path: Path) -> None:
+    """The check above must see every form it forbids (a check that cannot fail is a defect)."""
+    sample = PKG / "engine" / "_sample_for_test.py"
+    cases = {
+        "os.stat(p)": "stat",
+        "Path(p).exists()": "exists",
+        "os.walk(p)": "walk",
+        "Path(p).iterdir()": "iterdir",
+        "Path(p).rglob('*')": "rglob",
+        "os.path.isdir(p)": "isdir",
+        "import glob": "glob",
+        "from os.path import isdir": "os.path",
+        "try:\n    pass\nexcept OSError:\n    pass": "OSError",
+    }
+    try:
+        for code, word in cases.items():
+            sample.write_text(code + "\n")
+            uses = _file_system_uses(sample)
+            assert uses and word in uses[0], (code, uses)
+        sample.write_text("os.cpu_count()\nPath(p).name\n")
+        assert _file_system_uses(sample) == []
+    finally:
+        sample.unlink(missing_ok=True)
+
+
 def _dialect_names() -> set[str]:
     from sesstool.dialects import registry
 

@@ -50,7 +50,7 @@ def test_nesting_at_and_past_the_limit(sesstool: Sesstool, tmp_path: Path) -> No
     depth = 6  # object, data, todos, and three more arrays
     assert "depth-limit" not in rules(validate(sesstool, "--max-depth", str(depth), str(log)))
     past = validate(sesstool, "--max-depth", str(depth - 1), str(log))
-    assert "depth-limit" in rules(past) and past["verdict"] == "corrupt"
+    assert "depth-limit" in rules(past) and past["verdict"]["verdict"] == "corrupt"
 
 
 def test_decompressed_bytes_at_and_past_the_limit(sesstool: Sesstool, tmp_path: Path) -> None:
@@ -60,9 +60,9 @@ def test_decompressed_bytes_at_and_past_the_limit(sesstool: Sesstool, tmp_path: 
     log = tmp_path / "s.jsonl.zstd"
     log.write_bytes(cctx.compress(plain[:first]) + cctx.compress(plain[first:]))
     at = validate(sesstool, "--max-decompressed", str(len(plain)), str(log))
-    assert at["verdict"] == "clean"
+    assert at["verdict"]["verdict"] == "clean"
     past = validate(sesstool, "--max-decompressed", str(len(plain) - 1), str(log))
-    assert "zstd-budget-exceeded" in rules(past) and past["verdict"] == "corrupt"
+    assert "zstd-budget-exceeded" in rules(past) and past["verdict"]["verdict"] == "corrupt"
 
 
 def test_findings_kept_at_and_past_the_limit(sesstool: Sesstool, tmp_path: Path) -> None:

@@ -43,6 +43,32 @@ def test_readme_transcripts_are_current(sesstool: Sesstool) -> None:
         (ROOT / "README.md").write_text(text)
 
 
+_ROW = re.compile(r"^\| `sesstool ([a-z]+) ([^`]*)` \|", re.M)
+
+
+def _synopses() -> list[tuple[str, str]]:
+    rows = _ROW.findall((ROOT / "README.md").read_text())
+    return [(command, synopsis.replace("\\|", "|")) for command, synopsis in rows if command != "fleet"]
+
+
+def test_the_commands_table_agrees_with_help(sesstool: Sesstool) -> None:
+    """Issue 15 item 2: every option the README's table shows is one the command takes, and the
+    formats it lists are exactly the command's ``--format`` choices; each takes ``--json``."""
+    synopses = _synopses()
+    assert {c for c, _ in synopses} >= {"inspect", "validate", "derive", "repair", "fork", "migrate"}
+    for command, synopsis in synopses:
+        help_text = sesstool(command, "--help").stdout
+        for option in re.findall(r"(?<![\w-])(-o|--[a-z][a-z-]*)", synopsis):
+            assert re.search(rf"(?<![\w-]){re.escape(option)}\b", help_text), (command, option)
+        shown = re.search(r"--format ([a-z|]+)", synopsis)
+        assert shown is not None, f"the README's {command} row shows no --format"
+        choices = re.search(r"--format \[([a-z|]+)\]", help_text)
+        assert choices is not None and set(choices.group(1).split("|")) == set(shown.group(1).split("|")), (
+            command
+        )
+        assert "--json" in help_text, command
+
+
 # -- every other command the README shows (issue 15 item 15) ----------------------------------
 
 TEXT_BLOCK = re.compile(r"```text\n(\$ sesstool .*?)```", re.S)

@@ -101,12 +101,12 @@ def test_validate_reports_toy_rules(sesstool: Sesstool, tmp_path: Path) -> None:
     assert [(f["rule"], f["severity"], f["message"]) for f in file["findings"]] == [
         ("turn-end-mismatch", "warning", "toy/end 7 but the open turn is 1")
     ]
-    assert file["verdict"] == "clean" and run.exit_code == 1
+    assert file["verdict"]["verdict"] == "clean" and run.exit_code == 1
     corrupt = tmp_path / "corrupt.jsonl"
     corrupt.write_bytes(HEADER + b'{"type":"toy/say","seq":0,"time":1000,"data":{"turn":1}}\n')
     doc = _json(sesstool("validate", "--format", "json", str(corrupt)))
     (file,) = doc["files"]
-    assert [f["rule"] for f in file["findings"]] == ["event-data"] and file["verdict"] == "corrupt"
+    assert [f["rule"] for f in file["findings"]] == ["event-data"] and file["verdict"]["verdict"] == "corrupt"
 
 
 @pytest.mark.usefixtures("toy")

@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    consoles,
+    examples,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
+from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
@@ -19,13 +28,13 @@ from sesstool.core.vocabulary import CURRENT_VERSION
         "sesstool derive --at 41 --format text session.jsonl",
     ),
 )
-@click.argument("path")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["json", "jsonl", "text", "markdown"]),
+@click.argument("path", type=LOG_PATH)
+@format_options(
+    "json",
+    "jsonl",
+    "text",
+    "markdown",
     default="json",
-    show_default=True,
     help="json: messages + request envelope; jsonl: one message per line; text: a readable "
     "transcript; markdown: the transcript as Markdown (tool calls and results in fenced blocks).",
 )
@@ -45,6 +54,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
 )
 @fixture_option
 @limit_options
+@talk_options
 @click.pass_context
 def derive_cmd(
     ctx: click.Context,
@@ -59,8 +69,9 @@ def derive_cmd(
 ) -> None:
     """Print the message list a resumed model would see (spec §5).
 
-    Exit 3 on a corrupt log, 4 on an unsupported one, 2 for an --at past the last committed
-    event (as fork); a torn or interrupted log derives its committed events.
+    Exit 3 on a corrupt log, 4 on an unsupported one or a file that is not a session log, 2 for
+    an --at past the last committed event (as fork); a torn or interrupted log derives its
+    committed events.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
     from sesstool.engine.derive import DeriveRequest, run_derive
@@ -69,7 +80,7 @@ def derive_cmd(
 
     request = DeriveRequest(path, at, limits_from(kwargs), fixture, as_version, redact)
     cons = consoles(ctx)
-    with scan_progress(cons, "deriving") as progress:
+    with scan_progress(cons) as progress:
         report = run_derive(request, progress)
     if fmt == "json":
         derive_view.render_json(report, sys.stdout.buffer)

@@ -15,7 +15,17 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from sesstool.cli.options import as_encoding, consoles, examples, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    as_encoding,
+    consoles,
+    examples,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
+from sesstool.cli.talk import talk_options
 from sesstool.core.errors import ExitStatus, UsageError
 from sesstool.core.rules import Severity
 from sesstool.core.vocabulary import CURRENT_VERSION
@@ -67,7 +77,7 @@ def _storage_option(value: str) -> tuple[str, object]:
 def fleet_options(func: F) -> F:
     """Options every fleet command shares: inputs, cluster, summary, resume."""
     decorators = [
-        click.argument("urls", nargs=-1, required=True),
+        click.argument("urls", nargs=-1, required=True, type=LOG_PATH),
         click.option(
             "--summary",
             required=True,
@@ -98,7 +108,9 @@ def fleet_options(func: F) -> F:
             help="Directory for local copies of "
             "remote sources (write commands only; default: the system temp).",
         ),
-        click.option("--json", "as_json", is_flag=True, help="Print the totals as one JSON document."),
+        format_options(
+            "text", "json", help="text: the totals for people; json: the totals as one JSON document."
+        ),
         limit_options,
     ]
     for decorate in reversed(decorators):
@@ -137,7 +149,7 @@ def _run(ctx: click.Context, command: str, kwargs: dict[str, Any], **settings: A
         None if summary == "-" else Path(summary), Path(parquet) if parquet else None,
         Path(resume) if resume else None,
     )  # fmt: skip
-    as_json = kwargs.pop("as_json")
+    as_json = kwargs.pop("fmt") == "json"
     cons = consoles(ctx)
 
     def emit(row: dict[str, Any]) -> None:
@@ -166,6 +178,7 @@ def _run(ctx: click.Context, command: str, kwargs: dict[str, Any], **settings: A
     ),
 )
 @fleet_options
+@talk_options
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info"]),
@@ -188,6 +201,7 @@ def fleet_validate(ctx: click.Context, /, fail_on: str, fixture: bool, **kwargs:
     ),
 )
 @fleet_options
+@talk_options
 @fixture_option
 @click.pass_context
 def fleet_inspect(ctx: click.Context, /, fixture: bool, **kwargs: Any) -> None:
@@ -203,6 +217,7 @@ def fleet_inspect(ctx: click.Context, /, fixture: bool, **kwargs: Any) -> None:
     ),
 )
 @fleet_options
+@talk_options
 @click.option("--to", type=click.IntRange(0, CURRENT_VERSION), default=None, help="Target format version.")
 @click.option("--repair", "repair_first", is_flag=True, help="Balance interrupted logs before migrating.")
 @click.option("--encoding", type=click.Choice(["raw", "zstd"]), default=None, help="Output encoding.")
@@ -223,6 +238,7 @@ def fleet_migrate(
     ),
 )
 @fleet_options
+@talk_options
 @click.option("--encoding", type=click.Choice(["raw", "zstd"]), default=None, help="Output encoding.")
 @click.pass_context
 def fleet_repair(ctx: click.Context, /, encoding: str | None, **kwargs: Any) -> None:

@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import as_encoding, consoles, examples, limit_options, limits_from, write_options
+from sesstool.cli.options import (
+    LOG_PATH,
+    as_encoding,
+    consoles,
+    examples,
+    limit_options,
+    limits_from,
+    write_options,
+)
+from sesstool.cli.talk import talk_options
 from sesstool.core.header import MAX_SAFE
 
 
@@ -19,7 +28,7 @@ from sesstool.core.header import MAX_SAFE
         "sesstool fork --dry-run --json session.jsonl",
     ),
 )
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @click.option(
     "--at",
     type=click.IntRange(0),
@@ -38,6 +47,7 @@ from sesstool.core.header import MAX_SAFE
     "the plan (boundary, header, marker, closers)",
 )
 @limit_options
+@talk_options
 @click.pass_context
 def fork_cmd(
     ctx: click.Context,
@@ -49,7 +59,7 @@ def fork_cmd(
     encoding: str | None,
     created_at: int | None,
     dry_run: bool,
-    as_json: bool,
+    fmt: str,
     **kwargs: Any,
 ) -> None:
     """Fork a child session from PATH: the events up to the boundary copied byte for byte, then
@@ -70,15 +80,15 @@ def fork_cmd(
         at=at,
         child_id=child_id,
         output=output,
-        encoding=as_encoding(encoding),
+        encoding=as_encoding(encoding, output),
         created_at=created_at,
         dry_run=dry_run,
         limits=limits_from(kwargs),
     )
     cons = consoles(ctx)
-    with scan_progress(cons, "reading") as progress:
+    with scan_progress(cons) as progress:
         report = run_fork(request, progress)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(fork_doc(report)) + b"\n")
     else:
         render_fork(report, cons.out)

@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    consoles,
+    examples,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
+from sesstool.cli.talk import talk_options
 from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
 
 
@@ -16,11 +25,11 @@ from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
     epilog=examples(
         "sesstool inspect session.jsonl.zstd",
         "sesstool inspect --timeline --last 20 session.jsonl",
-        "sesstool inspect ~/.codex                         # a root: one line per log",
+        "sesstool inspect crashed.jsonl ~/.codex           # a root: one row per session",
     ),
 )
-@click.argument("path")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...", type=LOG_PATH)
+@format_options("text", "json", help="text: the one-screen summary; json: the same as one JSON document.")
 @click.option("--timeline", is_flag=True, help="Add the turn → step → message timeline.")
 @click.option(
     "--max-timeline",
@@ -46,12 +55,13 @@ from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
 )
 @fixture_option
 @limit_options
+@talk_options
 @click.pass_context
 def inspect_cmd(
     ctx: click.Context,
     /,
-    path: str,
-    as_json: bool,
+    paths: tuple[str, ...],
+    fmt: str,
     timeline: bool,
     max_timeline: int,
     timeline_turn: int | None,
@@ -59,42 +69,46 @@ def inspect_cmd(
     fixture: bool,
     **kwargs: Any,
 ) -> None:
-    """Summarise one session log: verdict, open turn, tool calls, and what a repair would add.
+    """Summarise session logs: verdict, open turn, tool calls, and what a repair would add.
 
-    PATH is a .jsonl or .jsonl.zstd file (encoding sniffed), a session directory (its highest
-    generation), a root directory such as a Codex home (every log in it, one line each) or -
-    for standard input. Exit 0 whatever the verdict; 3 if unreadable.
+    Each PATH is a .jsonl, .jsonl.zst or .jsonl.zstd file (encoding sniffed), a session
+    directory (its highest generation), - for standard input, or a directory of sessions: a
+    root such as a Claude Code or Codex home, or any directory of logs, listed one row per
+    session (id, dialect, version, verdict, size, last time; newest first). Exit 0 whatever the
+    verdict; 3 if unreadable, 4 if not a session log. With several PATHs every one is shown
+    (--json: one document with a "reports" list) and the exit status is the highest of theirs.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
-    from sesstool.engine.inspect import InspectRequest, run_inspect
-    from sesstool.engine.roots import find_root, run_root
-    from sesstool.render.jsonout import write_inspect_json
+    from sesstool.core.errors import SesstoolError
+    from sesstool.engine.inspect import InspectReport, InspectRequest, run_inspect_path
+    from sesstool.engine.listing import ListReport
+    from sesstool.render.inspect_many import InspectWriter
     from sesstool.render.progress import scan_progress
 
     timeline = timeline or timeline_turn is not None or timeline_last is not None
-    request = InspectRequest(
-        path, limits_from(kwargs), timeline, fixture, max_timeline, timeline_turn, timeline_last
-    )
     cons = consoles(ctx)
-    root = find_root(path)
-    if root is not None:
-        with scan_progress(cons, "inspecting") as progress:
-            listing = run_root(path, root, request.limits, progress)
-        if as_json:
-            from sesstool.core.jsonline import dumps_pretty
-            from sesstool.render.jsonout import root_doc
+    limits = limits_from(kwargs)
 
-            sys.stdout.buffer.write(dumps_pretty(root_doc(listing)) + b"\n")
-        else:
-            from sesstool.render.inspect_view import render_root
+    def run(path: str) -> InspectReport | ListReport:
+        with scan_progress(cons) as progress:
+            request = InspectRequest(
+                path, limits, timeline, fixture, max_timeline, timeline_turn, timeline_last
+            )
+            return run_inspect_path(request, progress)
 
-            render_root(listing, cons.out)
+    writer = InspectWriter(cons, sys.stdout.buffer, fmt == "json", several=len(paths) > 1)
+    if len(paths) == 1:
+        writer.report(run(paths[0]))  # an error is the exit boundary's, as for any command
         return
-    with scan_progress(cons, "inspecting") as progress:
-        report = run_inspect(request, progress)
-    if as_json:
-        write_inspect_json(report, sys.stdout.buffer)
-    else:
-        from sesstool.render.inspect_view import render_inspect  # rich: human view only
-
-        render_inspect(report, cons.out)
+    worst = 0
+    for path in paths:
+        try:
+            outcome = run(path)
+        except SesstoolError as err:
+            writer.error(path, str(err), int(err.exit_status))
+            worst = max(worst, int(err.exit_status))
+            continue
+        writer.report(outcome)
+    writer.close()
+    if worst:
+        ctx.exit(worst)

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, examples, limit_options, limits_from
+from sesstool.cli.options import LOG_PATH, consoles, examples, format_options, limit_options, limits_from
+from sesstool.cli.talk import talk_options
 
 
 @click.command(
@@ -17,23 +18,30 @@ from sesstool.cli.options import consoles, examples, limit_options, limits_from
         "sesstool list --json ~/.claude",
     ),
 )
-@click.argument("root")
-@click.option("--json", "as_json", is_flag=True, help="Print the listing as one JSON document.")
+@click.argument("root", type=LOG_PATH)
+@format_options("text", "json", help="text: one line per log; json: one JSON document.")
 @limit_options
+@talk_options
 @click.pass_context
-def list_cmd(ctx: click.Context, /, root: str, as_json: bool, **kwargs: Any) -> None:
-    """List the session logs under ROOT: id, cwd, version, verdict, size, last time.
+def list_cmd(ctx: click.Context, /, root: str, fmt: str, **kwargs: Any) -> None:
+    """List the session logs under ROOT: id, dialect, version, verdict, size, last time, cwd.
 
-    ROOT is a directory in a dialect's root layout, e.g. a Claude Code home (``~/.claude``,
-    sessions in ``projects/<project>/<session-id>.jsonl``, subagent files included). Exit 0
-    whatever the verdicts; 3 if ROOT holds no session log.
+    ROOT is a directory in a dialect's root layout — a Claude Code home (``~/.claude``:
+    ``projects/<project>/<session-id>.jsonl``, subagent files included), a Codex home
+    (``~/.codex``: ``sessions/YYYY/MM/DD/rollout-*.jsonl[.zst]``), a dsh root — or any directory
+    of logs (every *.jsonl[.zst|.zstd] file below it, any case), or a session directory (each
+    generation). The same view as ``inspect ROOT``; newest first. Exit 0 whatever the verdicts;
+    3 if ROOT holds no session log.
     """
     from sesstool.core.jsonline import dumps_pretty
     from sesstool.engine.listing import ListRequest, run_list
     from sesstool.render.list_view import list_doc, render_list
+    from sesstool.render.progress import scan_progress
 
-    report = run_list(ListRequest(root, limits_from(kwargs)))
-    if as_json:
+    cons = consoles(ctx)
+    with scan_progress(cons) as progress:
+        report = run_list(ListRequest(root, limits_from(kwargs)), progress)
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(list_doc(report)) + b"\n")
     else:
-        render_list(report, consoles(ctx).out)
+        render_list(report, cons.out)

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from sesstool import __version__
+from sesstool.cli.talk import COLOR_HELP, NO_PROGRESS_HELP, QUIET_HELP
 from sesstool.core.errors import ExitStatus, SesstoolError, WriteRefusedError
 from sesstool.render.console import ColorMode, Consoles
 from sesstool.render.escape import safe_line
@@ -84,17 +85,19 @@ Exit status: 0 ok, 1 findings (validate), 2 usage, 3 unreadable or corrupt, 4 un
     type=click.Choice(["auto", "always", "never"]),
     default="auto",
     show_default=True,
-    help="Colour in human output (NO_COLOR/FORCE_COLOR respected).",
+    help=COLOR_HELP,
 )
+@click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
+@click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
 @click.pass_context
-def cli(ctx: click.Context, color: ColorMode) -> None:
+def cli(ctx: click.Context, color: ColorMode, quiet: bool, no_progress: bool) -> None:
     """Forensic toolkit for append-only coding-agent session logs: DeepSeek Harness (v0–v4, raw
     JSONL or zstd), the mini-agent layout, Codex CLI rollouts and Claude Code transcripts
     (detected from the first line; --dialect forces one).
 
     Read commands never modify a log; write commands publish a new file and never overwrite.
     """
-    ctx.obj = Consoles.create(color)
+    ctx.obj = Consoles.create(color, quiet, not no_progress)
 
 
 class Terminated(BaseException):

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import (
+    LOG_PATH,
     as_encoding,
     consoles,
     examples,
@@ -16,6 +17,7 @@ from sesstool.cli.options import (
     verbose_option,
     write_options,
 )
+from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
@@ -27,7 +29,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
         "sesstool migrate --repair crashed.jsonl",
     ),
 )
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @click.option(
     "--to",
     "to",
@@ -46,6 +48,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
     "the plan",
 )
 @limit_options
+@talk_options
 @verbose_option
 @click.pass_context
 def migrate_cmd(
@@ -57,7 +60,7 @@ def migrate_cmd(
     encoding: str | None,
     repair_first: bool,
     dry_run: bool,
-    as_json: bool,
+    fmt: str,
     **kwargs: Any,
 ) -> None:
     """Upgrade a session log through v0→v1→…→v4 into a new generation; the old one is kept.
@@ -72,12 +75,12 @@ def migrate_cmd(
 
     verbose = bool(kwargs.pop("verbose"))
     request = MigrateRequest(
-        path, to, output, as_encoding(encoding), dry_run, repair_first, limits_from(kwargs)
+        path, to, output, as_encoding(encoding, output), dry_run, repair_first, limits_from(kwargs)
     )
     cons = consoles(ctx)
-    with scan_progress(cons, "migrating") as progress:
+    with scan_progress(cons) as progress:
         report = run_migrate(request, progress)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(migrate_doc(report)) + b"\n")
     else:
         render_migrate(report, cons.out, verbose)

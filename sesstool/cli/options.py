@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
+from click.core import ParameterSource
+from click.shell_completion import CompletionItem
 
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.physical import Encoding
 from sesstool.dialects import registry
 from sesstool.render.console import Consoles
 from sesstool.store.lines import DEFAULT_MAX_LINE
+from sesstool.store.paths import is_directory
 from sesstool.store.source import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_WINDOW, ReadLimits
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,6 +41,25 @@ class ByteSize(click.ParamType):  # type: ignore[type-arg]
         if size <= 0:
             self.fail("size must be positive", param, ctx)
         return size
+
+
+class LogPath(click.ParamType):  # type: ignore[type-arg]
+    """A log, session directory or root as given: the shell completes file names (issue 15
+    item 3), nothing is checked here — the engine says what is wrong with a path, with its own
+    exit status — and ``-`` (standard input) or a URL passes through unchanged."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        return [CompletionItem(incomplete, type="file")]
+
+
+LOG_PATH = LogPath()
 
 
 def human_size(size: int) -> str:
@@ -120,12 +143,48 @@ def limits_from(kwargs: dict[str, Any]) -> ReadLimits:
     )
 
 
-def write_options(default_output: str, dry_run_shows: str = "the plan") -> Callable[[F], F]:
-    """``-o/--output``, ``--encoding``, ``--dry-run`` and ``--json``: shared by every command that
-    publishes a file (DESIGN §3 "Where write commands put their output")."""
+def format_options(
+    *formats: str, default: str = "text", help: str = "", no_json: str | None = None
+) -> Callable[[F], F]:
+    """``--format`` with the formats that make sense for the command and ``--json``, the alias of
+    ``--format json`` (issue 15 item 2); the command receives the chosen format as ``fmt``. A
+    command without a JSON output names, in ``no_json``, where that JSON is instead."""
 
     def decorate(func: F) -> F:
-        func = click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON document.")(
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            as_json = kwargs.pop("as_json", False)
+            fmt = kwargs.pop("fmt")
+            given = click.get_current_context().get_parameter_source("fmt") is not ParameterSource.DEFAULT
+            if as_json and no_json is not None:
+                raise click.UsageError(f"--json: {no_json}")
+            if as_json and given and fmt != "json":
+                raise click.UsageError(f"--json means --format json; it contradicts --format {fmt}")
+            kwargs["fmt"] = "json" if as_json else fmt
+            return func(*args, **kwargs)
+
+        alias = "Same as --format json." if no_json is None else f"Not available: {no_json}."
+        decorated = click.option("--json", "as_json", is_flag=True, help=alias)(command)
+        decorated = click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(formats),
+            default=default,
+            show_default=True,
+            help=help or "Output format.",
+        )(decorated)
+        return cast(F, decorated)
+
+    return decorate
+
+
+def write_options(default_output: str, dry_run_shows: str = "the plan") -> Callable[[F], F]:
+    """``-o/--output``, ``--encoding``, ``--dry-run`` and ``--format text|json`` (``--json``):
+    shared by every command that publishes a file (DESIGN §3 "Where write commands put their
+    output")."""
+
+    def decorate(func: F) -> F:
+        func = format_options("text", "json", help="text: a summary for people; json: one JSON document.")(
             func
         )
         func = click.option("--dry-run", is_flag=True, help=f"Print {dry_run_shows}; write nothing.")(func)
@@ -133,7 +192,7 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
             "--encoding",
             type=click.Choice(["raw", "zstd"]),
             default=None,
-            help="Output encoding (default: the source's).",
+            help="Output encoding (default: what -o's suffix says, .zst/.zstd or .jsonl, else the source's).",
         )(func)
         func = click.option(
             "-o",
@@ -141,8 +200,10 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
             type=click.Path(),
             default=None,
             callback=_output_path,
-            help=f"Output file (must not exist), or an existing directory to write the default "
-            f"name into. Default: {default_output}.",
+            help=f"Output file (must not exist, or already hold exactly what this run writes), or "
+            f"an existing directory to write the default name into. Default: {default_output}. "
+            "Neither -o nor PATH may be '-': a write command publishes a file beside a source "
+            "file it checks is cold and unchanged.",
         )(func)
         return func
 
@@ -164,8 +225,29 @@ def _output_path(ctx: click.Context, param: click.Parameter, value: str | None) 
     return value
 
 
-def as_encoding(value: str | None) -> Encoding | None:
-    return "zstd" if value == "zstd" else "raw" if value == "raw" else None
+def suffix_encoding(output: str | None) -> Encoding | None:
+    """The encoding an output name promises: ``.zst``/``.zstd`` zstd, ``.jsonl`` raw (any case);
+    None for any other name (the source's encoding then, or ``--encoding``)."""
+    if output is None or is_directory(output):
+        return None  # -o DIR: the default name inside it keeps the source's encoding
+    name = output.lower()
+    if name.endswith((".zst", ".zstd")):
+        return "zstd"
+    return "raw" if name.endswith(".jsonl") else None
+
+
+def as_encoding(value: str | None, output: str | None = None) -> Encoding | None:
+    """The output encoding: ``--encoding``, else what ``-o``'s suffix says, else None (the
+    source's). ``--encoding`` contradicting the suffix is a usage error (exit 2): a file named
+    ``.zstd`` always holds zstd and a ``.jsonl`` always plain JSONL (docs/format.md)."""
+    given: Encoding | None = "zstd" if value == "zstd" else "raw" if value == "raw" else None
+    implied = suffix_encoding(output)
+    if given is not None and implied is not None and given != implied:
+        raise click.UsageError(
+            f"--encoding {given} contradicts the output name {output!r} ({implied}); "
+            "rename the output or drop --encoding"
+        )
+    return given or implied
 
 
 def verbose_option(func: F) -> F:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import (
+    LOG_PATH,
     as_encoding,
     consoles,
     examples,
@@ -16,6 +17,7 @@ from sesstool.cli.options import (
     verbose_option,
     write_options,
 )
+from sesstool.cli.talk import talk_options
 
 
 @click.command(
@@ -26,9 +28,10 @@ from sesstool.cli.options import (
         "sesstool redact -o shareable.jsonl session.jsonl",
     ),
 )
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @write_options("<stem>.redacted.jsonl[.zstd] beside the source", "what would be replaced")
 @limit_options
+@talk_options
 @verbose_option
 @click.pass_context
 def redact_cmd(
@@ -38,7 +41,7 @@ def redact_cmd(
     output: str | None,
     encoding: str | None,
     dry_run: bool,
-    as_json: bool,
+    fmt: str,
     **kwargs: Any,
 ) -> None:
     """Write a copy of a session log with every credential-shaped value (API keys, tokens,
@@ -54,11 +57,11 @@ def redact_cmd(
     from sesstool.render.redact_view import redact_doc, render_redact
 
     verbose = bool(kwargs.pop("verbose"))
-    request = RedactRequest(path, output, as_encoding(encoding), dry_run, limits_from(kwargs))
+    request = RedactRequest(path, output, as_encoding(encoding, output), dry_run, limits_from(kwargs))
     cons = consoles(ctx)
-    with scan_progress(cons, "redacting") as progress:
+    with scan_progress(cons) as progress:
         report = run_redact(request, progress)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(redact_doc(report)) + b"\n")
     else:
         render_redact(report, cons.out, verbose)

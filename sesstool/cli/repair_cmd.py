@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from sesstool.cli.options import (
+    LOG_PATH,
     as_encoding,
     consoles,
     examples,
@@ -16,6 +17,7 @@ from sesstool.cli.options import (
     verbose_option,
     write_options,
 )
+from sesstool.cli.talk import talk_options
 
 
 @click.command(
@@ -26,7 +28,7 @@ from sesstool.cli.options import (
         "sesstool repair --salvage -o kept.jsonl corrupt.jsonl",
     ),
 )
-@click.argument("path")
+@click.argument("path", type=LOG_PATH)
 @click.option(
     "--salvage",
     is_flag=True,
@@ -38,6 +40,7 @@ from sesstool.cli.options import (
     "the plan",
 )
 @limit_options
+@talk_options
 @verbose_option
 @click.pass_context
 def repair_cmd(
@@ -48,7 +51,7 @@ def repair_cmd(
     encoding: str | None,
     dry_run: bool,
     salvage: bool,
-    as_json: bool,
+    fmt: str,
     **kwargs: Any,
 ) -> None:
     """Write a balanced copy of an interrupted or torn session log; the source is never touched.
@@ -64,11 +67,12 @@ def repair_cmd(
     from sesstool.render.repair_view import render_repair, repair_doc
 
     verbose = bool(kwargs.pop("verbose"))
-    request = RepairRequest(path, output, as_encoding(encoding), dry_run, salvage, limits_from(kwargs))
+    encoded = as_encoding(encoding, output)
+    request = RepairRequest(path, output, encoded, dry_run, salvage, limits_from(kwargs))
     cons = consoles(ctx)
-    with scan_progress(cons, "repairing") as progress:
+    with scan_progress(cons) as progress:
         report = run_repair(request, progress)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(repair_doc(report)) + b"\n")
     else:
         render_repair(report, cons.out, verbose)

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from sesstool.cli.options import consoles, examples
+from sesstool.cli.options import consoles, examples, format_options
+from sesstool.cli.talk import talk_options
 
 
 @click.command(
@@ -17,9 +18,10 @@ from sesstool.cli.options import consoles, examples
 @click.option(
     "--all", "list_all", is_flag=True, help="List every rule of every dialect: id, severity, title."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the explanation as one JSON document.")
+@format_options("text", "json", help="text: the explanation; json: the same as one JSON document.")
+@talk_options
 @click.pass_context
-def rule_cmd(ctx: click.Context, /, rule_id: str | None, list_all: bool, as_json: bool) -> None:
+def rule_cmd(ctx: click.Context, /, rule_id: str | None, list_all: bool, fmt: str) -> None:
     """Explain the rule ID that a finding names (`validate` prints it in brackets): what it
     means, its severity and spec section, the verdict it implies, and what to do.
 
@@ -35,14 +37,14 @@ def rule_cmd(ctx: click.Context, /, rule_id: str | None, list_all: bool, as_json
         raise UsageError("give one rule ID, or --all for the list")
     if rule_id is None:
         rules = all_rules()
-        if as_json:
+        if fmt == "json":
             docs = [{"rule": r.id, "severity": r.severity.label, "title": r.title} for r in rules]
             sys.stdout.buffer.write(dumps_pretty(docs) + b"\n")
         else:
             render_rules(rules, consoles(ctx).out)
         return
     explanation = explain(rule_id)
-    if as_json:
+    if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(rule_doc(explanation)) + b"\n")
     else:
         render_rule(explanation, consoles(ctx).out)

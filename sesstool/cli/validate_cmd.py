@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from sesstool.cli.options import consoles, examples, fixture_option, limit_options, limits_from
+from sesstool.cli.options import (
+    LOG_PATH,
+    consoles,
+    examples,
+    fixture_option,
+    format_options,
+    limit_options,
+    limits_from,
+)
+from sesstool.cli.talk import talk_options
 from sesstool.core.errors import ExitStatus
 from sesstool.core.rules import Severity
 
@@ -20,14 +29,15 @@ from sesstool.core.rules import Severity
         "sesstool validate --format sarif fixtures/",
     ),
 )
-@click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github", "junit", "sarif"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
+@click.argument("paths", nargs=-1, required=True, type=LOG_PATH)
+@format_options(
+    "text",
+    "json",
+    "github",
+    "junit",
+    "sarif",
+    help="text: per file and finding; json: one JSON document; github: workflow annotations; "
+    "junit: JUnit XML; sarif: SARIF 2.1.0.",
 )
 @click.option(
     "--fail-on",
@@ -36,7 +46,6 @@ from sesstool.core.rules import Severity
     show_default=True,
     help="Exit 1 when a finding is at or above this severity.",
 )
-@click.option("--quiet", "-q", is_flag=True, help="text: show only failing files and findings.")
 @click.option(
     "--assume-version",
     type=click.IntRange(0, 4),
@@ -58,6 +67,7 @@ from sesstool.core.rules import Severity
 )
 @fixture_option
 @limit_options
+@talk_options
 @click.pass_context
 def validate_cmd(
     ctx: click.Context,
@@ -65,7 +75,6 @@ def validate_cmd(
     paths: tuple[str, ...],
     fmt: str,
     fail_on: str,
-    quiet: bool,
     assume_version: int,
     max_findings: int,
     strict: bool,
@@ -74,8 +83,9 @@ def validate_cmd(
 ) -> None:
     """Check session logs against every rule (docs/rules.md).
 
-    PATHS are files, directories (every *.jsonl and *.jsonl.zstd below them) or globs.
-    Exit 0 when no finding reaches --fail-on, 1 when one does (or a file is unreadable).
+    PATHS are files, directories (every *.jsonl, *.jsonl.zst and *.jsonl.zstd below them, in
+    any case) or globs. Exit 0 when no finding reaches --fail-on, 1 when one does (or a file
+    is unreadable), 2 when a directory holds no log or a glob matches nothing.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
     from sesstool.core.jsonline import dumps_pretty
@@ -93,7 +103,7 @@ def validate_cmd(
         strict,
     )
     cons = consoles(ctx)
-    with scan_progress(cons, "validating") as progress:
+    with scan_progress(cons) as progress:
         report = run_validate(request, progress)
     if fmt == "json":
         sys.stdout.buffer.write(dumps_pretty(validate_doc(report)) + b"\n")
@@ -107,6 +117,6 @@ def validate_cmd(
         elif fmt == "sarif":
             validate_formats.render_sarif(report, sys.stdout.buffer)
         else:
-            validate_formats.render_text(report, cons.out, quiet)
+            validate_formats.render_text(report, cons.out, cons.quiet)
     if report.failed:
         ctx.exit(ExitStatus.FINDINGS)

@@ -44,6 +44,12 @@ def address_doc(a: Address | None) -> dict[str, Any] | None:
     }
 
 
+def verdict_doc(verdict: str, reason: str | None, address: Address | None) -> dict[str, Any]:
+    """A log's verdict, the one shape of ``inspect`` and ``validate`` (issue 15 item 2): the
+    verdict word, why, and where (the address that decided it, or null)."""
+    return {"verdict": verdict, "reason": reason, "address": address_doc(address)}
+
+
 def finding_doc(f: Finding) -> dict[str, Any]:
     return {
         "rule": f.rule,

@@ -10,6 +10,19 @@ from sesstool.core.profile import Profile
 
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 Problem = tuple[str, str]  # (rule id, message)
+# The keys of a surface event carrying both kinds of surface metadata (§3, §5).
+SURFACE_ENVELOPE = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs"})
+
+
+def plain_surface(obj: dict[str, Any], t: Any, surface: frozenset[str]) -> bool:
+    """Exactly the keys of a surface event, on a surface-eligible type: ``envelope_problems``
+    has nothing to say about it (the hot loop skips it; issue 14)."""
+    return obj.keys() == SURFACE_ENVELOPE and type(t) is str and t in surface
+
+
+def count_only(obj: Any, seq: int, t: str, data: Any) -> None:
+    """The scanner's handler of a known log-only type (§1.4) once it has seen one: the hot loop
+    counts it, and there is nothing else to do (no rule applies to its payload)."""
 
 
 def envelope_problems(obj: dict[str, Any], keys: Any, t: Any, profile: Profile | None) -> list[Problem]:

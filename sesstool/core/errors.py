@@ -87,6 +87,12 @@ class UnsupportedError(SesstoolError):
     exit_status = ExitStatus.UNSUPPORTED
 
 
+class NotASessionLog(UnsupportedError):
+    """The input is not a session log of any dialect sesstool reads (or not of the one
+    ``--dialect`` names): a binary, a compressed file, a JSON document… (exit 4, issue 15 item 9;
+    docs/format.md "Not a session log")."""
+
+
 class InsideOpenTurn(UnsupportedError):
     """A fork boundary inside a turn the format cannot fork in (dsh before v4, §8.1). The fork
     engine completes the message with the nearest valid boundary after it (a later pass)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from sesstool.core import rule_ids as R
 from sesstool.core.header import is_safe_nonneg
-from sesstool.core.scan_state import EventState
+from sesstool.core.scan_state import EventState, intern_type
 from sesstool.core.seq_ranges import SeqSet
 
 
@@ -88,7 +88,7 @@ def replace_nodes(
         del node_type[s]
         fold.tool_fp.pop(s, None)
         fold.projected.pop(s, None)
-    node_type[seq] = t
+    node_type[seq] = intern_type(t)
     if t == "tool/result" and fingerprint is not None:
         fold.tool_fp[seq] = fingerprint(data)
     fold.shadowed += len(removed)

@@ -22,6 +22,18 @@ def fmt_time(ms: int | None) -> str:
     return stamp.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
 
 
+def iso_time(ms: int | None) -> str | None:
+    """Epoch milliseconds as ISO 8601 UTC (``2026-12-01T13:50:56.247Z``), None when unknown or
+    out of range: the form a listing's ``last_time`` uses for every dialect."""
+    if ms is None:
+        return None
+    try:
+        stamp = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
 def fmt_duration(ms: int) -> str:
     if ms < 1000:
         return f"{ms} ms"

@@ -6,7 +6,6 @@ orjson is the fast path. Node's JSON.stringify legitimately writes lone-surrogat
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -49,6 +48,8 @@ def decode_fallback(data: bytes, exc: Exception) -> Any:
         raise LineError(R.DEPTH_LIMIT, f"JSON nested deeper than the decoder allows: {message}")
     if _SURROGATE_ESCAPE.search(data):
         try:
+            import json  # the slow path only: not on every start-up
+
             return json.loads(text, parse_constant=_reject_constant)
         except RecursionError:
             raise LineError(R.DEPTH_LIMIT, "JSON nested deeper than the decoder allows") from None
@@ -109,6 +110,8 @@ def duplicate_keys(data: bytes) -> list[str]:
         return dict(items)
 
     try:
+        import json  # the slow path only: not on every start-up
+
         json.loads(data.decode("utf-8", "surrogatepass"), object_pairs_hook=pairs)
     except (ValueError, RecursionError):
         return []  # undecodable records are reported by the decoder itself
@@ -120,6 +123,8 @@ def dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except TypeError:
+        import json  # the slow path only: not on every start-up
+
         return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
@@ -127,7 +132,23 @@ def dumps_pretty(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:
-        return json.dumps(value, ensure_ascii=True, indent=2).encode("ascii")
+        return dumps_pretty_ascii(value)
+
+
+def dumps_pretty_ascii(value: Any) -> bytes:
+    """``dumps_pretty``'s fallback for a value orjson refuses (a lone surrogate)."""
+    import json  # the slow path only: not on every start-up
+
+    return json.dumps(value, ensure_ascii=True, indent=2).encode("ascii")
+
+
+def encodable(value: Any) -> bool:
+    """Can orjson encode ``value`` (no lone surrogate anywhere in it)?"""
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        return False
+    return True
 
 
 def js_string(value: Any) -> str:

@@ -16,6 +16,9 @@ class ScanOptions:
     assume_version: int = 0  # fixture mode without a header
     at_seq: int | None = None  # fold only events with seq <= at_seq
     collect_messages: bool = False  # derive: keep the projected messages
+    # derive, streamed (issue 14): an envelope dialect keeps each message's plaintext line offset
+    # instead of the message itself, and derive reads the lines back by address
+    message_addresses: bool = False
     collect_timeline: bool = False  # inspect --timeline
     # where timeline entries go instead of a list kept in the result: anything with ``append``
     # (inspect streams them to its output, issue 11 item 1c)

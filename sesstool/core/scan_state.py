@@ -22,6 +22,14 @@ from sesstool.core.model import PendingCall, RequestEnvelope, TimelineEntry
 
 Report = Callable[..., None]  # report(rule, message, address=None, severity=None)
 
+_TYPES: dict[str, str] = {}
+
+
+def intern_type(t: str) -> str:
+    """One string object per event type in per-node state: a decoded record's type is a new
+    string on every line, and the surface node map keeps one per node (issue 14)."""
+    return _TYPES.setdefault(t, t)
+
 
 class _Copyable:
     """``copy()``: every slot copied; containers (dict, list, set) copied one level deep."""
@@ -121,7 +129,7 @@ class Fold(_Copyable):
 
     def append(self, seq: int, t: str) -> None:
         self.nodes.append(seq)
-        self.node_type[seq] = t
+        self.node_type[seq] = intern_type(t)
 
     def messages(self) -> tuple[Any, ...]:
         """The projected messages of the current surface nodes, in order (§5)."""
@@ -199,6 +207,10 @@ class Statistics(_Copyable):
         self.turn_ends[reason] = self.turn_ends.get(reason, 0) + 1
 
 
+def _itself(value: Any) -> Any:
+    return value
+
+
 class EventState:
     """What an event handler may read and change: the narrow state, not the scanner."""
 
@@ -206,6 +218,7 @@ class EventState:
         "collect_messages",
         "fold",
         "header",
+        "keep",
         "profile",
         "rel",
         "report",
@@ -232,12 +245,16 @@ class EventState:
         self.version: int | None = None
         self.header: Header | None = None
         self.profile: Any = None  # the installed core.profile.Profile
+        # what a handler stores for a projected message (``Fold.projected``): the message itself,
+        # or — derive streamed by address — the plaintext offset of the record's line
+        self.keep: Callable[[Any], Any] = _itself
 
     def copy(self, report: Report, report_once: Callable[[str, str, str], None]) -> EventState:
         """The state for a continuation: every part copied, no timeline, new report callables."""
         twin = EventState(report, report_once, self.collect_messages, None)
         twin.rel, twin.fold, twin.stats = self.rel.copy(), self.fold.copy(), self.stats.copy()
         twin.version, twin.header, twin.profile = self.version, self.header, self.profile
+        twin.keep = self.keep
         return twin
 
     def session_id(self) -> str | None:

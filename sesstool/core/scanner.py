@@ -29,7 +29,7 @@ from sesstool.core.classify import (
     missing_header,
     verdict_of,
 )
-from sesstool.core.envelope import envelope_problems, refusal
+from sesstool.core.envelope import count_only, envelope_problems, plain_surface, refusal
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
@@ -188,12 +188,9 @@ class Scanner:
 
     def _fast(self, lines: list[bytes], start: int) -> int:
         """The hot path for well-formed records; returns the index of the first line it did not
-        consume.
-
-        Decoding runs inside ``map`` and addresses are computed lazily from the line index
-        (``_position``), so a clean record costs one decode and one dispatch. A line orjson
-        refuses is left to the careful loop, which classifies it (or decodes it by fallback).
-        """
+        consume. Decoding runs inside ``map``, addresses are computed lazily from the line index
+        (``_position``): a clean record costs one decode and one dispatch. A line orjson refuses
+        is left to the careful loop, which classifies it (or decodes it by fallback)."""
         self._i = start - 1
         try:
             self._run(map(_loads, islice(lines, start, None)))
@@ -351,6 +348,7 @@ class Scanner:
         rel = state.rel
         profile = self.profile
         chunks_inline = profile is not None and profile.inline_chunks
+        surface = profile.surface if profile is not None else frozenset()
         chunks = 0
         open_turn, open_step = rel.open_turn, rel.open_step
         try:
@@ -378,7 +376,7 @@ class Scanner:
                 nxt = seq + 1
                 # Exactly type/seq/time/data is the common shape; anything else gets the full
                 # check. (Four keys with seq and data but a misspelt one shows as no type/time.)
-                if len(obj) != 4 or "data" not in obj:
+                if (len(obj) != 4 or "data" not in obj) and not plain_surface(obj, t, surface):
                     self._i, self.seq = i, seq
                     self._envelope_extras(obj, obj.keys(), t)
                 if type(time) is int and last <= time <= MAX_SAFE:
@@ -486,6 +484,8 @@ class Scanner:
         if profile.known(t):
             if t in profile.resumes_on:
                 self.state.rel.resumes(seq)
+            else:
+                self.handlers[t] = count_only  # the next ones are counted in the hot loop
             return
         if t in profile.seqless and profile.packed_rows:
             self.seq = None

@@ -54,9 +54,10 @@ class RootLayout:
 
     ``suffixes`` are the file-name endings that make a file a log of this dialect when a
     directory is walked (``validate DIR`` keeps the files ending in any registered dialect's
-    suffix). ``patterns`` are glob patterns relative to a root (``"--*--/*/session.v*.jsonl*"``,
-    ``"sessions/*/*/*/rollout-*.jsonl*"``): declared for a command that lists a root; none does
-    yet.
+    suffix, in any case). ``patterns`` are glob patterns relative to a root
+    (``"--*--/*/session.v*.jsonl*"``, ``"sessions/*/*/*/rollout-*.jsonl*"``): a directory with
+    files matching them is that dialect's root (``store.paths.classify_path``), listed by
+    ``list ROOT`` / ``inspect ROOT``.
     """
 
     patterns: tuple[str, ...]
@@ -113,17 +114,38 @@ class ForkInput:
 
 
 class Dialect(ABC):
-    """One log dialect. Instances are stateless singletons; every method is pure (no I/O)."""
+    """One log dialect. Instances are stateless singletons; every method is pure (no I/O).
+
+    The protocol, in the order a newcomer needs it (every hook but two has a working default):
+
+    * **identity** (class attributes): ``name``, ``title``; the dialect's ``rules``
+      (``core.rules.rule_table``), its files (``layout``) and layout facts (``header_frame``,
+      ``has_steps``, ``current_version``).
+    * **reading a log**: ``detect`` and ``scanner`` (required); ``timeline`` (the report's
+      collector).
+    * **showing a scan**: ``inspect_rows``, ``inspect_body``, ``derived_message``,
+      ``derive_notes``, ``derive_excludes``, ``list_facts``.
+    * **repair**: ``closers`` (what balances the log), ``encode_record``, ``describe_closer``,
+      ``repaired_name``, ``refuse_default_output``; ``skips_bad_lines`` /
+      ``salvage_readable_from`` for a salvage that keeps every line the agent's loader reads.
+    * **fork** (default: refused): ``plan_fork``, ``fork_child_problems``, the child's
+      ``new_child_id`` / ``child_name`` / ``root_child``, and the fork screen's two notes.
+    * **migrate** (default: no chain): ``upgrade_chain``, ``encode_header``.
+
+    An envelope dialect (``dialects.envelope.EnvelopeDialect``) gets ``scanner``, ``timeline``,
+    the inspect views and the fork checks, and supplies a header codec and a ``Profile`` instead.
+    """
 
     name: ClassVar[str]  # "dsh", "mini": what ``--dialect NAME`` and the JSON documents say
     title: ClassVar[str]  # human name ("DeepSeek Harness")
     current_version: ClassVar[int | None] = None  # newest version ``migrate`` writes; None: no chain
     header_frame: ClassVar[bool] = False  # zstd: the first frame holds exactly the header line
     has_steps: ClassVar[bool] = False  # pending calls belong to a step (shown as "(step N)")
-    layout: ClassVar[RootLayout] = RootLayout((), (".jsonl", ".jsonl.zstd"))
+    layout: ClassVar[RootLayout] = RootLayout((), (".jsonl", ".jsonl.zst", ".jsonl.zstd"))
     rules: ClassVar[tuple[Rule, ...]] = ()  # the dialect's own rules (ids unique across dialects)
+    derives_by_address: ClassVar[bool] = False  # derive streams by address (``derived_message``)
 
-    # -- detection and scanning -----------------------------------------------------------------
+    # -- reading a log: detect and scanner are required --------------------------------------------
 
     @abstractmethod
     def detect(self, first: Any) -> float:
@@ -141,7 +163,38 @@ class Dialect(ABC):
         dialect draws no timeline (the report still shows verdict, findings, conversation)."""
         return None
 
-    # -- repair -----------------------------------------------------------------------------------
+    # -- showing a scan (inspect, derive, list) ----------------------------------------------------
+
+    def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
+        """The dialect's rows of the ``inspect`` screen (between ``file`` and ``findings``)."""
+        return ()
+
+    def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
+        """The dialect's members of the ``inspect --json`` document (after ``verdict``, before
+        ``tail``)."""
+        return {}
+
+    def derived_message(self, record: dict[str, Any], scan: ScanResult) -> Any:
+        """derive streamed by address (``ScanOptions.message_addresses``, issue 14): the message
+        the scan projected from the surface ``record`` it kept the line offset of. Only asked of
+        a dialect whose scanner keeps addresses (``derives_by_address``)."""
+        raise NotImplementedError(f"{self.name} keeps derived messages, not their addresses")
+
+    def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
+        """What ``derive`` cannot promise about its messages (shown, and in ``--format json`` as
+        ``best_effort``, only when there is something to say)."""
+        return ()
+
+    def derive_excludes(self) -> tuple[str, ...]:
+        """What ``derive`` leaves out of what the agent would send because the agent builds it
+        from configuration rather than from the log (shown with the derived messages)."""
+        return ()
+
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        """``cwd`` and ``last_time`` of a log for ``sesstool list`` (absent: unknown)."""
+        return {}
+
+    # -- repair ------------------------------------------------------------------------------------
 
     def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
         """The records a repair appends after the committed prefix to balance ``scan``, in order
@@ -156,28 +209,27 @@ class Dialect(ABC):
         """One raw line describing a closer (``inspect``, ``repair --dry-run``)."""
         return self.encode_record(record)[:-1].decode("utf-8", "replace")
 
+    def salvage_readable_from(self, line: bytes) -> int | None:
+        """For a dialect whose own loader skips the lines it cannot decode and reads on: where
+        the readable part of ``line`` begins (0: all of it), None when nothing in it is. Then
+        ``repair --salvage`` keeps every line the loader reads and drops only the others
+        (``engine.line_salvage``). The default, None, is the dsh rule: a defect in the
+        committed region ends what is kept (DESIGN §1.3)."""
+        return None
+
+    skips_bad_lines: ClassVar[bool] = False  # True: salvage through ``salvage_readable_from``
+
     def repaired_name(self, source_name: str, zstd: bool) -> str:
         """File name of a repaired log beside its source (DESIGN §3: ``session.jsonl.zstd`` →
         ``session.repaired.jsonl.zstd``)."""
         return log_name(f"{log_stem(source_name)}.repaired", zstd)
 
-    # -- fork and migrate (optional) --------------------------------------------------------------
-
-    def child_name(self, child_id: str, zstd: bool) -> str:
-        """File name of a forked child written beside its source (the id as one safe path
-        component, spec §2.2 encoding)."""
-        return log_name(encode_session_id(child_id), zstd)
-
-    def new_child_id(self, created_at: int) -> str:
-        """A fresh, unique child id when ``fork`` is not given ``--id`` (``created_at`` in ms)."""
-        return f"session-{uuid.uuid4().hex}"
-
-    def root_child(
-        self, source: Path, parent_id: str, child_id: str, version: int, zstd: bool
-    ) -> tuple[Path, Path | None] | None:
-        """(child file, session directory to create) when ``source`` sits in this dialect's
-        root layout as the session ``parent_id``; None otherwise (the child goes beside it)."""
+    def refuse_default_output(self, source: Path) -> str | None:
+        """Why ``repair`` / ``fork`` without ``-o`` must not write beside ``source`` (None: they
+        may). Claude Code: never into a live ``projects/`` directory unless asked."""
         return None
+
+    # -- fork (optional: by default the dialect refuses) -------------------------------------------
 
     def plan_fork(self, request: ForkInput) -> ForkPlan:
         """The child's header, appended records and seed rewrite; a dialect that cannot fork
@@ -189,6 +241,32 @@ class Dialect(ABC):
         fork verification (clean verdict, header, event count, bytes)."""
         return []
 
+    def new_child_id(self, created_at: int) -> str:
+        """A fresh, unique child id when ``fork`` is not given ``--id`` (``created_at`` in ms)."""
+        return f"session-{uuid.uuid4().hex}"
+
+    def child_name(self, child_id: str, zstd: bool) -> str:
+        """File name of a forked child written beside its source (the id as one safe path
+        component, spec §2.2 encoding)."""
+        return log_name(encode_session_id(child_id), zstd)
+
+    def root_child(
+        self, source: Path, parent_id: str, child_id: str, version: int, zstd: bool
+    ) -> tuple[Path, Path | None] | None:
+        """(child file, session directory to create) when ``source`` sits in this dialect's
+        root layout as the session ``parent_id``; None otherwise (the child goes beside it)."""
+        return None
+
+    def fork_marker_note(self, plan: ForkPlan) -> str:
+        """What ``fork`` shows when the plan appends no seed marker."""
+        return "none"
+
+    def fork_rewrite_note(self, plan: ForkPlan) -> str:
+        """What a plan's per-line ``rewrite`` changes in the copied lines (fork's screen)."""
+        return "every copied line goes through the dialect's rewrite"
+
+    # -- migrate (optional: by default there is no upgrade chain) ----------------------------------
+
     def upgrade_chain(self, source: int, target: int) -> list[Step]:
         """The steps from ``source`` to ``target`` (spec §1.3 for dsh); none by default."""
         raise UpgradeRefused(f"{self.name}-format", source, "this dialect has no upgrade chain")
@@ -196,41 +274,3 @@ class Dialect(ABC):
     def encode_header(self, header: dict[str, Any]) -> bytes:
         """The (upgraded) header record as a line."""
         return encode_record(header)
-
-    # -- presentation ---------------------------------------------------------------------------
-
-    def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
-        """The dialect's rows of the ``inspect`` screen (between ``file`` and ``findings``)."""
-        return ()
-
-    def refuse_default_output(self, source: Path) -> str | None:
-        """Why ``repair`` / ``fork`` without ``-o`` must not write beside ``source`` (None: they
-        may). Claude Code: never into a live ``projects/`` directory unless asked."""
-        return None
-
-    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
-        """``cwd`` and ``last_time`` of a log for ``sesstool list`` (absent: unknown)."""
-        return {}
-
-    def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
-        """What ``derive`` cannot promise about its messages (shown, and in ``--format json`` as
-        ``best_effort``, only when there is something to say)."""
-        return ()
-
-    def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
-        """The dialect's members of the ``inspect --json`` document (after ``verdict``, before
-        ``tail``)."""
-        return {}
-
-    def derive_excludes(self) -> tuple[str, ...]:
-        """What ``derive`` leaves out of what the agent would send because the agent builds it
-        from configuration rather than from the log (shown with the derived messages)."""
-        return ()
-
-    def fork_rewrite_note(self, plan: ForkPlan) -> str:
-        """What a plan's per-line ``rewrite`` changes in the copied lines (fork's screen)."""
-        return "every copied line goes through the dialect's rewrite"
-
-    def fork_marker_note(self, plan: ForkPlan) -> str:
-        """What ``fork`` shows when the plan appends no seed marker."""
-        return "none"

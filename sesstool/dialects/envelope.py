@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
-from sesstool.core.humanize import fmt_duration, fmt_time, plural, preview
+from sesstool.core.humanize import fmt_duration, fmt_time, iso_time, plural, preview
+from sesstool.core.message_addresses import keep_line_offsets
 from sesstool.core.model import ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
@@ -29,7 +30,9 @@ class EnvelopeDialect(Dialect):
     header_is_event: ClassVar[bool] = False  # the header is the event at seq 0
 
     def scanner(self, path: str, options: ScanOptions) -> Scanner:
-        return Scanner(path, options, self)
+        scanner = Scanner(path, options, self)
+        keep_line_offsets(scanner)  # derive streamed by address
+        return scanner
 
     @abstractmethod
     def is_header(self, obj: Any) -> bool:
@@ -57,6 +60,10 @@ class EnvelopeDialect(Dialect):
         return problems
 
     # -- presentation ---------------------------------------------------------------------------
+
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        cwd = scan.header.cwd if scan.header is not None else None
+        return {"cwd": cwd, "last_time": iso_time(scan.stats.time.last)}
 
     def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
         st = scan.stats

@@ -8,14 +8,20 @@ Detection reads the first record (the first line that decodes): every dialect sc
 (``Dialect.detect``), the highest score wins, and a tie or an all-zero score falls to the
 first dialect listed (``DIALECTS[0]``, dsh: its scanner then reports what is wrong with the
 header). ``--dialect NAME`` skips detection.
+
+Before any of that, a file that is not a session log is refused (``NotASessionLog``, exit 4):
+its first bytes or first line say it is something else (``core.looks_like``), its first record
+is JSON that no dialect recognises and no envelope event either, or — with ``--dialect`` — it
+is recognised as another dialect's log (docs/format.md "Not a session log").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sesstool.core.errors import UsageError
+from sesstool.core.errors import NotASessionLog, UsageError
 from sesstool.core.jsonline import LineError, loads
+from sesstool.core.looks_like import first_line_kind, signature
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
@@ -44,6 +50,17 @@ def by_name(name: str) -> Dialect:
     raise UsageError(f"unknown dialect {name!r}: sesstool reads {', '.join(names())}")
 
 
+def layouts() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(name, root patterns)`` of every dialect with a root layout (the store walks them)."""
+    return tuple((d.name, d.layout.patterns) for d in DIALECTS if d.layout.patterns)
+
+
+def log_suffixes() -> tuple[str, ...]:
+    """The file-name endings of a log of any registered dialect (``Dialect.layout``), lower
+    case (a directory walk matches them in any case)."""
+    return tuple(sorted({s.lower() for d in DIALECTS for s in d.layout.suffixes}))
+
+
 def forced(name: str) -> Dialect | None:
     """The dialect ``--dialect NAME`` forces; None for ``auto``."""
     return None if name == AUTO else by_name(name)
@@ -51,12 +68,66 @@ def forced(name: str) -> Dialect | None:
 
 def detect(first: Any) -> Dialect:
     """The dialect of a log whose first decoded record is ``first`` (see the module doc)."""
+    return _best(first)[0]
+
+
+_NOT_DECODED = object()
+
+
+LOOKAHEAD = 4  # lines of the first batch that may show a damaged first line is a log's
+
+
+def not_a_log(lines: list[bytes], forced: Dialect | None, max_depth: int) -> str | None:
+    """Why a log whose first complete lines are ``lines`` is not a session log — of any
+    dialect, or of ``forced`` (``--dialect``) — as "it is/looks like …" text; None when it may
+    be one. Judged from the first line; but when one of the next few lines is a record of some
+    dialect (or an envelope event), the first line is a damaged record of a log, not another
+    kind of file (its findings say what is wrong). See ``core.looks_like``."""
+    first = _first_record_or(lines[0], max_depth, _NOT_DECODED)
+    decoded = first is not _NOT_DECODED
+    what = first_line_kind(lines[0], decoded, first)
+    if what is not None:
+        return None if _a_record_follows(lines, max_depth) else f"it looks like {what}"
+    if not decoded:
+        return None
+    best, score = _best(first)
+    if forced is not None:
+        if score > 0 and best is not forced and forced.detect(first) == 0:
+            return f"it is a {best.title} log (drop --dialect, or use --dialect {best.name})"
+        return None
+    if score > 0 or _envelope_shaped(first) or _a_record_follows(lines, max_depth):
+        return None  # a log of a dialect (perhaps with a damaged or missing header)
+    keys = ", ".join(repr(k[:40]) for k in list(first)[:6]) or "none"
+    return f"it is JSON Lines, but not any known agent's records (first record's keys: {keys})"
+
+
+def _best(first: Any) -> tuple[Dialect, float]:
     best, score = DIALECTS[0], 0.0
     for dialect in DIALECTS:
         s = dialect.detect(first)
         if s > score:
             best, score = dialect, s
-    return best
+    return best, score
+
+
+def _a_record_follows(lines: list[bytes], max_depth: int) -> bool:
+    for line in lines[1:LOOKAHEAD]:
+        obj = _first_record_or(line, max_depth, _NOT_DECODED)
+        if isinstance(obj, dict) and (_best(obj)[1] > 0 or _envelope_shaped(obj)):
+            return True
+    return False
+
+
+def _envelope_shaped(obj: Any) -> bool:
+    """``{type, seq|time|data}``: an event of an envelope dialect, even without its header."""
+    return isinstance(obj.get("type"), str) and any(k in obj for k in ("seq", "time", "data"))
+
+
+def _first_record_or(line: bytes, max_depth: int, default: Any) -> Any:
+    try:
+        return loads(line, max_depth)
+    except LineError:
+        return default
 
 
 def _first_record(line: bytes, max_depth: int) -> Any:
@@ -75,6 +146,8 @@ class DetectingScanner:
         self.path = path
         self.options = options
         self.dialect = dialect
+        self.forced = dialect
+        self._vetted = False
         self.inner: DialectScanner | None = dialect.scanner(path, options) if dialect is not None else None
         self._held: list[PhysicalIssue] = []
 
@@ -94,7 +167,24 @@ class DetectingScanner:
     def committed(self) -> int:
         return self.inner.committed if self.inner is not None else 0
 
+    def vet_head(self, head: bytes) -> None:
+        """Refuse a file whose first bytes are a known binary signature (a gzip file holds no
+        newline a line reader would split at: its first line never arrives)."""
+        what = signature(head)
+        # a log whose first bytes are damaged still shows its record: a damaged log, not a binary
+        if what is not None and b'{"' not in head:
+            raise NotASessionLog(f"{self.path}: not a session log: it looks like {what}")
+
+    def _vet(self, lines: list[bytes]) -> None:
+        self._vetted = True
+        why = not_a_log(lines, self.forced, self.options.max_depth)
+        if why is not None:
+            name = "a session log" if self.forced is None else f"a {self.forced.title} session log"
+            raise NotASessionLog(f"{self.path}: not {name}: {why}")
+
     def feed(self, item: Batch | PhysicalIssue) -> None:
+        if not self._vetted and type(item) is tuple and item[0] and item[2] == 1:
+            self._vet(item[0][:LOOKAHEAD])
         inner = self.inner
         if inner is None:
             if type(item) is not tuple:

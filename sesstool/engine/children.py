@@ -28,6 +28,7 @@ from sesstool.store.layout import (
     is_encoded_session_id,
     is_project_dir_name,
 )
+from sesstool.store.paths import same_file, session_dirs
 from sesstool.store.plaintext import log_batches
 from sesstool.store.source import ReadLimits
 
@@ -45,23 +46,18 @@ def subagent_children(
         return None
     if encode_session_id(parent_id) != source.parent.name:
         return None
-    root = layout[0]
-    own = source.parent.resolve()
     found: list[ChildFact] = []
-    for project in sorted(root.iterdir()):
-        if not project.is_dir() or not is_project_dir_name(project.name):
+    for session in session_dirs(layout[0], is_project_dir_name):
+        if not is_encoded_session_id(session.name) or same_file(session, source.parent):
             continue
-        for session in sorted(project.iterdir()):
-            if not session.is_dir() or not is_encoded_session_id(session.name) or session.resolve() == own:
-                continue
-            try:
-                generation = highest_generation(session)
-            except InputError:
-                continue  # not a session directory: nothing to find there
-            child = _header(generation, limits)
-            if child is None or child.get("origin") != "subagent" or child.get("parentSession") != parent_id:
-                continue
-            found.append(_evidence(generation, child, limits))
+        try:
+            generation = highest_generation(session)
+        except InputError:
+            continue  # not a session directory: nothing to find there
+        child = _header(generation, limits)
+        if child is None or child.get("origin") != "subagent" or child.get("parentSession") != parent_id:
+            continue
+        found.append(_evidence(generation, child, limits))
     return tuple(found)
 
 

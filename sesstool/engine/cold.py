@@ -3,7 +3,8 @@
 It resolves the source (a file or a session directory's highest generation — never standard
 input), holds ``session.lock`` in a session directory for the whole operation (created when
 missing, never deleted; elsewhere there is no protocol and no lock file is made), and refuses
-when another process has the file open for writing.
+when another process has the file open for writing. A dry run (``create_lock=False``) writes
+nothing at all: it honours an existing lock but never creates one in the evidence directory.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sesstool.core.errors import InputError
-from sesstool.store.generations import generations
+from sesstool.core.errors import UsageError
 from sesstool.store.liveness import LockState, assert_cold, open_writers, session_lock
+from sesstool.store.paths import is_session_dir
 from sesstool.store.publish import FileIdentity
-from sesstool.store.source import open_error, regular_source
+from sesstool.store.source import regular_source
 
 # A note every write to a plain file carries: shown with -v only (DETAIL_NOTES).
 NO_LOCK_PROTOCOL = "not a session directory: no session.lock protocol to check"
@@ -41,24 +42,29 @@ class ColdSource:
         assert_cold(self.path, self.identity)
 
 
+# Why a write command takes no standard input (docs/format.md "Standard input and output").
+STDIN_REFUSED = (
+    "needs a file or session directory, not standard input ('-'): it publishes a new file beside "
+    "its source after checking that the source is cold and unchanged, and a stream has no place, "
+    "lock or identity; save the stream to a file first (read commands take '-')"
+)
+
+
 def resolve_source(arg: str, command: str) -> Path:
     """The regular file to rewrite; every OSError on the way (an unsearchable parent, a link
-    loop, ENOENT) and every non-regular file (FIFO, device) is an exit-3 InputError."""
+    loop, ENOENT) and every non-regular file (FIFO, device) is an exit-3 InputError. ``-`` is a
+    usage error (exit 2, issue 15 item 5): see ``STDIN_REFUSED``."""
     if arg == "-":
-        raise InputError(f"{command} needs a file or session directory, not standard input")
+        raise UsageError(f"{command} {STDIN_REFUSED}")
     return regular_source(arg)
 
 
 @contextmanager
-def cold_session(arg: str, command: str) -> Iterator[ColdSource]:
+def cold_session(arg: str, command: str, create_lock: bool = True) -> Iterator[ColdSource]:
     path = resolve_source(arg, command)
     notes: list[str] = []
-    try:
-        in_session_dir = bool(generations(path.parent))
-    except OSError as err:
-        raise open_error(path.parent, err) from None
-    if in_session_dir:
-        with session_lock(path.parent, create=True) as lock:
+    if is_session_dir(path.parent):
+        with session_lock(path.parent, create=create_lock) as lock:
             if lock.warning:
                 notes.append(lock.warning)
             yield _checked(path, lock, notes)

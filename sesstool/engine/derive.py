@@ -1,20 +1,33 @@
-"""derive: the model-visible message list and the current request envelope (spec §5)."""
+"""derive: the model-visible message list and the current request envelope (spec §5).
+
+Streamed (issue 14): for a file, the scan keeps the line offset of each current surface node
+(``ScanOptions.message_addresses``) rather than its message, and ``DerivedMessages`` reads the
+messages back by address (``engine/derive_read.py``) one at a time while the renderer writes
+them. Standard input, a FIFO and a dialect whose scanner keeps its messages itself (Codex,
+Claude) derive in memory as before.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from sesstool.core.errors import InputError, UnsupportedError, UsageError
 from sesstool.core.fork_plan import check_at
-from sesstool.core.model import RequestEnvelope
+from sesstool.core.jsonline import encodable, loads
+from sesstool.core.model import RequestEnvelope, ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.redact import Redactor
 from sesstool.core.rules import Severity
 from sesstool.core.upgrade import UpgradeRefused
+from sesstool.dialects.base import Dialect
+from sesstool.engine.derive_read import file_lines, in_surface_order, numbered_lines
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, scan_source
-from sesstool.store.source import ReadLimits
+from sesstool.store.source import ReadLimits, is_stream
+
+_BATCH = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,21 +40,109 @@ class DeriveRequest:
     redact: bool = False  # replace credential-shaped values with stable tokens
 
 
-@dataclass(frozen=True, slots=True)
+class DerivedMessages:
+    """The derived messages in surface order, produced while they are iterated (once). ``len``
+    is known before; ``system`` holds the system messages met so far (the JSON document's
+    request envelope cites them, after the messages)."""
+
+    def __init__(
+        self, count: int, produce: Callable[[], Iterator[Any]], redactor: Redactor | None, ascii_only: bool
+    ) -> None:
+        self._count = count
+        # some message has a lone surrogate (orjson cannot encode it): JSON is written with
+        # every non-ASCII character escaped, the whole document as one (core.jsonline.dumps_pretty)
+        self.ascii_only = ascii_only
+        self._produce: Callable[[], Iterator[Any]] | None = produce
+        self._redactor = redactor
+        self.system: list[Any] = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Any]:
+        produce, self._produce = self._produce, None
+        if produce is None:
+            raise RuntimeError("derived messages are produced once")
+        redactor = self._redactor
+        for message in produce():
+            if redactor is not None:
+                message = redactor.value(message)
+            if isinstance(message, dict) and message.get("role") == "system":
+                self.system.append(message)
+            yield message
+
+    @property
+    def consumed(self) -> bool:
+        return self._produce is None
+
+
 class DeriveReport:
-    scan: ScanReport
-    messages: tuple[Any, ...]
-    request: RequestEnvelope
-    at: int | None
-    as_version: int | None = None
-    redactions: tuple[tuple[str, int], ...] | None = None  # kind -> values replaced (--redact)
+    """What derive found. Iterate ``messages`` first: with ``--redact`` the request envelope
+    and the counts come after the messages (the same value keeps the same token throughout)."""
+
+    def __init__(
+        self,
+        scan: ScanReport,
+        messages: DerivedMessages,
+        request: RequestEnvelope,
+        at: int | None,
+        as_version: int | None,
+        redactor: Redactor | None,
+    ) -> None:
+        self.scan = scan
+        self.messages = messages
+        self._request = request
+        self.at = at
+        self.as_version = as_version
+        self._redactor = redactor
+        self._finished = redactor is None
+
+    @property
+    def redacting(self) -> bool:
+        return self._redactor is not None
+
+    def envelope_encodable(self) -> bool:
+        """Can orjson encode the request envelope as scanned (no lone surrogate)?"""
+        return encodable((self._request.header, self._request.context))
+
+    @property
+    def request(self) -> RequestEnvelope:
+        self._finish()
+        return self._request
+
+    @property
+    def redactions(self) -> tuple[tuple[str, int], ...] | None:
+        """kind -> values replaced (``--redact``), or None."""
+        if self._redactor is None:
+            return None
+        self._finish()
+        return self._redactor.counts().by_kind
+
+    def _finish(self) -> None:
+        if self._finished:
+            return
+        if not self.messages.consumed:
+            for _ in self.messages:  # the messages' tokens come first (an unprinted document)
+                pass
+        redactor, req = self._redactor, self._request
+        assert redactor is not None
+        self._request = RequestEnvelope(
+            redactor.value(req.header), req.header_seq, redactor.value(req.context), req.context_seq
+        )
+        self._finished = True
 
 
 def run_derive(request: DeriveRequest, progress: Progress | None = None) -> DeriveReport:
     """Raises UnsupportedError (exit 4) or InputError (exit 3) when no trustworthy fold exists."""
+    by_address = not is_stream(request.path)
     report = scan_source(
         request.path,
-        ScanOptions(fixture=request.fixture, at_seq=request.at, collect_messages=True),
+        ScanOptions(
+            fixture=request.fixture,
+            at_seq=request.at,
+            collect_messages=True,
+            message_addresses=by_address,
+        ),
         request.limits,
         progress,
     )
@@ -52,30 +153,62 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
         raise InputError(f"cannot derive from a corrupt log: {result.verdict_reason}", result.verdict_address)
     if request.at is not None and (result.stopped_at is None or result.stopped_at < request.at):
         check_at(request.at, result.stopped_at)  # past the end: exit 2, as for fork
-    assert result.messages is not None
-    messages, envelope = result.messages, result.request
+    redactor = Redactor() if request.redact else None
     if request.as_version is not None and request.as_version != result.version:
-        messages, envelope = _as_version(request, report)
-    if request.redact:
-        return _redacted(DeriveReport(report, messages, envelope, request.at, request.as_version))
-    return DeriveReport(report, messages, envelope, request.at, request.as_version)
+        produced = _as_version(request, report, by_address)
+    else:
+        produced = _as_scanned(report, by_address, request.limits)
+    count, produce, envelope, ascii_only = produced
+    messages = DerivedMessages(count, produce, redactor, ascii_only)
+    return DeriveReport(report, messages, envelope, request.at, request.as_version, redactor)
 
 
-def _redacted(rep: DeriveReport) -> DeriveReport:
-    """Messages and request envelope with every credential-shaped value replaced: the same
-    value by the same token throughout (core.redact)."""
-    redactor = Redactor()
-    messages = tuple(redactor.value(m) for m in rep.messages)
-    req = rep.request
-    envelope = RequestEnvelope(
-        redactor.value(req.header), req.header_seq, redactor.value(req.context), req.context_seq
-    )
-    return DeriveReport(rep.scan, messages, envelope, rep.at, rep.as_version, redactor.counts().by_kind)
+# (count, the messages when iterated, the request envelope, ASCII-only JSON)
+Produced = tuple[int, Callable[[], Iterator[Any]], RequestEnvelope, bool]
 
 
-def _as_version(request: DeriveRequest, report: ScanReport) -> tuple[tuple[Any, ...], RequestEnvelope]:
+def _in_memory(kept: tuple[Any, ...], envelope: RequestEnvelope) -> Produced:
+    return len(kept), lambda: iter(kept), envelope, not encodable(kept)
+
+
+def _by_address(
+    kept: tuple[Any, ...], lines: Callable[[list[int]], Iterator[bytes]], dialect: Dialect, scan: ScanResult
+) -> Produced:
+    """``kept``: line offsets, ``-1 - offset`` for a message orjson cannot encode (the scanner's
+    ``_line_offset``)."""
+    order = [a if a >= 0 else -1 - a for a in kept]
+    ascii_only = any(a < 0 for a in kept)
+    del kept
+
+    def produce() -> Iterator[Any]:
+        for line in lines(order):
+            yield dialect.derived_message(loads(line), scan)
+
+    return len(order), produce, scan.request, ascii_only
+
+
+def _as_scanned(report: ScanReport, by_address: bool, limits: ReadLimits) -> Produced:
+    result = report.scan
+    assert result.messages is not None
+    kept = result.messages
+    path = report.source.path
+    if not (by_address and report.dialect.derives_by_address):
+        return _in_memory(kept, result.request)
+    assert path is not None
+    end = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
+    display = report.source.display
+    encoding = report.source.encoding
+
+    def lines(order: list[int]) -> Iterator[bytes]:
+        return in_surface_order(file_lines(path, encoding, limits, end), order, display)
+
+    return _by_address(kept, lines, report.dialect, result)
+
+
+def _as_version(request: DeriveRequest, report: ScanReport, by_address: bool) -> Produced:
     """Upgrade the committed events in memory through the chain (§1.3) and fold the result with
-    the same scanner: the messages a reader of ``as_version`` derives. Nothing is written."""
+    the same scanner: the messages a reader of ``as_version`` derives. Nothing is written; by
+    address, the upgrade runs again to read the messages back."""
     result = report.scan
     assert result.version is not None and result.header is not None and request.as_version is not None
     if request.as_version < result.version:
@@ -91,18 +224,28 @@ def _as_version(request: DeriveRequest, report: ScanReport) -> tuple[tuple[Any, 
     if path is None:
         raise UsageError("--as-version needs a file: standard input cannot be read twice")
     committed = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
-    scanner = report.dialect.scanner(report.source.display, ScanOptions(collect_messages=True))
-    head, lines = upgraded_lines(
-        path, report.source.encoding, dict(result.header.raw), report.dialect,
-        result.body_offset or 0, committed, steps, request.as_version, request.limits,
-    )  # fmt: skip
-    batch: list[bytes] = [head[:-1]]
-    for line in lines:
+    header, target = result.header, request.as_version
+
+    def upgraded() -> Iterator[bytes]:
+        head, lines = upgraded_lines(
+            path, report.source.encoding, dict(header.raw), report.dialect,
+            result.body_offset or 0, committed, steps, target, request.limits,
+        )  # fmt: skip
+        yield head
+        yield from lines
+
+    options = ScanOptions(collect_messages=True, message_addresses=by_address)
+    scanner = report.dialect.scanner(report.source.display, options)
+    batch: list[bytes] = []
+    offset = start = 0
+    lineno = 1
+    for line in upgraded():
         batch.append(line[:-1])
-        if len(batch) >= 4096:
-            scanner.feed_lines(batch, 0, 1, None)
-            batch = []
-    scanner.feed_lines(batch, 0, 1, None)
+        offset += len(line)
+        if len(batch) >= _BATCH:
+            scanner.feed_lines(batch, start, lineno, None)
+            start, lineno, batch = offset, lineno + len(batch), []
+    scanner.feed_lines(batch, start, lineno, None)
     upgraded_scan = scanner.finish(None)
     errors = [f for f in upgraded_scan.findings if f.severity is Severity.ERROR]
     if errors:
@@ -111,4 +254,12 @@ def _as_version(request: DeriveRequest, report: ScanReport) -> tuple[tuple[Any, 
             f"{errors[0].message}"
         )
     assert upgraded_scan.messages is not None
-    return upgraded_scan.messages, upgraded_scan.request
+    kept = upgraded_scan.messages
+    if not (by_address and report.dialect.derives_by_address):
+        return _in_memory(kept, upgraded_scan.request)
+    display = report.source.display
+
+    def lines(order: list[int]) -> Iterator[bytes]:
+        return in_surface_order(numbered_lines(upgraded()), order, display)
+
+    return _by_address(kept, lines, report.dialect, upgraded_scan)

@@ -39,13 +39,15 @@ from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.dialects.base import Dialect, ForkInput
+from sesstool.engine.cold import STDIN_REFUSED
 from sesstool.engine.scan import Progress, ScanReport, run_scan
-from sesstool.engine.write import first_error, gate, output_target, rescan
+from sesstool.engine.write import first_error, gate, output_target, phased, rescan
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
-from sesstool.store.generations import check_publication_name, generations
+from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import session_lock
+from sesstool.store.paths import exists, identity_of, is_directory, is_session_dir
 from sesstool.store.plaintext import SourceChanged, plaintext_range
 from sesstool.store.publish import (
     FileIdentity,
@@ -55,7 +57,7 @@ from sesstool.store.publish import (
     publish,
     remove_created_directory,
 )
-from sesstool.store.source import ReadLimits, SourceInfo, regular_source, resolve
+from sesstool.store.source import ReadLimits, SourceInfo, regular_source
 
 Layout = str  # "option", "beside-source" or "<dialect>-root" (a sibling in the root layout)
 
@@ -199,20 +201,12 @@ def _resolve(request: ForkRequest) -> tuple[Path, FileIdentity, str | Path]:
     """(source file, its identity, what to scan: the path as given, or the generation file a
     directory resolved to)."""
     if request.path == "-":
-        raise UsageError("fork needs a session file or directory, not standard input")
+        raise UsageError(f"fork {STDIN_REFUSED}")
     if request.child_id is not None and request.child_id == "":
         raise UsageError("--id must not be empty")
-    try:
-        regular_source(request.path)  # FIFOs and devices refused, OSErrors named (exit 3)
-        source, from_dir = resolve(request.path)
-        identity = FileIdentity.of_path(source)
-    except InputError:
-        raise
-    except FileNotFoundError:
-        raise InputError(f"{request.path}: no such file or directory") from None
-    except OSError as err:
-        raise InputError(f"{request.path}: cannot read: {err.strerror or err}") from None
-    return source, identity, source if from_dir else request.path
+    source = regular_source(request.path)  # FIFOs and devices refused, OSErrors named (exit 3)
+    identity = identity_of(source)
+    return source, identity, source if is_directory(request.path) else request.path
 
 
 def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkReport:
@@ -259,10 +253,8 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
         if directory is None:
             with _target_session_lock(target.parent):
                 pass  # a dry run is refused like the real one: a live target directory is exit 5
-        return replace(
-            report, target_exists=target.exists() or (directory is not None and directory.exists())
-        )
-    return _publish(request, report, (source, identity), (body, end), directory)
+        return replace(report, target_exists=exists(target) or (directory is not None and exists(directory)))
+    return _publish(request, report, (source, identity), (body, end), directory, progress)
 
 
 def _plan(
@@ -305,6 +297,7 @@ def _publish(
     source: tuple[Path, FileIdentity],
     span: tuple[int, int],
     directory: Path | None,
+    progress: Progress | None = None,
 ) -> ForkReport:
     """Write the child (in a new session directory when it goes into a root layout)."""
     path, identity = source
@@ -323,9 +316,8 @@ def _publish(
         create_directory(directory, 0o700)
     try:
         with _target_session_lock(report.target.parent if directory is None else None):
-            published = publish(
-                report.target, writer.produce, verify=writer.verify, source=path, source_identity=identity
-            )
+            produce, verify = phased(progress, writer.produce, writer.verify)
+            published = publish(report.target, produce, verify=verify, source=path, source_identity=identity)
     except BaseException:
         if directory is not None:
             remove_created_directory(directory)
@@ -342,16 +334,9 @@ def _target_session_lock(directory: Path | None) -> Iterator[None]:
     ``session.lock`` is taken and held while publishing — held by another process, the fork is
     refused as live (exit 5). A fork never creates the lock file (the child is another session's
     file; a dry run writes nothing) and never deletes it. Elsewhere there is no protocol."""
-    try:
-        in_session_dir = directory is not None and bool(generations(directory))
-    except FileNotFoundError:
-        in_session_dir = False
-    except OSError as err:
-        raise WriteRefusedError(f"{directory}: cannot list the target directory: {err.strerror}") from None
-    if not in_session_dir:
+    if directory is None or not is_session_dir(directory, for_write=True):
         yield
         return
-    assert directory is not None
     with session_lock(directory, create=False):
         yield
 

@@ -16,6 +16,7 @@ from typing import Any
 from sesstool.core.errors import InputError
 from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
+from sesstool.engine.listing import ListReport, ListRequest, classify, run_list
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits, is_stream
 
@@ -63,6 +64,15 @@ class _Kept(list[TimelineEntry]):
 class _Forward:
     def __init__(self, sink: TimelineSink) -> None:
         self.append = sink
+
+
+def run_inspect_path(request: InspectRequest, progress: Progress | None = None) -> InspectReport | ListReport:
+    """``inspect PATH``: a directory of sessions (a dialect's root, a directory of logs, a remote
+    prefix) is listed one row per session (``engine.listing``); anything else is one log."""
+    found = classify(request.path)
+    if found.listable:
+        return run_list(ListRequest(request.path, request.limits), progress, found)
+    return run_inspect(request, progress)
 
 
 def run_inspect(request: InspectRequest, progress: Progress | None = None) -> InspectReport:

@@ -1,7 +1,13 @@
-"""list: the sessions a root directory holds (a Claude Code home's ``projects/``, …), one row each.
+"""The sessions a directory holds, one row each: ``sesstool list ROOT`` and ``inspect ROOT`` (a
+forensic triage view; issue 15 item 11).
 
-Every registered dialect's root layout (``Dialect.layout.patterns``) is walked; each log found
-is scanned by that dialect and summarised (id, cwd, version, verdict, size, last time).
+What a path is comes from the store (``store.paths.classify_path``): a dialect's root (a Claude
+Code home, a Codex home, a dsh root: its logs found by that dialect's ``layout.patterns`` and
+read as that dialect), a directory of logs (every file with a log suffix, any case, found by a
+recursive walk, its dialect detected), a session directory (each of its generations) or a
+remote prefix. Every log is scanned once and summarised: id, dialect, version, verdict, size,
+last time, cwd, lines, pending calls and findings. Rows are sorted newest activity first
+(a log without a time after those with one), then by path (docs/format.md "Listing a root").
 """
 
 from __future__ import annotations
@@ -9,11 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sesstool.core.errors import InputError, SesstoolError
+from sesstool.core.errors import InputError, NotASessionLog, SesstoolError
 from sesstool.core.options import ScanOptions
+from sesstool.core.rules import Severity
 from sesstool.dialects import registry
 from sesstool.engine.scan import Progress, scan_source
-from sesstool.store.roots import root_logs
+from sesstool.store.generations import generations
+from sesstool.store.paths import Group, PathClass, classify_path, file_size
 from sesstool.store.source import ReadLimits
 
 
@@ -26,55 +34,101 @@ class ListRequest:
 @dataclass(frozen=True, slots=True)
 class SessionRow:
     path: str
-    dialect: str
+    dialect: str | None  # None: the log could not be read far enough to tell
     session_id: str | None
     cwd: str | None
-    version: str | None
-    verdict: str
-    size: int
-    last_time: str | None
+    version: int | None
+    version_label: str | None  # a version that is not a number (Claude Code, Codex CLI)
+    verdict: str  # a scan verdict, "not-a-log" or "unreadable" (``error`` says why)
+    size: int | None
+    last_time: str | None  # ISO 8601
+    encoding: str | None = None
+    lines: int = 0  # complete lines read
+    pending: tuple[str, ...] = ()  # call ids of the dangling tool calls
+    findings: tuple[int, int, int] = (0, 0, 0)  # info, warning, error
     error: str | None = None
+
+    @property
+    def version_text(self) -> str | None:
+        return self.version_label if self.version_label is not None else _num(self.version)
+
+
+def _num(version: int | None) -> str | None:
+    return None if version is None else str(version)
 
 
 @dataclass(frozen=True, slots=True)
 class ListReport:
     root: str
+    layout: str  # what the directory is: "<dialect title> root", "directory of logs", …
+    layout_dialect: str | None  # the dialect whose root layout it has (None: found by suffix)
     sessions: tuple[SessionRow, ...]
 
 
-def run_list(request: ListRequest, progress: Progress | None = None) -> ListReport:
-    root = Path(request.root)
-    if not root.is_dir():
-        raise InputError(f"{request.root}: not a directory")
-    rows: list[SessionRow] = []
-    for dialect in registry.DIALECTS:
-        for path in root_logs(root, dialect.layout.patterns):
-            shown = str(path)
-            size = path.stat().st_size
-            try:
-                report = scan_source(
-                    shown, ScanOptions(), replace(request.limits, dialect=dialect.name), progress
-                )
-            except SesstoolError as err:
-                rows.append(
-                    SessionRow(shown, dialect.name, None, None, None, "unreadable", size, None, err.message)
-                )
-                continue
-            scan = report.scan
-            facts = dialect.list_facts(scan)
-            version = scan.version_label if scan.version is None else str(scan.version)
-            rows.append(
-                SessionRow(
-                    shown,
-                    dialect.name,
-                    scan.session_id,
-                    facts.get("cwd"),
-                    version,
-                    scan.verdict,
-                    size,
-                    facts.get("last_time"),
-                )
-            )
+def classify(arg: str) -> PathClass:
+    """What ``arg`` is, with every registered dialect's root layout and log suffixes."""
+    return classify_path(arg, registry.layouts(), registry.log_suffixes())
+
+
+def run_list(
+    request: ListRequest, progress: Progress | None = None, found: PathClass | None = None
+) -> ListReport:
+    """List the sessions under ``request.root`` (``found``: its classification, when the caller
+    already has it). Raises InputError (exit 3) when the path holds no session log."""
+    found = found or classify(request.root)
+    if found.kind == "session-dir":
+        logs = tuple(str(g.path) for g in generations(Path(request.root)))
+        found = replace(found, groups=(Group(None, logs),))
+    elif not found.listable:
+        why = found.reason or f"{request.root}: not a directory of session logs"
+        raise InputError(why if found.kind in ("missing", "unreadable") else _nothing(request.root, found))
+    rows = [_row(log, group.layout, request.limits, progress) for group in found.groups for log in group.logs]
     if not rows:
-        raise InputError(f"{request.root}: no session logs in any known root layout")
-    return ListReport(request.root, tuple(rows))
+        raise InputError(_nothing(request.root, found))
+    rows.sort(key=lambda r: r.path)
+    rows.sort(key=lambda r: r.last_time or "", reverse=True)  # stable: newest first, then by path
+    layout_dialect = next((g.layout for g in found.groups if g.layout is not None), None)
+    return ListReport(request.root, _layout_text(found, layout_dialect), layout_dialect, tuple(rows))
+
+
+def _nothing(root: str, found: PathClass) -> str:
+    if found.kind in ("log", "stream", "stdin", "remote-object"):
+        return f"{root}: a single log, not a directory of sessions (inspect it)"
+    endings = ", ".join("*" + s for s in registry.log_suffixes())
+    return f"{root}: no session logs in any known root layout, nor any {endings} file"
+
+
+def _layout_text(found: PathClass, owner: str | None) -> str:
+    if owner is not None:
+        return f"{registry.by_name(owner).title} root"
+    if found.kind == "session-dir":
+        return "session directory"
+    return "directory of logs"
+
+
+def _row(path: str, layout: str | None, limits: ReadLimits, progress: Progress | None) -> SessionRow:
+    read = replace(limits, dialect=layout) if layout is not None else limits
+    try:
+        report = scan_source(path, ScanOptions(), read, progress)
+    except SesstoolError as err:
+        verdict = "not-a-log" if isinstance(err, NotASessionLog) else "unreadable"
+        why = err.message.removeprefix(f"{path}: ")  # the row names the path already
+        return SessionRow(path, layout, None, None, None, None, verdict, file_size(path), None, error=why)
+    scan, dialect = report.scan, report.dialect
+    facts = dialect.list_facts(scan)
+    counts = tuple(sum(1 for f in scan.findings if f.severity is sev) for sev in Severity)
+    return SessionRow(
+        path,
+        dialect.name,
+        scan.session_id,
+        facts.get("cwd"),
+        scan.version,
+        scan.version_label,
+        scan.verdict,
+        report.source.size,
+        facts.get("last_time"),
+        report.source.encoding,
+        report.read.lines,
+        tuple(p.call_id for p in scan.open.pending),
+        (counts[0], counts[1], counts[2]),
+    )

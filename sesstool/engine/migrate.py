@@ -20,7 +20,15 @@ from sesstool.dialects.base import Dialect
 from sesstool.engine.children import with_child_evidence
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, output_target, read_for_write, refuse_unless_valid, rescan
+from sesstool.engine.write import (
+    SourceRead,
+    gate,
+    output_target,
+    phased,
+    read_for_write,
+    refuse_unless_valid,
+    rescan,
+)
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
@@ -79,7 +87,7 @@ def run_migrate(request: MigrateRequest, progress: Progress | None = None) -> Mi
     newest = max(d.current_version for d in registry.DIALECTS if d.current_version is not None)
     if request.to is not None and not 0 <= request.to <= newest:
         raise UsageError(f"--to {request.to}: sesstool writes versions 0–{newest}")
-    with read_for_write(request.path, "migrate", request.limits, progress) as source:
+    with read_for_write(request.path, "migrate", request.limits, progress, dry_run=request.dry_run) as source:
         gate(source.scan, "migrate")
         base = _plan(request, source)
         if base.status == "up-to-date" or request.dry_run:
@@ -154,9 +162,13 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     if scan.open.turn is not None and not request.repair:
         notes.append(f"turn {scan.open.turn} is open: carried as it is (--repair balances it first)")
     out_encoding: Encoding = request.encoding or source.report.source.encoding
-    target = output_target(
-        request.output, source.path.parent / migrated_name(source.path, target_version, out_encoding)
-    )
+    name = migrated_name(source.path, target_version, out_encoding)
+    if closers:
+        # a repaired migration is not the plain one: its own name, as repair names its output
+        # (session.v4.repaired.jsonl), so `migrate --repair` after `migrate` does not collide
+        # with the generation already published (issue 15 item 12)
+        name = dialect.repaired_name(name, out_encoding == "zstd")
+    target = output_target(request.output, source.path.parent / name)
     check_publication_name(target, target_version, out_encoding == "zstd")
     return replace(
         base,
@@ -209,7 +221,7 @@ def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -
     checked: list[ScanReport] = []
 
     def verify(tmp: Path) -> None:
-        result = rescan(tmp, dialect, request.limits)
+        result = rescan(tmp, dialect, request.limits, source.progress)
         if result.scan.version != target_version:
             raise WriteRefusedError(
                 f"verification: the new file is v{result.scan.version}, not v{target_version}"
@@ -223,7 +235,8 @@ def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -
             )
         checked.append(result)
 
+    producing, verifying = phased(source.progress, produce, verify)
     published = publish(
-        plan.target, produce, verify=verify, source=source.path, source_identity=source.identity
+        plan.target, producing, verify=verifying, source=source.path, source_identity=source.identity
     )
     return replace(plan, status="migrated", output=published, output_scan=checked[-1])

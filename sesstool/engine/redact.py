@@ -25,7 +25,7 @@ from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.redact import RedactionCounts, Redactor
 from sesstool.engine.cold import cold_session
 from sesstool.engine.scan import Progress, ScanReport, run_scan, scan_source
-from sesstool.engine.write import output_target
+from sesstool.engine.write import output_target, phased
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import log_name, log_stem
 from sesstool.store.liveness import LockState
@@ -125,7 +125,7 @@ class LineRedactor:
 
 
 def run_redact(request: RedactRequest, progress: Progress | None = None) -> RedactReport:
-    with cold_session(request.path, "redact") as cold:
+    with cold_session(request.path, "redact", create_lock=not request.dry_run) as cold:
         source, identity = cold.path, cold.identity
         digest = hashlib.sha256()
         report, _ = run_scan(source, ScanOptions(), request.limits, progress, digest=digest)
@@ -161,7 +161,8 @@ def run_redact(request: RedactRequest, progress: Progress | None = None) -> Reda
             produce(_NullSink())
             published = None
         else:
-            published = publish(target, produce, verify=verify, source=source, source_identity=identity)
+            producing, verifying = phased(progress, produce, verify)
+            published = publish(target, producing, verify=verifying, source=source, source_identity=identity)
         return RedactReport(
             "planned" if request.dry_run else "redacted",
             source,

@@ -26,15 +26,16 @@ from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.dialects.registry import DetectingScanner
+from sesstool.engine.line_salvage import DroppedRange, plan_line_salvage, publish_line_salvage
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, output_target, read_for_write
+from sesstool.engine.write import SourceRead, gate, output_target, phased, read_for_write
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
 from sesstool.store.plaintext import LogReading, file_range, plaintext_range, sha256_range
-from sesstool.store.publish import FileIdentity, Published, Sink, publish
+from sesstool.store.publish import FileIdentity, Published, Sink, copy_into, publish
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import ReadLimits
 
@@ -70,6 +71,7 @@ class RepairReport:
     salvage: SalvageReport | None
     lock: LockState | None
     notes: tuple[str, ...]
+    dropped_ranges: tuple[DroppedRange, ...] = ()  # a line salvage: each range it drops
 
 
 def repaired_name(dialect: Dialect, source: Path, encoding: Encoding) -> str:
@@ -89,9 +91,13 @@ def run_repair(request: RepairRequest, progress: Progress | None = None) -> Repa
         if request.salvage:
             boundaries.append((file_end, plain_end))
 
-    with read_for_write(request.path, "repair", request.limits, progress, on_frame_end) as source:
+    with read_for_write(
+        request.path, "repair", request.limits, progress, on_frame_end, dry_run=request.dry_run
+    ) as source:
         scan, scanner = source.scan, source.scanner
         salvage: Salvage | None = None
+        if scan.verdict == "corrupt" and request.salvage and source.dialect.skips_bad_lines:
+            return _salvage_lines(request, source)
         if scan.verdict == "corrupt" and request.salvage:
             salvage, scanner, scan = _salvage_scan(
                 request, source.path, source.report, boundaries, copy_point
@@ -148,10 +154,15 @@ def _repair(
     salvage_report = None
     if salvage is not None:
         salvage_report = _publish_salvage(path, source.identity, target, salvage, scan.path)
+    produce, verify = phased(
+        source.progress,
+        lambda sink: _produce(sink, path, plan, closer_lines, request.limits),
+        lambda tmp: _verify(tmp, path, plan, closer_lines, request.limits, source.sha256),
+    )
     published = publish(
         target,
-        lambda sink: _produce(sink, path, plan, closer_lines, request.limits),
-        verify=lambda tmp: _verify(tmp, path, plan, closer_lines, request.limits, source.sha256),
+        produce,
+        verify=verify,
         source=path,
         source_identity=source.identity,
     )
@@ -163,6 +174,44 @@ def _one_frame(scan: ScanResult) -> bool:
 
 
 # -- salvage ---------------------------------------------------------------------------------
+
+
+def _salvage_lines(request: RepairRequest, source: SourceRead) -> RepairReport:
+    """A dialect whose loader skips bad lines: keep every line it reads (``line_salvage``)."""
+    report, dialect, path = source.report, source.dialect, source.path
+    out_encoding: Encoding = request.encoding or report.source.encoding
+    planned = plan_line_salvage(source, out_encoding, request.limits)
+    if not request.output and (why := dialect.refuse_default_output(path)) is not None:
+        raise UsageError(why)
+    target = (
+        Path(request.output) if request.output else path.parent / repaired_name(dialect, path, out_encoding)
+    )
+    done = (path, source.sha256, report)
+    if request.dry_run:
+        return RepairReport(
+            "planned",
+            *done,
+            planned.plan,
+            target,
+            None,
+            None,
+            source.lock,
+            tuple(source.notes),
+            planned.ranges,
+        )
+    written = publish_line_salvage(source, planned, target, request.limits)
+    salvage = SalvageReport(written.sidecar, written.report, written.dropped_sha256)
+    return RepairReport(
+        "repaired",
+        *done,
+        planned.plan,
+        target,
+        written.output,
+        salvage,
+        source.lock,
+        tuple(source.notes),
+        written.ranges,
+    )
 
 
 def _first_error(findings: tuple[Finding, ...]) -> Finding:
@@ -270,17 +319,21 @@ def _committed_plaintext(
 
 
 def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
+    """The carried prefix is copied file to file by the kernel where it is the source's own bytes
+    (raw to raw; a zstd source's whole frames), ``store.publish.copy_into``."""
     if plan.output_encoding == "raw":
-        for piece in _committed_plaintext(source, plan, 0, limits):
-            sink.write(piece)
+        if plan.source_encoding == "raw":
+            copy_into(sink, source, 0, plan.committed)
+        else:
+            for piece in _committed_plaintext(source, plan, 0, limits):
+                sink.write(piece)
         for line in closers:
             sink.write(line)
         return
     # zstd output: verbatim whole frames, then one new frame (§7.4)
     frame = FrameWriter(sink)
     if plan.source_encoding == "zstd" and plan.copy_file:
-        for piece in file_range(source, 0, plan.copy_file):
-            sink.write(piece)
+        copy_into(sink, source, 0, plan.copy_file)
         for piece in _committed_plaintext(source, plan, plan.copy_plain, limits, plan.copy_file):
             frame.write(piece)
     else:

@@ -6,6 +6,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -19,7 +20,9 @@ from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits, SourceInfo, changed_since, open_source
 from sesstool.store.zstd_reader import ZstdReader
 
-Progress = Callable[[int, "int | None"], None]
+# (phase, bytes done, total bytes or None): "scan" reads the source, "write" produces the new
+# file, "verify" reads it back. Called once per batch of lines (write: once per MiB).
+Progress = Callable[[str, int, "int | None"], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,10 @@ class _Hashing:
                 except BaseException as exc:  # re-raised by close() on the reading thread
                     self._failure = exc
 
+    def peek(self, size: int) -> bytes:
+        """The next bytes without consuming them (nothing is hashed twice)."""
+        return peek_head(self._stream, size)
+
     def read(self, size: int = -1) -> bytes:
         data = self._stream.read(size)
         if data:
@@ -79,10 +86,13 @@ def scan_source(
     options: ScanOptions | None = None,
     limits: ReadLimits | None = None,
     progress: Progress | None = None,
+    *,
+    phase: str = "scan",
 ) -> ScanReport:
     """Scan one log: a ``Path`` is always a file or directory; only the string ``-`` is standard
-    input. Raises InputError only when the file cannot be opened at all."""
-    return run_scan(arg, options, limits, progress)[0]
+    input. Raises InputError only when the file cannot be opened at all. ``phase`` names the
+    read for ``progress`` (``verify`` when a new file is read back)."""
+    return run_scan(arg, options, limits, progress, phase=phase)[0]
 
 
 def run_scan(
@@ -94,6 +104,7 @@ def run_scan(
     digest: Any = None,
     on_frame_end: FrameHook | None = None,
     tap: Tap | None = None,
+    phase: str = "scan",
 ) -> tuple[ScanReport, DetectingScanner]:
     """``scan_source`` for write commands: also returns the scanner (its state continues into
     verification), feeds every source byte to ``digest``, and reports complete zstd frames.
@@ -103,7 +114,8 @@ def run_scan(
     with open_source(arg) as (opened, info):
         hashing = _Hashing(opened, digest) if digest is not None else None
         try:
-            return _scan_stream(hashing or opened, info, options, limits, progress, on_frame_end, tap)
+            reported = None if progress is None else partial(progress, phase)
+            return _scan_stream(hashing or opened, info, options, limits, reported, on_frame_end, tap)
         finally:
             if hashing is not None:
                 hashing.close()
@@ -114,7 +126,7 @@ def _scan_stream(
     info: SourceInfo,
     options: ScanOptions,
     limits: ReadLimits,
-    progress: Progress | None,
+    progress: Callable[[int, int | None], None] | None,
     on_frame_end: FrameHook | None,
     tap: Tap | None = None,
 ) -> tuple[ScanReport, DetectingScanner]:
@@ -124,26 +136,52 @@ def _scan_stream(
     if limits.max_depth != options.max_depth:
         options = replace(options, max_depth=limits.max_depth)
     scanner = registry.open_scanner(info.display, options, registry.forced(limits.dialect))
+    if info.encoding == "raw":
+        scanner.vet_head(peek_head(stream, HEAD_BYTES))  # a gzip file, an ELF binary: exit 4
     reader = make_reader(stream, info.encoding, limits)
     if isinstance(reader, ZstdReader) and on_frame_end is not None:
         hook = on_frame_end
         reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
     total = info.size if info.encoding == "raw" else None
     summary: ReadSummary | None = None
-    for item in reader.batches():
+    batches = reader.batches()
+    for item in batches:
         scanner.feed(item)
         if tap is not None and type(item) is tuple:
             tap(item, scanner.chosen())
         if progress is not None and type(item) is tuple:
             progress(item[1], total)
         if scanner.stopped:
-            # --at reached or an unusable header: the rest is deliberately not read
+            # --at reached or an unusable header: the rest is not scanned
             summary = ReadSummary(
                 info.encoding, info.size or 0, scanner.committed, 0, 0, None, None, True, None
             )
             break
     if summary is None:
-        summary = reader.summary
+        read = summary = reader.summary
+    elif options.at_seq is None:
+        # an unusable header stopped the scan: the file is still read to the end, unscanned, so
+        # that the report counts its lines and bytes (a 2-line file never shows "0 lines")
+        for _ in batches:
+            pass
+        read = reader.summary
+    else:
+        read = summary
     result = scanner.finish(summary)
     live = changed_since(info)
-    return ScanReport(info, summary, result, live, scanner.chosen()), scanner
+    return ScanReport(info, read, result, live, scanner.chosen()), scanner
+
+
+HEAD_BYTES = 64  # enough for every signature in core.looks_like
+
+
+def peek_head(stream: Any, size: int) -> bytes:
+    """The first ``size`` bytes of a stream, left unread: ``peek`` on a buffered stream (stdin,
+    a file, a FIFO), read-and-seek-back on a seekable one (an object), else nothing."""
+    if hasattr(stream, "peek"):
+        return bytes(stream.peek(size)[:size])
+    if getattr(stream, "seekable", lambda: False)():
+        head = stream.read(size)
+        stream.seek(0)
+        return bytes(head)
+    return b""

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import glob
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from sesstool.core.errors import InputError
+from sesstool.core.errors import InputError, NotASessionLog, UsageError
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
 from sesstool.dialects import registry
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
+from sesstool.store.paths import glob_matches, is_directory, is_glob, walk_logs
 from sesstool.store.source import ReadLimits
 
 
@@ -49,27 +47,29 @@ class ValidateReport:
         return any(f.failing(self.fail_on) for f in self.files)
 
 
-def log_suffixes() -> tuple[str, ...]:
-    """The file-name endings of a log of any registered dialect (``Dialect.layout``)."""
-    return tuple(sorted({s for d in registry.DIALECTS for s in d.layout.suffixes}))
-
-
 def expand_paths(args: tuple[str, ...]) -> list[str]:
-    """Files as given; directories walked for *.jsonl[.zstd] (sorted); unexpanded globs expanded.
+    """Files as given; directories walked for logs (``store.paths.walk_logs``: a registered
+    suffix in any case, sorted); unexpanded globs expanded.
 
-    In a directory every log file counts (a fixture tree), not just the highest generation.
+    In a directory every log file counts (a fixture tree), not just the highest generation; a
+    log is a file ending in a registered dialect's suffix (``.jsonl``, ``.jsonl.zst``,
+    ``.jsonl.zstd``), in any case. A directory holding no log, or a glob matching nothing, is a
+    usage error (exit 2): a mistyped path must not pass CI by checking nothing.
     """
     out: list[str] = []
     for arg in args:
-        if arg != "-" and any(ch in arg for ch in "*?[") and not os.path.exists(arg):
-            matches = sorted(glob.glob(arg, recursive=True))
+        if is_glob(arg):
+            matches = glob_matches(arg)
             if not matches:
-                out.append(arg)  # reported as unreadable: a glob that matched nothing
+                raise UsageError(f"no file matches {arg!r}")
             out.extend("./-" if m == "-" else m for m in matches)  # a file named -, not stdin
-        elif arg != "-" and os.path.isdir(arg):
-            found = sorted(
-                str(p) for p in Path(arg).rglob("*") if p.is_file() and p.name.endswith(log_suffixes())
-            )
+        elif is_directory(arg):
+            found = walk_logs(arg, registry.log_suffixes())
+            if not found:
+                endings = ", ".join("*" + s for s in registry.log_suffixes())
+                raise UsageError(
+                    f"no session log found in directory {arg!r} (looked for {endings}, in any case)"
+                )
             out.extend(found)
         else:
             out.append(arg)
@@ -87,7 +87,7 @@ def run_validate(request: ValidateRequest, progress: Progress | None = None) -> 
         )
         try:
             report = scan_source(path, options, request.limits, progress)
-        except InputError as err:
+        except (InputError, NotASessionLog) as err:  # reported per file: the run goes on
             results.append(FileResult(path, None, err.message))
             continue
         results.append(FileResult(path, report, None))

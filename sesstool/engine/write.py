@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +25,8 @@ from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.engine.cold import cold_session
 from sesstool.engine.scan import FrameHook, Progress, ScanReport, run_scan, scan_source
 from sesstool.store.liveness import LockState
-from sesstool.store.publish import FileIdentity
+from sesstool.store.paths import is_directory
+from sesstool.store.publish import FileIdentity, Sink
 from sesstool.store.source import ReadLimits
 
 
@@ -40,6 +41,7 @@ class SourceRead:
     sha256: str
     report: ScanReport
     scanner: DialectScanner
+    progress: Progress | None = None  # the write and verify phases report here too
 
     @property
     def scan(self) -> ScanResult:
@@ -57,16 +59,20 @@ def read_for_write(
     limits: ReadLimits,
     progress: Progress | None = None,
     on_frame_end: FrameHook | None = None,
+    dry_run: bool = False,
 ) -> Iterator[SourceRead]:
-    """Steps 1 of the pipeline; the lock is held until the ``with`` block ends."""
-    with cold_session(arg, command) as cold:
+    """Steps 1 of the pipeline; the lock is held until the ``with`` block ends. A dry run
+    creates no ``session.lock`` (it writes nothing at all); an existing one is still honoured."""
+    with cold_session(arg, command, create_lock=not dry_run) as cold:
         digest = hashlib.sha256()
         report, scanner = run_scan(
             cold.path, ScanOptions(), limits, progress, digest=digest, on_frame_end=on_frame_end
         )
         if report.live:
             cold.recheck()
-        yield SourceRead(cold.path, cold.identity, cold.lock, cold.notes, digest.hexdigest(), report, scanner)
+        yield SourceRead(
+            cold.path, cold.identity, cold.lock, cold.notes, digest.hexdigest(), report, scanner, progress
+        )
 
 
 def gate(scan: ScanResult, verb: str, corrupt: str | None = None) -> None:
@@ -84,10 +90,53 @@ def first_error(findings: tuple[Finding, ...]) -> Finding | None:
     return next((f for f in findings if f.severity is Severity.ERROR), None)
 
 
-def rescan(tmp: Path, dialect: Dialect, limits: ReadLimits) -> ScanReport:
+def rescan(tmp: Path, dialect: Dialect, limits: ReadLimits, progress: Progress | None = None) -> ScanReport:
     """Verify by rescan: the temporary output read back by the same dialect (no file-name
-    version: a temp name is not canonical)."""
-    return scan_source(tmp, ScanOptions(filename_version=None), replace(limits, dialect=dialect.name))
+    version: a temp name is not canonical); reported as the ``verify`` phase."""
+    options = ScanOptions(filename_version=None)
+    return scan_source(tmp, options, replace(limits, dialect=dialect.name), progress, phase="verify")
+
+
+_WRITE_REPORT_EVERY = 1 << 20
+
+
+class _ReportingSink:
+    """A sink that reports the bytes written so far as the ``write`` phase, once per MiB."""
+
+    def __init__(self, sink: Sink, progress: Progress) -> None:
+        self._sink = sink
+        self._progress = progress
+        self.done = 0
+        self._next = 0
+
+    def write(self, data: bytes) -> None:
+        self._sink.write(data)
+        self.done += len(data)
+        if self.done >= self._next:
+            self._progress("write", self.done, None)
+            self._next = self.done + _WRITE_REPORT_EVERY
+
+
+def phased(
+    progress: Progress | None, produce: Callable[[Sink], None], verify: Callable[[Path], None]
+) -> tuple[Callable[[Sink], None], Callable[[Path], None]]:
+    """``produce`` and ``verify`` for ``store.publish`` that report the ``write`` and ``verify``
+    phases (verify is announced when it starts; a rescan then reports its bytes)."""
+    if progress is None:
+        return produce, verify
+    report = progress
+
+    def producing(sink: Sink) -> None:
+        report("write", 0, None)
+        counted = _ReportingSink(sink, report)
+        produce(counted)
+        report("write", counted.done, counted.done)  # the phase ends with its exact size
+
+    def verifying(tmp: Path) -> None:
+        report("verify", 0, None)
+        verify(tmp)
+
+    return producing, verifying
 
 
 def refuse_unless_valid(report: ScanReport, what: str) -> None:
@@ -106,4 +155,4 @@ def output_target(output: str | None, default: Path) -> Path:
     if not output:
         return default
     chosen = Path(output)
-    return chosen / default.name if chosen.is_dir() else chosen
+    return chosen / default.name if is_directory(chosen) else chosen

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.errors import UsageError
+from sesstool.dialects import registry
 from sesstool.fleet.rows import Row, error_row
 from sesstool.fleet.work import FleetSettings, Item, process_batch
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.object_publish import check_conditional_create
+from sesstool.store.paths import file_size
 from sesstool.store.remote import basename, is_url, list_logs, parent, using_storage_options
 
 # Files per task when --batch is not given: enough tasks to balance the workers, few enough
@@ -68,17 +70,13 @@ def plan(request: FleetRequest) -> Plan:
 
 def _listed(url: str) -> Iterator[Item]:
     if is_url(url):
-        for entry in list_logs((url,)):
+        for entry in list_logs((url,), suffixes=registry.log_suffixes()):
             yield Item(entry.url, entry.size, entry.tag)
         return
     from sesstool.engine.validate import expand_paths
 
     for path in expand_paths((url,)):
-        try:
-            size: int | None = os.stat(path).st_size
-        except OSError:
-            size = None  # becomes the engine's own "cannot open" row
-        yield Item(path, size, None)
+        yield Item(path, file_size(path), None)  # None: becomes the engine's own "cannot open" row
 
 
 def batches(items: tuple[Item, ...], size: int | None, threads: int) -> list[tuple[Item, ...]]:

@@ -10,7 +10,6 @@ read back and re-scanned). Every outcome, including an unexpected exception, is 
 
 from __future__ import annotations
 
-import os
 import time
 import traceback
 from collections.abc import Callable
@@ -28,6 +27,8 @@ from sesstool.engine.validate import ValidateRequest, run_validate
 from sesstool.fleet.rows import Row, error_row, scan_row
 from sesstool.store.digest import sha256_file
 from sesstool.store.object_publish import TargetExistsError, publish_object
+from sesstool.store.paths import exists
+from sesstool.store.publish import Published
 from sesstool.store.remote import (
     StorageOptions,
     describe,
@@ -138,21 +139,26 @@ Outcome = tuple[str, ScanReport, Path | None, str | None]  # status, source scan
 Runner = Callable[[FleetSettings, str, str | None], Outcome]
 
 
+def _outcome(status: str, scan: ScanReport, output: Published | None, notes: tuple[str, ...]) -> Outcome:
+    """A re-run onto an identical target publishes nothing (the publisher's re-run rule): the
+    row says "exists", as for a retried task."""
+    if output is not None and output.identical:
+        note = f"{output.path} already holds exactly this output; nothing written"
+        return "exists", scan, output.path, note
+    return status, scan, output.path if output else None, "; ".join(notes) or None
+
+
 def _run_migrate(settings: FleetSettings, path: str, output: str | None) -> Outcome:
     report = run_migrate(
         MigrateRequest(path, settings.to, output, settings.encoding, repair=settings.repair_first,
                        limits=settings.limits)
     )  # fmt: skip
-    out = report.output.path if report.output else None
-    note = "; ".join(report.notes) or None
-    return report.status, report.scan, out, note
+    return _outcome(report.status, report.scan, report.output, report.notes)
 
 
 def _run_repair(settings: FleetSettings, path: str, output: str | None) -> Outcome:
     report = run_repair(RepairRequest(path, output, settings.encoding, limits=settings.limits))
-    out = report.output.path if report.output else None
-    note = "; ".join(report.notes) or None
-    return report.status, report.scan, out, note
+    return _outcome(report.status, report.scan, report.output, report.notes)
 
 
 def _planned_target(settings: FleetSettings, path: str) -> Path | None:
@@ -188,7 +194,7 @@ def _existing_local(
     """The target name is taken (a second run, or a retried task): "exists" when it holds
     exactly the bytes this run would publish, else the single-file command's refusal."""
     target = _planned_target(settings, item.path)
-    if target is None or not os.path.lexists(target):
+    if target is None or not exists(target):
         raise err
     with scratch_directory(settings.scratch) as scratch:
         _, scan, out, _ = runner(settings, item.path, str(scratch / target.name))

@@ -42,7 +42,9 @@ def make_console(stream: TextIO, mode: ColorMode, width: int | None = None) -> C
     return _Console(
         file=stream,
         color_system="standard" if color else None,
-        force_terminal=color,
+        # colour forces terminal behaviour (FORCE_COLOR into a pipe); no colour must not turn a
+        # terminal into a non-terminal: that would hide the progress bar too (issue 15 item 1)
+        force_terminal=True if color else None,
         no_color=not color,
         markup=False,
         emoji=False,
@@ -71,16 +73,19 @@ def print_hanging(console: Console, head: Text, body: Text, indent: int) -> None
 
 
 class Consoles:
-    """stdout and stderr consoles, created on first use (rich is not imported for JSON output)."""
+    """stdout and stderr consoles, created on first use (rich is not imported for JSON output),
+    and how much to say: ``quiet`` (``-q``) and ``progress`` (``--no-progress`` clears it)."""
 
-    def __init__(self, mode: ColorMode) -> None:
+    def __init__(self, mode: ColorMode, quiet: bool = False, progress: bool = True) -> None:
         self.mode = mode
+        self.quiet = quiet
+        self.progress = progress
         self._out: Console | None = None
         self._err: Console | None = None
 
     @classmethod
-    def create(cls, mode: ColorMode) -> Consoles:
-        return cls(mode)
+    def create(cls, mode: ColorMode, quiet: bool = False, progress: bool = True) -> Consoles:
+        return cls(mode, quiet, progress)
 
     @property
     def out(self) -> Console:
@@ -97,3 +102,8 @@ class Consoles:
     @property
     def interactive_err(self) -> bool:
         return sys.stderr.isatty()
+
+    @property
+    def show_progress(self) -> bool:
+        """Progress bars go to an interactive stderr only, and never with -q or --no-progress."""
+        return self.progress and not self.quiet and self.interactive_err

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from sesstool.core.report_model import Part
 from sesstool.core.transcript import parts_of
@@ -66,6 +67,9 @@ def _part(p: Part) -> str:
 
 
 def render_markdown(rep: DeriveReport, out: TextIO) -> None:
+    """Streamed like the other formats, except with ``--redact``: the heading states the
+    redaction counts, which are known only once every message is read (held in memory then)."""
+    messages: Iterable[Any] = list(rep.messages) if rep.redacting else rep.messages
     s = rep.scan.scan
     out.write(f"# Transcript · {inline(rep.scan.source.display)}\n\n")
     version = rep.as_version if rep.as_version is not None else s.version
@@ -81,7 +85,7 @@ def render_markdown(rep: DeriveReport, out: TextIO) -> None:
     if rep.redactions:
         facts.append("redacted: " + ", ".join(f"{inline(k)} {n}" for k, n in rep.redactions))
     out.write(" · ".join(facts) + "\n")
-    for n, message in enumerate(rep.messages, 1):
+    for n, message in enumerate(messages, 1):
         role, parts = parts_of(message)
         out.write(f"\n## {n} · {inline(role)}\n\n")
         out.write("\n".join(_part(p) for p in parts) if parts else "*(no content)*\n")

@@ -7,7 +7,8 @@ from typing import Any, BinaryIO
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core.jsonline import dumps, dumps_pretty
+from sesstool.core.jsonline import dumps, dumps_pretty, dumps_pretty_ascii, encodable
+from sesstool.core.request import envelope_document
 from sesstool.engine.derive import DeriveReport
 from sesstool.render.escape import safe
 from sesstool.render.jsonout import derive_doc
@@ -21,8 +22,29 @@ ROLE_STYLE = {
 }
 
 
+_MESSAGES = b'"messages": "@@sesstool:messages@@"'
+_REQUEST = b'"request": "@@sesstool:request@@"'
+
+
 def render_json(rep: DeriveReport, out: BinaryIO) -> None:
-    out.write(dumps_pretty(derive_doc(rep)) + b"\n")
+    """The derive document, byte for byte what ``dumps_pretty`` makes of it whole, written as
+    it is produced: the members around the messages from the document with two placeholders,
+    each message pretty-printed at its depth as it is read back (issue 14)."""
+    doc = derive_doc(rep, _MESSAGES[13:-1].decode(), _REQUEST[12:-1].decode())
+    ascii_only = rep.messages.ascii_only or not encodable(doc) or not rep.envelope_encodable()
+    pretty = dumps_pretty_ascii if ascii_only else dumps_pretty
+    skeleton = pretty(doc)
+    head, rest = skeleton.split(_MESSAGES, 1)
+    middle, tail = rest.split(_REQUEST, 1)
+    out.write(head + b'"messages": ')
+    first = True
+    for message in rep.messages:
+        out.write(b"[\n    " if first else b",\n    ")
+        out.write(pretty(message).replace(b"\n", b"\n    "))
+        first = False
+    out.write(b"[]" if first else b"\n  ]")
+    request = envelope_document(rep.request, rep.messages.system)
+    out.write(middle + b'"request": ' + pretty(request).replace(b"\n", b"\n  ") + tail + b"\n")
 
 
 def render_jsonl(rep: DeriveReport, out: BinaryIO) -> None:

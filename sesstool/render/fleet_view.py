@@ -55,17 +55,17 @@ def render_fleet(rep: FleetReport, out: Console) -> None:
 @contextmanager
 def fleet_progress(consoles: Consoles) -> Iterator[Callable[[int, int], Callable[[int, int], None] | None]]:
     """A factory: given the planned (files, bytes), a callback (files done, bytes done) that
-    drives two bars — or None when stderr is not a terminal (no bar at all)."""
-    if not consoles.interactive_err:
+    drives two bars — or None when no bar may be drawn (stderr not a terminal, -q, --no-progress)."""
+    if not consoles.show_progress:
         yield lambda files, size: None
         return
     from rich.filesize import decimal
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(
-        "[progress.description]{task.description}",
+        TextColumn("{task.description}", markup=False),  # the consoles interpret no markup
         BarColumn(),
-        TextColumn("{task.fields[detail]}"),
+        TextColumn("{task.fields[detail]}", markup=False),
         TimeRemainingColumn(),
         console=consoles.err,
         transient=True,

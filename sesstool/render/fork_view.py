@@ -11,6 +11,7 @@ from sesstool.core.documents import SCHEMA_VERSION
 from sesstool.core.jsonline import dumps
 from sesstool.engine.fork import ForkReport
 from sesstool.render.escape import safe_line
+from sesstool.render.published import already
 
 
 def fork_doc(rep: ForkReport) -> dict[str, Any]:
@@ -44,6 +45,7 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
             "created_directory": str(rep.created_directory) if rep.created_directory else None,
             "size": pub.size if pub is not None else None,
             "sha256": pub.sha256 if pub is not None else None,
+            "identical": pub.identical if pub is not None else None,
             "exists": rep.target_exists if rep.dry_run else None,
         },
         "child": {
@@ -89,7 +91,7 @@ def render_fork(rep: ForkReport, console: Console) -> None:
     )
     if pub is not None:
         row("output", f"{safe_line(str(rep.target))} ({where}, {rep.encoding})")
-        row("", f"{pub.size} bytes · sha256 {pub.sha256}")
+        row("", f"{already(pub)}{pub.size} bytes · sha256 {pub.sha256}")
     else:
         exists = " — exists already: a real run would be refused" if rep.target_exists else ""
         row("output", f"{safe_line(str(rep.target))} ({where}, {rep.encoding}){exists}")

@@ -13,7 +13,6 @@ from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
 from sesstool.engine.inspect import InspectReport
-from sesstool.engine.roots import RootReport
 from sesstool.render.console import print_hanging
 from sesstool.render.escape import safe_line
 
@@ -140,25 +139,6 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
     row(f"would append {_plural(len(rep.closers), 'closer')}{drop}:", "bold")
     for c in rep.closers:
         print_hanging(console, Text("  "), Text(safe_line(rep.scan.dialect.describe_closer(c))), 12)
-
-
-def render_root(rep: RootReport, console: Console) -> None:
-    """inspect ROOT: one line per log (verdict, id, writer, lines, pending calls, path)."""
-    console.print(
-        Text(
-            f"{safe_line(rep.root)}: {rep.dialect.title} root, {_plural(len(rep.logs), 'log')}", style="bold"
-        )
-    )
-    for sr in rep.logs:
-        s = sr.scan
-        line = Text(f"{s.verdict:<12}", style=VERDICT_STYLE[s.verdict])
-        writer = s.version_label or (f"v{s.version}" if s.version is not None else "?")
-        pending = f" · {_plural(len(s.open.pending), 'pending call')}" if s.open.pending else ""
-        line.append(
-            f"{safe_line(s.session_id or '?')}  {safe_line(writer)} · {_plural(s.stats.events, 'line')}"
-            f"{pending} · {_plural(len(s.findings), 'finding')}  {safe_line(sr.source.display)}"
-        )
-        console.print(line)
 
 
 def render_timeline(entries: Iterable[TimelineEntry], console: Console) -> None:

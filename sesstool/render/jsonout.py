@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc
+from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc, verdict_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
-from sesstool.core.request import envelope_document
-from sesstool.core.rules import Severity
-from sesstool.engine.derive import DeriveReport
-from sesstool.engine.inspect import InspectReport
-from sesstool.engine.roots import RootReport
-from sesstool.engine.scan import ScanReport
-from sesstool.engine.validate import ValidateReport
+
+if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the writer) costs start-up
+    from sesstool.engine.derive import DeriveReport
+    from sesstool.engine.inspect import InspectReport
+    from sesstool.engine.scan import ScanReport
+    from sesstool.engine.validate import ValidateReport
 
 
 def file_facts(r: ScanReport) -> dict[str, Any]:
@@ -47,11 +46,7 @@ def scan_summary(r: ScanReport) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "header": s.header.raw if s.header is not None else None,
         "version": s.version if s.version is not None else s.version_label,
-        "verdict": {
-            "verdict": s.verdict,
-            "reason": s.verdict_reason,
-            "address": address_doc(s.verdict_address),
-        },
+        "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
     }
     doc.update(r.dialect.inspect_body(s))
     doc["tail"] = {
@@ -79,33 +74,6 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     if s.timeline is not None and rep.replay_timeline is None:
         doc["timeline"] = [timeline_entry(e) for e in s.timeline]
     return doc
-
-
-def root_doc(rep: RootReport) -> dict[str, Any]:
-    """inspect ROOT: one entry per log of the root."""
-    logs = []
-    for sr in rep.logs:
-        s = sr.scan
-        logs.append(
-            {
-                "path": sr.source.display,
-                "verdict": s.verdict,
-                "session": s.session_id,
-                "version": s.version,
-                "version_label": s.version_label,
-                "events": s.stats.events,
-                "encoding": sr.source.encoding,
-                "findings": {sev.label: sum(1 for f in s.findings if f.severity is sev) for sev in Severity},
-                "pending_calls": [p.call_id for p in s.open.pending],
-            }
-        )
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "command": "inspect",
-        "root": rep.root,
-        "dialect": rep.dialect.name,
-        "logs": logs,
-    }
 
 
 def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
@@ -176,7 +144,7 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
             {
                 "path": fr.path,
                 "error": None,
-                "verdict": s.verdict,
+                "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
                 "version": s.version if s.version is not None else s.version_label,
                 "encoding": fr.report.source.encoding,
                 "events": s.stats.events,
@@ -196,9 +164,10 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
     }
 
 
-def derive_doc(rep: DeriveReport) -> dict[str, Any]:
+def derive_doc(rep: DeriveReport, messages: Any, request: Any) -> dict[str, Any]:
+    """The derive document with ``messages`` and ``request`` as given: derive_view streams the
+    messages into their place and writes the request after them (issue 14)."""
     s = rep.scan.scan
-    req = rep.request
     notes = rep.scan.dialect.derive_notes(s)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -210,10 +179,8 @@ def derive_doc(rep: DeriveReport) -> dict[str, Any]:
         "verdict": s.verdict,
         "at": rep.at,
         "last_seq": s.open.last_seq if rep.at is None else s.stopped_at,
-        "messages": list(rep.messages),
-        "request": envelope_document(
-            req, [m for m in rep.messages if isinstance(m, dict) and m.get("role") == "system"]
-        ),
+        "messages": messages,
+        "request": request,
     }
     if notes:
         doc["best_effort"] = list(notes)

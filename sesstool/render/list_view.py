@@ -1,4 +1,5 @@
-"""list output: one row per session of a root (human table, or one JSON document)."""
+"""The sessions of a root, one row each (``list ROOT`` and ``inspect ROOT``): a human table of
+two lines per session, or one JSON document."""
 
 from __future__ import annotations
 
@@ -8,45 +9,65 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool.core.documents import SCHEMA_VERSION
-from sesstool.engine.listing import ListReport
+from sesstool.core.humanize import plural
+from sesstool.core.rules import Severity
+from sesstool.engine.listing import ListReport, SessionRow
 from sesstool.render.escape import safe_line
 
 VERDICT_STYLE = {"clean": "green", "interrupted": "yellow", "torn": "yellow", "corrupt": "red"}
+INDENT = " " * 12
 
 
-def list_doc(rep: ListReport) -> dict[str, Any]:
+def list_doc(rep: ListReport, command: str = "list") -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
-        "command": "list",
+        "command": command,
         "root": rep.root,
-        "sessions": [
-            {
-                "path": r.path,
-                "dialect": r.dialect,
-                "session": r.session_id,
-                "cwd": r.cwd,
-                "version": r.version,
-                "verdict": r.verdict,
-                "size": r.size,
-                "last_time": r.last_time,
-                **({"error": r.error} if r.error is not None else {}),
-            }
-            for r in rep.sessions
-        ],
+        "layout": rep.layout,
+        "dialect": rep.layout_dialect,
+        "sessions": [_session(r) for r in rep.sessions],
+    }
+
+
+def _session(r: SessionRow) -> dict[str, Any]:
+    return {
+        "path": r.path,
+        "dialect": r.dialect,
+        "session": r.session_id,
+        "cwd": r.cwd,
+        "version": r.version_text,
+        "verdict": r.verdict,
+        "size": r.size,
+        "last_time": r.last_time,
+        "encoding": r.encoding,
+        "lines": r.lines,
+        "pending_calls": list(r.pending),
+        "findings": {sev.label: n for sev, n in zip(Severity, r.findings, strict=True)},
+        **({"error": r.error} if r.error is not None else {}),
     }
 
 
 def render_list(rep: ListReport, console: Console) -> None:
+    n = len(rep.sessions)
+    console.print(
+        Text(f"{safe_line(rep.root)}: {rep.layout}, {plural(n, 'session log')}, newest first", style="bold")
+    )
     for r in rep.sessions:
         line = Text(f"{r.verdict:<12}", style=VERDICT_STYLE.get(r.verdict, "red"))
-        line.append(safe_line(f"{r.session_id or '?'}  {r.dialect} {r.version or '?'}  {r.size} bytes  "))
-        line.append(safe_line(f"last {r.last_time or '?'}  cwd {r.cwd or '?'}"))
+        if r.error is not None:
+            line.append(safe_line(r.error))
+        else:
+            line.append(safe_line(f"{r.session_id or '?'}  {r.dialect or '?'} {r.version_text or '?'}  "))
+            pending = f" · {plural(len(r.pending), 'pending call')}" if r.pending else ""
+            line.append(
+                f"{r.size} bytes  last {safe_line(r.last_time or '?')}  {plural(r.lines, 'line')}"
+                f"{pending} · {plural(sum(r.findings), 'finding')}"
+            )
         console.print(line)
-        console.print(Text("            " + safe_line(r.path), style="dim"))
+        where = safe_line(r.path) + (f"  cwd {safe_line(r.cwd)}" if r.cwd else "")
+        console.print(Text(INDENT + where, style="dim"))
     counts: dict[str, int] = {}
     for r in rep.sessions:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    console.print(
-        Text(f"{len(rep.sessions)} session log(s) under {safe_line(rep.root)}: {summary}", style="dim")
-    )
+    summary = ", ".join(f"{k} {v}" for v, k in sorted(counts.items()))
+    console.print(Text(f"{plural(n, 'session log')}: {summary}", style="dim"))

@@ -11,6 +11,7 @@ from sesstool.core.documents import SCHEMA_VERSION
 from sesstool.engine.cold import visible_notes
 from sesstool.engine.migrate import MigrateReport
 from sesstool.render.escape import safe_line
+from sesstool.render.published import already
 
 
 def migrate_doc(rep: MigrateReport) -> dict[str, Any]:
@@ -38,6 +39,7 @@ def migrate_doc(rep: MigrateReport) -> dict[str, Any]:
             "path": str(out.path),
             "size": out.size,
             "sha256": out.sha256,
+            "identical": out.identical,
             "events": checked.stats.events if checked else None,
             "verdict": checked.verdict if checked else None,
         },
@@ -73,7 +75,7 @@ def render_migrate(rep: MigrateReport, console: Console, verbose: bool = False) 
     if rep.output is not None:
         events = rep.output_scan.scan.stats.events if rep.output_scan else "?"
         console.print(
-            f"  output    {rep.output.size} bytes, {events} events, sha256 "
+            f"  output    {already(rep.output)}{rep.output.size} bytes, {events} events, sha256 "
             f"{rep.output.sha256}; validated at v{rep.to_version}"
         )
     for note in visible_notes(rep.notes, verbose):

@@ -11,6 +11,7 @@ from sesstool.core.documents import document, kept_source_doc
 from sesstool.engine.cold import visible_notes
 from sesstool.engine.redact import RedactReport
 from sesstool.render.escape import safe_line
+from sesstool.render.published import already
 
 
 def redact_doc(rep: RedactReport) -> dict[str, Any]:
@@ -23,7 +24,12 @@ def redact_doc(rep: RedactReport) -> dict[str, Any]:
         ),
         target=str(rep.target),
         output=(
-            {"path": str(rep.output.path), "size": rep.output.size, "sha256": rep.output.sha256}
+            {
+                "path": str(rep.output.path),
+                "size": rep.output.size,
+                "sha256": rep.output.sha256,
+                "identical": rep.output.identical,
+            }
             if rep.output is not None
             else None
         ),
@@ -46,7 +52,10 @@ def render_redact(rep: RedactReport, console: Console, verbose: bool = False) ->
     row("source", f"{rep.source} (unchanged, sha256 {rep.source_sha256}) · {scan.verdict}")
     if rep.output is not None:
         out = rep.output
-        row("wrote", f"{out.path} · {out.size} bytes · sha256 {out.sha256} · reads as {scan.verdict}")
+        row(
+            "wrote",
+            f"{already(out)}{out.path} · {out.size} bytes · sha256 {out.sha256} · reads as {scan.verdict}",
+        )
     else:
         row("would write", str(rep.target))
     c = rep.counts

@@ -11,6 +11,7 @@ from sesstool.core.documents import defect_doc, document, kept_source_doc
 from sesstool.engine.cold import visible_notes
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
+from sesstool.render.published import already
 
 
 def repair_doc(rep: RepairReport) -> dict[str, Any]:
@@ -45,7 +46,12 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "closers": list(plan.closers),
         }
     if rep.output is not None:
-        doc["output"] = {"path": str(rep.output.path), "size": rep.output.size, "sha256": rep.output.sha256}
+        doc["output"] = {
+            "path": str(rep.output.path),
+            "size": rep.output.size,
+            "sha256": rep.output.sha256,
+            "identical": rep.output.identical,
+        }
     if plan is not None and plan.salvage is not None:
         sv = plan.salvage
         doc["salvage"] = {
@@ -57,6 +63,18 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "report": str(rep.salvage.report.path) if rep.salvage and rep.salvage.report else None,
             "dropped_sha256": rep.salvage.dropped_sha256 if rep.salvage else None,
         }
+        if rep.dropped_ranges:  # a line salvage (Codex): every dropped range, not one cut
+            doc["salvage"]["dropped_ranges"] = [
+                {
+                    "rule": r.rule,
+                    "line": r.line,
+                    "plaintext_offset": r.plaintext_offset,
+                    "file_offset": r.file_offset,
+                    "bytes": r.length,
+                    "rest_of_line_kept": r.recovered,
+                }
+                for r in rep.dropped_ranges
+            ]
     return doc
 
 
@@ -88,14 +106,16 @@ def render_repair(rep: RepairReport, console: Console, verbose: bool = False) ->
             "  framing   the source is one zstd frame: written as the harness writes a log "
             "(the header line alone in the first frame, then the body)"
         )
-    if plan.recovered_lines:
+    if rep.dropped_ranges:
+        _render_line_salvage(rep, console)
+    elif plan.recovered_lines:
         console.print(f"  recovered {plan.recovered_lines} complete line(s) from the torn frame")
-    if plan.dropped_plain or plan.dropped_lines:
+    if (plan.dropped_plain or plan.dropped_lines) and not rep.dropped_ranges:
         console.print(
             f"  dropped   {plan.dropped_plain} byte(s) after the committed prefix "
             f"({plan.dropped_lines} record(s), torn or uncommitted)"
         )
-    if plan.salvage is not None:
+    if plan.salvage is not None and not rep.dropped_ranges:
         sv = plan.salvage
         console.print(
             Text(
@@ -117,6 +137,37 @@ def render_repair(rep: RepairReport, console: Console, verbose: bool = False) ->
     else:
         console.print("  appended  nothing: every turn was already closed")
     if rep.output is not None:
-        console.print(f"  output    {rep.output.size} bytes, sha256 {rep.output.sha256}")
+        console.print(f"  output    {already(rep.output)}{rep.output.size} bytes, sha256 {rep.output.sha256}")
     for note in visible_notes(rep.notes, verbose):
         console.print(Text(f"  note      {safe_line(note)}", style="yellow"))
+
+
+def _render_line_salvage(rep: RepairReport, console: Console) -> None:
+    """A line salvage: the lines the loader reads are kept, each skipped one is listed."""
+    plan = rep.plan
+    assert plan is not None and plan.salvage is not None
+    if plan.recovered_lines:
+        console.print(
+            f"  recovered {plan.recovered_lines} complete line(s) written after a partial one on the "
+            "same line"
+        )
+    console.print(
+        Text(
+            f"  salvage   dropped {plan.salvage.dropped_file_bytes} byte(s) in {len(rep.dropped_ranges)} "
+            "range(s) the loader skips:",
+            style="yellow",
+        )
+    )
+    for r in rep.dropped_ranges:
+        where = (
+            f"line {r.line}, byte {r.plaintext_offset}"
+            if r.line is not None
+            else f"file byte {r.file_offset}"
+        )
+        rest = " (rest of the line kept)" if r.recovered else ""
+        console.print(f"            {where}: {r.length} byte(s) [{r.rule}]{rest}")
+    if rep.salvage is not None and rep.salvage.sidecar is not None:
+        console.print(
+            f"            saved to {safe_line(str(rep.salvage.sidecar.path))} "
+            f"(sha256 {rep.salvage.dropped_sha256})"
+        )

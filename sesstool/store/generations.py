@@ -96,9 +96,16 @@ def check_publication_name(target: Path, version: int, zstd: bool) -> None:
         existing = {g.zstd for g in generations(target.parent)}
     except FileNotFoundError:
         return
+    refuse_second_encoding(str(target.parent), target.name, zstd, existing)
+
+
+def refuse_second_encoding(directory: str, name: str, zstd: bool, existing: set[bool]) -> None:
+    """Raise WriteRefusedError (exit 6) when publishing the generation ``name`` (``zstd`` or
+    raw) into ``directory``, whose generations have the encodings ``existing``, would give the
+    session directory a second encoding (§9.2) — a local directory or an object prefix alike."""
     if existing and existing != {zstd}:
         raise WriteRefusedError(
-            f"{target.parent} holds {'zstd' if not zstd else 'raw'} generations: publishing "
-            f"{target.name} would give it two encodings, which no reader accepts (§9.2); "
+            f"{directory} holds {'zstd' if not zstd else 'raw'} generations: publishing "
+            f"{name} would give it two encodings, which no reader accepts (§9.2); "
             "write it elsewhere with -o, or keep the source's encoding"
         )

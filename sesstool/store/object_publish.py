@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from sesstool.core.errors import WriteRefusedError
-from sesstool.store.remote import BLOCK_SIZE, StorageOptions, filesystem, object_digest, parent, protocol
+from sesstool.store.generations import parse_generation_name, refuse_second_encoding
+from sesstool.store.remote import (
+    BLOCK_SIZE,
+    StorageOptions,
+    basename,
+    filesystem,
+    object_digest,
+    parent,
+    protocol,
+)
 
 # Protocols whose fsspec implementation sends If-None-Match: * on "xb" (s3fs ≥ 2024.10).
 CONDITIONAL_CREATE = frozenset({"s3", "s3a"})
@@ -107,6 +116,7 @@ def publish_object(
     if probe:
         check_conditional_create(target, options)
     fs = filesystem(target, options)
+    check_generation_prefix(fs, target)
     sent = hashlib.sha256()
     size = 0
     try:
@@ -135,6 +145,25 @@ def publish_object(
             raise WriteRefusedError(f"verification of {target} failed, it was removed: {exc}") from exc
         raise
     return PublishedObject(target, size, sent.hexdigest())
+
+
+def check_generation_prefix(fs: Any, target: str) -> None:
+    """A canonical generation (spec §10.1) published under a prefix must not give that session
+    directory a second encoding (§9.2): the rule local writes follow (``check_publication_name``),
+    applied to the objects beside ``target``. Other names are free."""
+    parsed = parse_generation_name(basename(target))
+    if parsed is None:
+        return
+    prefix = parent(target)
+    try:
+        fs.invalidate_cache(prefix)  # a listing cached earlier in this process may be stale
+        names = [basename(str(p)) for p in fs.ls(prefix, detail=False)]
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise WriteRefusedError(f"{prefix}: cannot list the target prefix: {exc}") from exc
+    existing = {g[1] for g in map(parse_generation_name, names) if g is not None}
+    refuse_second_encoding(prefix, basename(target), parsed[1], existing)
 
 
 def _remove_created(fs: Any, target: str, exc: BaseException) -> None:

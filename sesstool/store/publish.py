@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from sesstool.core.errors import WriteRefusedError
+from sesstool.core.errors import InputError, WriteRefusedError
+from sesstool.store.held_signals import signals_held
+from sesstool.store.modes import copy_mode
 
 # Producers hand us many small pieces; batching them keeps the syscall count low.
 _BUFFER_BYTES = 1 << 20
@@ -79,12 +81,42 @@ class Published:
     path: Path
     size: int
     sha256: str
+    # the target already held exactly these bytes (a re-run): nothing was linked, nothing changed
+    identical: bool = False
 
 
 class Sink(Protocol):
     """What a producer writes the new file's bytes into."""
 
     def write(self, data: bytes) -> None: ...
+
+
+_COPY_CHUNK = 1 << 20  # bounded like every other read: one chunk in memory at a time
+# copy_file_range refusals that mean "not here" (another file system, an old kernel, a file
+# system without it): the plain copy takes over
+_NO_KERNEL_COPY = frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF})
+
+
+def copy_into(sink: Sink, source: Path, start: int, end: int) -> None:
+    """Write the bytes [start, end) of the file ``source`` into ``sink``: copied by the kernel
+    (``os.copy_file_range``) into a publication's temporary file where the platform has it,
+    else read and written. The bytes are hashed either way (``Published.sha256``)."""
+    if isinstance(sink, _FdSink):
+        sink.copy_range(source, start, end)
+        return
+    with open(source, "rb") as f:  # read-only
+        for offset in range(start, end, _COPY_CHUNK):
+            sink.write(_pread_exactly(f.fileno(), min(_COPY_CHUNK, end - offset), offset, source))
+
+
+def _pread_exactly(fd: int, n: int, offset: int, source: Path) -> bytes:
+    data = os.pread(fd, n, offset)
+    if len(data) != n:
+        raise InputError(
+            f"{source} ended at byte {offset + len(data)}, before byte {offset + n}: "
+            "it changed while being read"
+        )
+    return data
 
 
 def errno_name(exc: OSError) -> str:
@@ -110,7 +142,7 @@ def _refusing(what: str, path: Path) -> Iterator[None]:
 class _FdSink:
     """Buffers, hashes and counts what the producer writes; handles short writes."""
 
-    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "size")
+    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "kernel_copies", "size")
 
     def __init__(self, fd: int, path: Path) -> None:
         self._fd = fd
@@ -122,6 +154,8 @@ class _FdSink:
         # Remembered so that a producer that swallows our error cannot get a truncated file
         # published anyway.
         self.failure: WriteRefusedError | None = None
+        # copy_file_range calls that moved bytes; None once the platform refused it (plain copy)
+        self.kernel_copies: int | None = 0 if hasattr(os, "copy_file_range") else None
 
     def write(self, data: bytes) -> None:
         if self._closed:
@@ -138,6 +172,42 @@ class _FdSink:
         self._buffer += data
         if len(self._buffer) >= _BUFFER_BYTES:
             self._flush()
+
+    def copy_range(self, source: Path, start: int, end: int) -> None:
+        """``copy_into`` for the temporary file: each chunk is read once for the hash and copied
+        file to file by the kernel; where that is refused, the chunk read is written instead."""
+        if self._closed:
+            raise RuntimeError("Sink.copy_range called after the producer returned")
+        if self.failure is not None:
+            raise self.failure
+        self._flush()
+        with open(source, "rb") as f:  # read-only
+            src = f.fileno()
+            for offset in range(start, end, _COPY_CHUNK):
+                data = _pread_exactly(src, min(_COPY_CHUNK, end - offset), offset, source)
+                self._hash.update(data)
+                self.size += len(data)
+                done = self._kernel_copy(src, offset, len(data))
+                if done < len(data):
+                    self._write_all(memoryview(data)[done:])
+
+    def _kernel_copy(self, src: int, offset: int, n: int) -> int:
+        """Bytes copied by ``os.copy_file_range`` from ``src`` at ``offset`` (up to ``n``)."""
+        done = 0
+        while done < n and self.kernel_copies is not None:
+            try:
+                copied = os.copy_file_range(src, self._fd, n - done, offset + done)
+            except OSError as exc:
+                if exc.errno not in _NO_KERNEL_COPY:
+                    self.failure = _refusal("copy into the temporary file", self._path, exc)
+                    raise self.failure from exc
+                self.kernel_copies = None  # not here: plain copies from now on
+                break
+            if copied <= 0:
+                break  # the source is shorter than it was: the read chunk is written instead
+            done += copied
+            self.kernel_copies += 1
+        return done
 
     def finish(self) -> None:
         """Flush what is buffered and refuse further writes."""
@@ -197,8 +267,12 @@ def _refuse_early(target: Path) -> None:
     except OSError as exc:
         raise _refusal("checking the target", target, exc) from exc
     else:
-        kind = "a symbolic link (not followed)" if stat.S_ISLNK(st.st_mode) else "a file"
-        raise WriteRefusedError(f"target exists: {target} is already {kind}; sesstool never overwrites")
+        if not stat.S_ISREG(st.st_mode):  # a regular file may hold what this run writes: compared at link
+            kind = "a symbolic link (not followed)" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+            raise WriteRefusedError(
+                f"target exists: {target} is {kind}; sesstool never overwrites: "
+                "name another output with -o PATH"
+            )
     directory = target.parent
     try:
         dst = os.stat(directory)
@@ -222,7 +296,7 @@ def publish(
     verify: Callable[[Path], None],
     source: Path | None = None,
     source_identity: FileIdentity | None = None,
-    mode: int = 0o600,
+    mode: int | None = None,
 ) -> Published:
     """Create ``target`` from what ``produce`` writes, atomically and without overwriting.
 
@@ -230,7 +304,10 @@ def publish(
     given it must still match ``source_identity`` (taken now if omitted; pass the identity from
     before the read). On any failure nothing is left behind: no temporary file and no final
     name. Write failures raise WriteRefusedError; the producer's own exceptions propagate.
+    ``mode`` defaults to ``copy_mode(source)``, or 0600 without a source.
     """
+    if mode is None:
+        mode = copy_mode(source) if source is not None else 0o600
     if mode & ~0o777:
         raise ValueError(f"mode must be permission bits only, got {mode:#o}")
     if source_identity is not None and source is None:
@@ -279,41 +356,29 @@ class _Publication:
             self._verify(verify, written)
             if source is not None and source_identity is not None:
                 _check_source(source, source_identity)
-            self._link()
-            with _refusing("fsync of the directory after link", self.target.parent):
-                os.fsync(self.dir_fd)
-            with _refusing("removing the temporary file", self.tmp_path):
+            identical = self._link()
+            if not identical:
+                with _refusing("fsync of the directory after link", self.target.parent):
+                    os.fsync(self.dir_fd)
+            with signals_held(), _refusing("removing the temporary file", self.tmp_path):
                 os.unlink(self.tmp_name, dir_fd=self.dir_fd)
-            self.tmp_present = False
+                self.tmp_present = False
             with _refusing("fsync of the directory after removing the temp", self.target.parent):
                 os.fsync(self.dir_fd)
         except BaseException as exc:
-            self._cleanup(exc)
+            with signals_held():
+                self._cleanup(exc)
             raise
         finally:
             if self.anchor >= 0:
                 with suppress(OSError):
                     os.close(self.anchor)
                 self.anchor = -1
-        return Published(self.target, sink.size, sink.sha256)
+        return Published(self.target, sink.size, sink.sha256, identical)
 
     def _stage(self, produce: Callable[[Sink], None]) -> tuple[_FdSink, FileIdentity]:
-        try:
-            self.fd = os.open(self.tmp_name, _TEMP_FLAGS, 0o600, dir_fd=self.dir_fd)
-        except FileExistsError as exc:
-            raise WriteRefusedError(
-                f"temporary name {self.tmp_path} already exists and was not created by this "
-                "run; refusing to use it (it is left untouched)"
-            ) from exc
-        except OSError as exc:
-            refusal = _refusal("creating the temporary file", self.tmp_path, exc)
-            if exc.errno in _UNWRITABLE:
-                refusal.unwritable_directory = str(self.tmp_path.parent)
-            raise refusal from exc
-        self.tmp_present = True
-        with _refusing("stat of the temporary file", self.tmp_path):
-            st = os.fstat(self.fd)
-        self.ours = (st.st_dev, st.st_ino)
+        with signals_held():
+            self._create_temp()
         # The umask must not decide the published mode; set it before the fsync so the
         # mode is durable with the data.
         with _refusing("fchmod of the temporary file", self.tmp_path):
@@ -336,6 +401,24 @@ class _Publication:
             os.close(fd)
         return sink, written
 
+    def _create_temp(self) -> None:
+        try:
+            self.fd = os.open(self.tmp_name, _TEMP_FLAGS, 0o600, dir_fd=self.dir_fd)
+        except FileExistsError as exc:
+            raise WriteRefusedError(
+                f"temporary name {self.tmp_path} already exists and was not created by this "
+                "run; refusing to use it (it is left untouched)"
+            ) from exc
+        except OSError as exc:
+            refusal = _refusal("creating the temporary file", self.tmp_path, exc)
+            if exc.errno in _UNWRITABLE:
+                refusal.unwritable_directory = str(self.tmp_path.parent)
+            raise refusal from exc
+        self.tmp_present = True
+        with _refusing("stat of the temporary file", self.tmp_path):
+            st = os.fstat(self.fd)
+        self.ours = (st.st_dev, st.st_ino)
+
     def _verify(self, verify: Callable[[Path], None], written: FileIdentity) -> None:
         try:
             verify(self.tmp_path)
@@ -355,7 +438,22 @@ class _Publication:
                 f"({'; '.join(changes)})"
             )
 
-    def _link(self) -> None:
+    def _link(self) -> bool:
+        """Link the verified temp to the final name; True when the name already held exactly
+        these bytes (nothing linked: the re-run of a write command, issue 15 item 12)."""
+        with signals_held():
+            if not self._link_name():
+                return True
+        with _refusing("stat of the final name", self.target):
+            st = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+        if (st.st_dev, st.st_ino) != self.ours:
+            raise WriteRefusedError(
+                f"{self.target} does not hold the verified file: the temporary name was "
+                "replaced just before link"
+            )
+        return False
+
+    def _link_name(self) -> bool:
         try:
             os.link(
                 self.tmp_name,
@@ -365,9 +463,12 @@ class _Publication:
                 follow_symlinks=False,
             )
         except FileExistsError as exc:
+            if self._target_holds_the_same_bytes():
+                return False
             raise WriteRefusedError(
-                f"target exists: {self.target} appeared while the new file was being written; "
-                "nothing was overwritten"
+                f"target exists: {self.target} does not hold what this run wrote (it held other "
+                "bytes, or appeared meanwhile); sesstool never overwrites: name another output "
+                "with -o PATH"
             ) from exc
         except OSError as exc:
             if exc.errno in _NO_HARD_LINKS:
@@ -379,13 +480,33 @@ class _Publication:
                 ) from exc
             raise _refusal("link to the final name", self.target, exc) from exc
         self.linked = True
-        with _refusing("stat of the final name", self.target):
-            st = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
-        if (st.st_dev, st.st_ino) != self.ours:
-            raise WriteRefusedError(
-                f"{self.target} does not hold the verified file: the temporary name was "
-                "replaced just before link"
-            )
+        return True
+
+    def _target_holds_the_same_bytes(self) -> bool:
+        """The existing final name is a regular file (not followed) byte-identical to the temp."""
+        try:
+            fd = os.open(self.name, _ANCHOR_FLAGS, dir_fd=self.dir_fd)
+        except OSError:
+            return False
+        try:
+            st, ours = os.fstat(fd), os.fstat(self.anchor)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != ours.st_size:
+                return False
+            offset = 0
+            while True:
+                mine, theirs = (
+                    os.pread(self.anchor, _BUFFER_BYTES, offset),
+                    os.pread(fd, _BUFFER_BYTES, offset),
+                )
+                if mine != theirs:
+                    return False
+                if not mine:
+                    return True
+                offset += len(mine)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
 
     def _cleanup(self, exc: BaseException) -> None:
         if self.fd >= 0:

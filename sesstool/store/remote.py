@@ -22,7 +22,9 @@ from sesstool.core.errors import InputError
 # Read block for remote objects: big enough that one request serves many lines, small enough
 # that a worker holding a few open objects stays well under its memory limit.
 BLOCK_SIZE = 8 * 1024**2
-LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+# what a prefix walk keeps, in any case, as a local directory walk does (``Dialect.layout.suffixes``;
+# the fleet passes the registered ones)
+LOG_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.zstd")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 
 StorageOptions = Mapping[str, Any]
@@ -82,9 +84,13 @@ def _tag(info: Mapping[str, Any]) -> str | None:
     return None
 
 
-def list_logs(urls: tuple[str, ...], options: StorageOptions | None = None) -> Iterator[RemoteEntry]:
+def list_logs(
+    urls: tuple[str, ...], options: StorageOptions | None = None, suffixes: tuple[str, ...] | None = None
+) -> Iterator[RemoteEntry]:
     """Every log file named by ``urls``: objects as given, prefixes and directories walked for
-    ``*.jsonl`` / ``*.jsonl.zstd`` (sorted), globs expanded. Unmatched names raise InputError."""
+    names ending in ``suffixes`` (default ``*.jsonl``, ``*.jsonl.zst``, ``*.jsonl.zstd``; any
+    case; sorted), globs expanded. Unmatched names raise InputError."""
+    wanted = tuple(s.lower() for s in (suffixes or LOG_SUFFIXES))
     seen: set[str] = set()
     for url in urls:
         fs = filesystem(url, options)
@@ -93,7 +99,7 @@ def list_logs(urls: tuple[str, ...], options: StorageOptions | None = None) -> I
                 found = fs.glob(url, detail=True)
             elif fs.isdir(url):
                 found = fs.find(url, detail=True)
-                found = {k: v for k, v in found.items() if k.endswith(LOG_SUFFIXES)}
+                found = {k: v for k, v in found.items() if k.lower().endswith(wanted)}
             else:
                 found = {url: fs.info(url)}
         except FileNotFoundError:
@@ -101,7 +107,7 @@ def list_logs(urls: tuple[str, ...], options: StorageOptions | None = None) -> I
         except OSError as exc:
             raise InputError(f"{url}: cannot list: {exc}") from None
         if not found:
-            raise InputError(f"{url}: matched no log file (*.jsonl, *.jsonl.zstd)")
+            raise InputError(f"{url}: matched no log file ({', '.join('*' + s for s in wanted)})")
         for path in sorted(found):
             info = found[path]
             if info.get("type", "file") != "file":
@@ -123,6 +129,20 @@ def describe(url: str, options: StorageOptions | None = None) -> RemoteEntry | N
     if info.get("type", "file") != "file":
         return None
     return RemoteEntry(url, int(info.get("size") or 0), _tag(info))
+
+
+def describe_url(url: str, options: StorageOptions | None = None) -> tuple[str, int | None]:
+    """``("object", size)``, ``("prefix", None)`` or ``("missing", None)``: what ``url`` names."""
+    fs = filesystem(url, options)
+    try:
+        info = fs.info(url)
+    except FileNotFoundError:
+        return "missing", None
+    except OSError as exc:
+        raise InputError(f"{url}: cannot describe: {exc}") from None
+    if info.get("type", "file") == "file":
+        return "object", int(info.get("size") or 0)
+    return "prefix", None
 
 
 @contextmanager

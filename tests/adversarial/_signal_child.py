@@ -1,7 +1,9 @@
 """Run the CLI in a child and deliver a signal to it at a chosen point (issue 11, item 9):
 
 ``python _signal_child.py import:MODULE SIGNAL ARGS...``  — when the CLI first imports MODULE;
-``python _signal_child.py fsync SIGNAL ARGS...``   — at the publisher's first fsync of the temp.
+``python _signal_child.py fsync SIGNAL ARGS...``   — at the publisher's first fsync of the temp;
+``python _signal_child.py fsync+unlink SIGNAL ARGS...`` — that, and the same signal again at the
+first unlink (in the middle of the cleanup the first signal started).
 
 Deterministic: the child signals itself at that exact point; no timing is involved.
 """
@@ -45,6 +47,17 @@ def main() -> None:
             real_fsync(fd)
 
         os.fsync = fsync
+        if point == "fsync+unlink":
+            real_unlink = os.unlink
+            fired_unlink: list[Any] = []
+
+            def unlink(path: Any, *rest: Any, **kw: Any) -> None:
+                if fired_fsync and not fired_unlink:
+                    fired_unlink.append(path)
+                    os.kill(os.getpid(), sig)
+                real_unlink(path, *rest, **kw)
+
+            os.unlink = unlink
         from sesstool.cli.entry import run
 
         run()

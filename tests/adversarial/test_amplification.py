@@ -73,7 +73,7 @@ def test_valid_wide_ranges_are_checked_without_expansion(tmp_path: Path) -> None
     path.write_bytes(V4_HEADER + body + v4_user(events, sourceEventSeqs=[[0, events - 1]], surfaceOp=op))
     m = run_measured(["validate", "--format", "json", str(path)], address_space=LIMIT, cwd=tmp_path)
     doc = json.loads(m.stdout)["files"][0]
-    assert m.exit_code == 0 and doc["verdict"] == "clean", doc["findings"]
+    assert m.exit_code == 0 and doc["verdict"]["verdict"] == "clean", doc["findings"]
     path.write_bytes(V4_HEADER + body + v4_user(events, sourceEventSeqs=[[1, events - 1]], surfaceOp=op))
     m = run_measured(["validate", "--format", "json", str(path)], address_space=LIMIT, cwd=tmp_path)
     (uncited,) = [f for f in json.loads(m.stdout)["files"][0]["findings"] if f["rule"] == "replace-uncited"]
@@ -197,7 +197,7 @@ def test_newline_bomb_through_the_cli_has_its_exact_address(tmp_path: Path) -> N
     path.write_bytes(base + b"\n" * (64 * MiB))
     m = run_measured(["validate", "--format", "json", str(path)], address_space=LIMIT, cwd=tmp_path)
     doc = json.loads(m.stdout)["files"][0]
-    assert m.exit_code == 0 and doc["verdict"] == "torn"
+    assert m.exit_code == 0 and doc["verdict"]["verdict"] == "torn"
     (tail,) = [f for f in doc["findings"] if f["rule"] == "uncommitted-tail"]
     assert tail["address"]["offset"] == len(base) and tail["address"]["line"] == base.count(b"\n") + 1
     assert f"the {64 * MiB - 1} after it" in tail["message"]

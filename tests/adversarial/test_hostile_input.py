@@ -34,14 +34,14 @@ def write(tmp_path: Path, data: bytes, name: str = "session.jsonl") -> Path:
 @pytest.mark.parametrize("size", [512, 1000, 4096])
 def test_nul_tail_is_torn_not_a_record(sesstool: Sesstool, tmp_path: Path, size: int) -> None:
     code, doc = findings(sesstool, write(tmp_path, BASE + b"\x00" * size))
-    assert code == 0 and doc["verdict"] == "torn"
+    assert code == 0 and doc["verdict"]["verdict"] == "torn"
     (torn,) = [f for f in doc["findings"] if f["rule"] == "torn-tail"]
     assert torn["address"]["offset"] == len(BASE) and str(size) in torn["message"]
 
 
 def test_garbage_tail_is_torn(sesstool: Sesstool, tmp_path: Path) -> None:
     code, doc = findings(sesstool, write(tmp_path, BASE + b"\x13\x88garbage{\xff"))
-    assert code == 0 and doc["verdict"] == "torn"
+    assert code == 0 and doc["verdict"]["verdict"] == "torn"
     assert [f["rule"] for f in doc["findings"]] == ["torn-tail"]
 
 
@@ -49,7 +49,7 @@ def test_nul_line_before_a_turn_end_is_corruption(sesstool: Sesstool, tmp_path: 
     lines = BASE.split(b"\n")
     lines.insert(5, b"\x00" * 600)
     code, doc = findings(sesstool, write(tmp_path, b"\n".join(lines)))
-    assert code == 1 and doc["verdict"] == "corrupt"
+    assert code == 1 and doc["verdict"]["verdict"] == "corrupt"
     (nul,) = [f for f in doc["findings"] if f["rule"] == "nul-bytes"]
     assert nul["address"]["line"] == 6 and nul["severity"] == "error"
 
@@ -68,7 +68,7 @@ def _with_user_payload(payload: bytes) -> bytes:
 @pytest.mark.parametrize("payload", [b"[" * 2000 + b"]" * 2000, b"[" * 1_000_000])
 def test_deep_nesting_is_a_clean_depth_error(sesstool: Sesstool, tmp_path: Path, payload: bytes) -> None:
     code, doc = findings(sesstool, write(tmp_path, _with_user_payload(payload)))
-    assert code == 1 and doc["verdict"] == "corrupt"
+    assert code == 1 and doc["verdict"]["verdict"] == "corrupt"
     (deep,) = [f for f in doc["findings"] if f["rule"] in ("depth-limit", "invalid-json")]
     assert deep["address"]["line"] == 4
     if payload.endswith(b"]"):
@@ -94,7 +94,7 @@ def test_odd_but_valid_values_are_not_corruption(sesstool: Sesstool, tmp_path: P
     )
     log = write(tmp_path, b"\n".join(lines))
     code, doc = findings(sesstool, log)
-    assert code == 0 and doc["verdict"] == "clean", doc["findings"]
+    assert code == 0 and doc["verdict"]["verdict"] == "clean", doc["findings"]
     strict_code, strict = findings(sesstool, log, "--strict")
     assert strict_code == 0  # a warning does not fail --fail-on error
     dupes = [f["rule"] for f in strict["findings"] if f["rule"] == "duplicate-key"]
@@ -134,7 +134,7 @@ def test_undecodable_records_are_rejected_with_their_line(
     lines = BASE.split(b"\n")
     lines.insert(6, record)  # line 7, before the turn's remaining records
     code, doc = findings(sesstool, write(tmp_path, b"\n".join(lines)))
-    assert code == 1 and doc["verdict"] == "corrupt"
+    assert code == 1 and doc["verdict"]["verdict"] == "corrupt"
     first = doc["findings"][0]
     assert (first["rule"], first["address"]["line"], first["severity"]) == (rule, 7, "error")
     assert first["address"]["seq"] is None
@@ -174,4 +174,4 @@ def test_fuzzer_findings_stay_fixed(sesstool: Sesstool, case: Path) -> None:
         assert result.exit_code == code, (args, result.stderr)
         assert "Traceback" not in result.stderr
     checked = json.loads(sesstool("validate", "--format", "json", str(case)).stdout)
-    assert checked["files"][0]["verdict"] == verdict
+    assert checked["files"][0]["verdict"]["verdict"] == verdict

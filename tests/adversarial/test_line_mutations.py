@@ -246,5 +246,5 @@ def test_salvage_of_any_mutated_log_publishes_only_valid_logs(
         assert not out.exists()
         return
     checked = json.loads(sesstool("validate", "--format", "json", str(out)).stdout)["files"][0]
-    assert checked["verdict"] == "clean", checked
+    assert checked["verdict"]["verdict"] == "clean", checked
     assert not [f for f in checked["findings"] if f["severity"] == "error"], checked

@@ -27,6 +27,7 @@ COMMANDS: list[list[str]] = [
     ["derive", "--format", "jsonl"],
     ["repair"],
     ["migrate"],
+    ["fork", "--created-at", "0"],
 ]
 TINY = (FIXTURES / "dsh" / "v0-tiny" / "session.jsonl").read_bytes()
 
@@ -47,7 +48,7 @@ def baseline(command: tuple[str, ...], tmp: str) -> int:
 
 
 def _out(command: tuple[str, ...] | list[str], directory: Path) -> list[str]:
-    if command[0] in ("repair", "migrate"):
+    if command[0] in ("repair", "migrate", "fork"):
         target = directory / f"out-{command[0]}.jsonl"
         target.unlink(missing_ok=True)
         return ["-o", str(target)]

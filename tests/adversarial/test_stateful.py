@@ -232,7 +232,7 @@ class WritePath(RuleBasedStateMachine):
     def validate(self) -> None:
         result = run_sesstool("validate", "--format", "json", str(self.log))
         assert result.exit_code in (0, 1)
-        verdict = json.loads(result.stdout)["files"][0]["verdict"]
+        verdict = json.loads(result.stdout)["files"][0]["verdict"]["verdict"]
         assert verdict == self.expected_verdict()
         assert result.exit_code == (1 if verdict == "corrupt" else 0)
 

@@ -72,3 +72,37 @@ def test_a_stream_keeps_at_most_max_timeline_entries(many_events: Path) -> None:
         [*args[:-1], "--json", "-"], input=small, capture_output=True, timeout=60, check=False
     )
     assert ok.returncode == 0 and len(json.loads(ok.stdout)["timeline"]) > 10
+
+
+MESSAGES = 40_000
+
+
+@pytest.fixture(scope="module")
+def many_messages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40,000 surface messages of ~400 bytes that all stay current (no replacement)."""
+    path = tmp_path_factory.mktemp("messages") / "session.v4.jsonl"
+    with open(path, "wb") as f:
+        f.write(V4_HEADER)
+        for seq in range(MESSAGES):
+            f.write(v4_user(seq, f"message {seq} " + "word " * 80))
+    return path
+
+
+def test_derive_memory_is_flat_in_the_number_of_messages(many_messages: Path) -> None:
+    """Issue 11 item 1(d), issue 14: derive holds line offsets, not messages, and reads them
+    back while it writes (held, the messages would add ~40 MB to the scan's own peak)."""
+    cwd = many_messages.parent
+    plain = run_measured(["inspect", str(many_messages)], address_space=1 << 30, cwd=cwd)
+    for fmt in ("json", "jsonl"):
+        derived = run_measured(
+            ["derive", "--format", fmt, str(many_messages)], address_space=1 << 30, cwd=cwd
+        )
+        assert derived.exit_code == plain.exit_code == 0, derived.stderr
+        assert derived.peak_rss - plain.peak_rss < 12 * MiB, (fmt, derived.peak_rss, plain.peak_rss)
+        if fmt == "jsonl":
+            lines = derived.stdout.splitlines()
+            assert len(lines) == MESSAGES and json.loads(lines[-1])["content"][0]["text"].startswith(
+                f"message {MESSAGES - 1} "
+            )
+        else:
+            assert len(json.loads(derived.stdout)["messages"]) == MESSAGES

@@ -25,7 +25,7 @@ def unsafe(sesstool: Sesstool, path: Path) -> list[dict[str, object]]:
     result = sesstool("validate", "--format", "json", str(path))
     assert result.exit_code == 0, result.stderr  # a warning, not a failure
     doc = json.loads(result.stdout)["files"][0]
-    assert doc["verdict"] == "clean"
+    assert doc["verdict"]["verdict"] == "clean"
     return [f for f in doc["findings"] if f["rule"] == "unsafe-integer"]
 
 

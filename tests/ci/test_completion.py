@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -115,3 +116,60 @@ def test_documented_bash_line_in_a_real_bash(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["validate"]
+
+
+PATH_COMMANDS = [
+    ["inspect"],
+    ["validate"],
+    ["validate", "a.jsonl"],  # validate's second and later paths too
+    ["derive"],
+    ["repair"],
+    ["fork"],
+    ["migrate"],
+    ["redact"],
+    ["report"],
+    ["list"],
+    ["fleet", "validate"],
+]
+
+
+@pytest.mark.parametrize("before", PATH_COMMANDS, ids=" ".join)
+def test_path_arguments_complete_file_names(monkeypatch: pytest.MonkeyPatch, before: list[str]) -> None:
+    """Issue 15 item 3: a PATH argument asks the shell for file names (click's ``file`` type:
+    the bash script then turns on the shell's own file completion, which also offers
+    directories, so session directories complete too)."""
+    words = " ".join(["sesstool", *before, "fixtures/ds"])
+    run = complete(monkeypatch, "bash_complete", words, str(len(before) + 1))
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout.splitlines() == ["file,fixtures/ds"]
+    zsh = complete(monkeypatch, "zsh_complete", words, str(len(before) + 1))
+    assert zsh.stdout.splitlines()[:2] == ["file", "fixtures/ds"]
+
+
+def test_output_completes_file_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = complete(monkeypatch, "bash_complete", "sesstool repair x.jsonl -o out", "4")
+    assert run.stdout.splitlines() == ["file,out"]
+
+
+def test_options_still_complete_after_a_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = complete(monkeypatch, "bash_complete", "sesstool inspect x.jsonl --ti", "3")
+    assert run.stdout.splitlines() == ["plain,--timeline"]
+
+
+@pytest.mark.parametrize("value", ["-", "./-"])
+def test_dash_is_still_standard_input_and_dot_slash_dash_a_file(value: str, tmp_path: Path) -> None:
+    """The completion type passes every value through as given: '-' stays standard input."""
+    log = (ROOT / "fixtures" / "dsh" / "v0-tiny" / "session.jsonl").read_bytes()
+    if value == "./-":
+        (tmp_path / "-").write_bytes(log)
+    done = subprocess.run(
+        [sys.executable, "-m", "sesstool", "validate", "--json", value],
+        cwd=tmp_path,
+        input=log if value == "-" else None,
+        stdin=None if value == "-" else subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"][0]["path"] == value

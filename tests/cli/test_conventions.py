@@ -335,8 +335,16 @@ def test_python_dash_m_works_from_any_directory(tmp_path: Path) -> None:
 
 def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
     venv = tmp_path / ".venv"
+    # run from `make test`, the child make inherits MAKELEVEL/MAKEFLAGS and would print
+    # "Entering/Leaving directory" lines: the plan is asked of a top-level make
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     plan = subprocess.run(
-        ["make", "-n", "demo", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "--no-print-directory", "-n", "demo", f"VENV={venv}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     installs = [line for line in plan if " install " in line]
     assert installs == [f"{venv}/bin/pip install --quiet -e ."]  # sesstool and its dependencies

@@ -146,7 +146,7 @@ def test_fixture_mode_accepts_logs_without_seq_time_or_header(sesstool: Sesstool
     assert strict.exit_code == 1
     relaxed = sesstool("validate", "--fixture", "--format", "json", str(log))
     assert relaxed.exit_code == 0, relaxed.stdout
-    assert json.loads(relaxed.stdout)["files"][0]["verdict"] == "clean"
+    assert json.loads(relaxed.stdout)["files"][0]["verdict"]["verdict"] == "clean"
 
 
 # -- derive ------------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ def test_repair_crash_fixture(sesstool: Sesstool, tmp_path: Path, name: str, zst
     assert out.name == ("session.repaired.jsonl.zstd" if zstd else "session.repaired.jsonl")
     assert doc["output"]["sha256"] == sha(out)
     checked = validate_doc(out)
-    assert checked["verdict"] == "clean" and checked["findings"] == []
+    assert checked["verdict"]["verdict"] == "clean" and checked["findings"] == []
     # the carried prefix is the source's committed bytes, verbatim
     plan = doc["plan"]
     if not zstd:
@@ -152,9 +152,14 @@ def test_second_run_never_overwrites(sesstool: Sesstool, tmp_path: Path) -> None
     first = repair_json(sesstool, str(src))
     out = Path(first["output"]["path"])
     content = out.read_bytes()
+    # the same output again: already there, nothing linked (issue 15 item 12)
     second = sesstool("repair", str(src))
-    assert second.exit_code == 6 and "never overwrites" in second.stderr
+    assert second.exit_code == 0 and "already published, identical" in second.stdout
     assert out.read_bytes() == content
+    out.write_bytes(content + b"\n")  # other bytes under the name: never overwritten
+    third = sesstool("repair", str(src))
+    assert third.exit_code == 6 and "never overwrites" in third.stderr
+    assert out.read_bytes() == content + b"\n"
 
 
 def test_dry_run_writes_nothing(sesstool: Sesstool, tmp_path: Path) -> None:
@@ -205,7 +210,7 @@ def test_salvage_keeps_the_prefix_and_records_every_dropped_byte(
     assert report["dropped_sha256"] == sv["dropped_sha256"]
     out = Path(doc["output"]["path"])
     checked = validate_doc(out)
-    assert checked["verdict"] == "clean"
+    assert checked["verdict"]["verdict"] == "clean"
     # kept: exactly the records before the defect (line 8 holds seq 6), then the closers
     events = json.loads(run_sesstool("inspect", "--json", str(out)).stdout)["stats"]["events"]
     assert events == 6 + len(doc["plan"]["closers"])
@@ -222,7 +227,7 @@ def test_salvage_inside_a_v0_seed_keeps_the_seed_warning(sesstool: Sesstool, tmp
     doc = repair_json(sesstool, "--salvage", str(src))
     assert doc["salvage"]["defect"]["rule"] == "nul-bytes" and doc["salvage"]["defect"]["line"] == 4
     checked = validate_doc(Path(doc["output"]["path"]))
-    assert checked["verdict"] == "clean"
+    assert checked["verdict"]["verdict"] == "clean"
     assert [(f["rule"], f["severity"]) for f in checked["findings"]] == [("header-seed-length", "warning")]
 
 
@@ -371,7 +376,7 @@ def test_any_cut_repairs_to_a_balanced_idempotent_log(tmp_path_factory: Any, cut
     out = Path(doc["output"]["path"])
     committed = CLEAN[:cut][: CLEAN[:cut].rfind(b"\n") + 1]
     assert out.read_bytes().startswith(committed)
-    assert validate_doc(out)["verdict"] == "clean"
+    assert validate_doc(out)["verdict"]["verdict"] == "clean"
     again = json.loads(run_sesstool("repair", "--json", "--dry-run", str(out)).stdout)
     assert again["status"] == "balanced"  # idempotent: nothing left to plan
     assert src.read_bytes() == CLEAN[:cut]

@@ -67,7 +67,7 @@ def test_a_glob_matching_a_file_named_dash_is_that_file(tmp_path: Path, dash_fil
     result = run(["validate", "--format", "json", "*"], tmp_path, stdin=OTHER.read_bytes())
     doc = json.loads(result.stdout)
     (entry,) = doc["files"]
-    assert entry["path"] == "./-" and entry["verdict"] == "torn"
+    assert entry["path"] == "./-" and entry["verdict"]["verdict"] == "torn"
 
 
 def test_bare_dash_still_means_stdin(tmp_path: Path) -> None:

@@ -47,7 +47,6 @@ def test_migrate_to_zstd_beside_raw_generations_is_refused(sesstool: Sesstool, t
     ("command", "name"),
     [
         (["migrate"], "session.v9.jsonl"),
-        (["migrate"], "session.v4.jsonl.zstd"),  # v4 but raw bytes under a .zstd name
         (["migrate", "--to", "2"], "session.v3.jsonl"),
         (["repair"], "session.v2.jsonl"),
         (["fork", "--at", "31"], "session.v4.jsonl"),
@@ -66,12 +65,18 @@ def test_a_canonical_name_that_contradicts_the_file_is_a_usage_error(
     assert names(out_dir) == []
 
 
-def test_a_canonical_name_that_says_the_truth_is_published(sesstool: Sesstool, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["session.v4.jsonl", "session.v4.jsonl.zstd"])
+def test_a_canonical_name_that_says_the_truth_is_published(
+    sesstool: Sesstool, tmp_path: Path, name: str
+) -> None:
+    """``session.v4.jsonl.zstd`` from a raw source is truthful: the ``-o`` suffix decides the
+    encoding (issue 15 item 6), so the bytes are zstd, as the name says."""
     directory = session_dir(tmp_path)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    result = sesstool("migrate", "-o", str(out_dir / "session.v4.jsonl"), str(directory))
+    result = sesstool("migrate", "-o", str(out_dir / name), str(directory))
     assert result.exit_code == 0, result.stderr
+    assert (out_dir / name).read_bytes().startswith(b"\x28\xb5\x2f\xfd") == name.endswith(".zstd")
     assert sesstool("inspect", str(out_dir)).exit_code == 0
 
 

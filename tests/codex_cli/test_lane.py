@@ -5,7 +5,9 @@
 * ``codex exec resume`` accepts every ``sesstool repair`` output and sends the same history it
   sent for the unrepaired rollout (the closing outputs of a parallel batch move behind the
   batch's real outputs: docs/format.md "Codex rollouts");
-* a ``sesstool fork`` output resumes as its own thread.
+* a ``sesstool fork`` output resumes as its own thread;
+* a ``sesstool repair --salvage`` output is accepted and rebuilt as Codex rebuilt the damaged
+  rollout (and a recovered interleaved output is sent as written).
 """
 
 from __future__ import annotations
@@ -182,12 +184,17 @@ def _resume_file(lane: Lane, scratch: Path, rollout: Path, thread_id: str) -> li
     return sent
 
 
-@pytest.mark.parametrize("name", FIXTURE_REPAIRS)
-def test_repaired_fixtures_resume_with_the_same_history(lane: Lane, lane_root: Path, name: str) -> None:
+def _fixture(name: str) -> tuple[Path, str]:
+    """A committed fixture rollout and its thread id."""
     from tests.dialects.codex._support import rollout as fixture_rollout
 
     source = fixture_rollout(name)
-    thread_id = json.loads(source.read_bytes().split(b"\n", 1)[0])["payload"]["id"]
+    return source, json.loads(source.read_bytes().split(b"\n", 1)[0])["payload"]["id"]
+
+
+@pytest.mark.parametrize("name", FIXTURE_REPAIRS)
+def test_repaired_fixtures_resume_with_the_same_history(lane: Lane, lane_root: Path, name: str) -> None:
+    source, thread_id = _fixture(name)
     work = lane_root / "fixture-repair" / name
     work.mkdir(parents=True)
     out = work / "repaired" / source.name
@@ -203,3 +210,73 @@ def test_repaired_fixtures_resume_with_the_same_history(lane: Lane, lane_root: P
     }
     kept = [i for i in before if i.get("id") not in moved]
     assert after == kept + [i for i in before if i.get("id") in moved]
+
+
+# repair --salvage (docs/format.md "Salvage of a rollout"): the salvaged file is accepted and
+# Codex rebuilds from it exactly what it rebuilt from the damaged file, which is what sesstool
+# derives from the salvaged one.
+SALVAGES = ["interleaved-half-line", "nul-run", "undecodable-line", "torn-tail-resumed"]
+
+
+def _salvage(source: Path, work: Path) -> Path:
+    out = work / "salvaged" / source.name
+    out.parent.mkdir(parents=True)
+    result = run_sesstool("repair", "--salvage", str(source), "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert Path(str(out) + ".dropped").exists() and Path(str(out) + ".dropped.json").exists()
+    return out
+
+
+@pytest.mark.parametrize("name", SALVAGES)
+def test_salvaged_fixtures_resume_with_the_same_history(lane: Lane, lane_root: Path, name: str) -> None:
+    source, thread_id = _fixture(name)
+    work = lane_root / "fixture-salvage" / name
+    out = _salvage(source, work)
+    derived = _derive(out)
+    before = _resume_file(lane, work / f"{name}-before", source, thread_id)
+    after = _resume_file(lane, work / f"{name}-after", out, thread_id)
+    assert after[1 : 1 + len(derived)] == derived
+    assert before[1 : 1 + len(derived)] == derived
+
+
+def test_a_salvaged_interleaved_output_resumes_answered(lane: Lane, lane_root: Path) -> None:
+    """#24425 on the output line: Codex drops the line and sends "aborted" for the call; the
+    salvage recovers the complete output written after the fragment, and Codex sends it."""
+    from tests.dialects.codex._support import rollout as fixture_rollout
+
+    clean = fixture_rollout("tool-call")
+    lines = clean.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b'"function_call_output"' in line)
+    work = lane_root / "salvage-output"
+    work.mkdir(parents=True)
+    source = work / clean.name
+    source.write_bytes(b"".join([*lines[:at], lines[at][:150] + lines[at], *lines[at + 1 :]]))
+    thread_id = json.loads(lines[0])["payload"]["id"]
+    out = _salvage(source, work)
+    assert out.read_bytes() == clean.read_bytes()
+    before = _resume_file(lane, work / "before", source, thread_id)
+    after = _resume_file(lane, work / "after", out, thread_id)
+    derived = _derive(out)
+    assert after[1 : 1 + len(derived)] == derived
+    outputs = [i["output"] for i in derived if i["type"] == "function_call_output"]
+    sent_before = [i["output"] for i in before if i.get("type") == "function_call_output"]
+    assert outputs and "aborted" not in outputs and sent_before == ["aborted"]
+
+
+def test_a_legacy_rollout_is_refused_as_sesstool_says(lane: Lane, lane_root: Path) -> None:
+    """The hand-written pre-envelope fixture: Codex 0.171 finds it by name and refuses it as
+    empty (no line decodes), which is what sesstool's codex-legacy-rollout says."""
+    from tests.dialects.codex._support import rollout as fixture_rollout
+
+    source = fixture_rollout("legacy-pre-envelope")
+    thread_id = json.loads(source.read_bytes().split(b"\n", 1)[0])["id"]
+    home = lane.new_home("legacy-pre-envelope", extra="")
+    target = home.sessions / "2025" / "06" / "02" / source.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(source, target)
+    run, _ = resume_input(lane, home, thread_id)
+    assert not run.requests and run.returncode != 0
+    assert f"rollout at {target} is empty" in run.stderr, run.stderr[-800:]
+    doc = _inspect(source)
+    assert doc["verdict"]["verdict"] == "unsupported"
+    assert [f["rule"] for f in doc["findings"]] == ["codex-legacy-rollout"]

@@ -245,7 +245,7 @@ def test_zstd_repair_of_a_torn_only_frame_reframes_what_it_recovers(
     assert plan["dropped_plaintext_bytes"] == 0  # the torn block never decoded
     out = Path(doc["output"]["path"])
     checked = json.loads(run_sesstool("validate", "--format", "json", str(out)).stdout)["files"][0]
-    assert checked["verdict"] == "clean" and checked["findings"] == []
+    assert checked["verdict"]["verdict"] == "clean" and checked["findings"] == []
     with zstandard.ZstdDecompressor().stream_reader(
         io.BytesIO(out.read_bytes()), read_across_frames=True
     ) as r:
@@ -273,5 +273,5 @@ def test_zstd_salvage_of_a_single_frame_drops_the_whole_frame_to_the_sidecar(
     assert Path(doc["salvage"]["sidecar"]).read_bytes() == data
     out = Path(doc["output"]["path"])
     checked = json.loads(run_sesstool("validate", "--format", "json", str(out)).stdout)["files"][0]
-    assert checked["verdict"] == "clean" and checked["findings"] == []
+    assert checked["verdict"]["verdict"] == "clean" and checked["findings"] == []
     assert src.read_bytes() == data

@@ -76,7 +76,7 @@ def test_fleet_validate_equals_single_file_validate(
         assert row.exit == code, rel(path)
         assert row.status == ("findings" if code == 1 else "ok")
         assert (row.verdict, row.version, row.events) == (
-            single["verdict"],
+            single["verdict"]["verdict"],
             single["version"],
             single["events"],
         )
@@ -330,3 +330,55 @@ def test_without_the_extra_fleet_commands_exit_2_with_the_install_line(
     assert run.exit_code == 2
     assert "pip install 'sesstool[fleet]'" in run.stderr and "dask, pyarrow" in run.stderr
     assert run_sesstool("fleet", "--help").exit_code == 0
+
+
+def test_fleet_write_refuses_a_second_encoding_in_a_remote_session_directory(
+    s3: S3, cluster: Any, tmp_path: Path
+) -> None:
+    """A prefix holding a session's log raw and zstd (the fixture layout) gets no v4 generation
+    of either encoding, exactly as the local directory does not (docs/format.md, issue 11 item
+    10): each row is the single-file refusal (exit 6, "two encodings"), nothing is created.
+    The scratch copy alone (one file) could not see the other encoding: the prefix is listed."""
+    bucket = s3.new_bucket()
+    directory = FIXTURES / "dsh" / "v0-tiny"
+    names = ("session.jsonl", "session.jsonl.zstd")
+    s3.fs().pipe({f"{bucket}/s/{n}": (directory / n).read_bytes() for n in names})
+    local = tmp_path / "s"
+    local.mkdir()
+    for n in names:
+        shutil.copy(directory / n, local / n)
+    for n in names:
+        single = run_sesstool("migrate", str(local / n))
+        assert single.exit_code == 6 and "two encodings" in single.stderr, single.stderr
+    before = s3.etags(bucket)
+
+    _, rows = fleet(s3, cluster, "migrate", (f"s3://{bucket}/s/",), tmp_path / "sum.jsonl")
+    assert [(r.status, r.exit) for r in rows] == [("error", 6)] * 2, [r.message for r in rows]
+    assert all(r.message is not None and "two encodings" in r.message for r in rows)
+    assert s3.etags(bucket) == before
+
+    alone = s3.new_bucket()  # one encoding in the prefix: published as before
+    s3.fs().pipe({f"{alone}/s/session.jsonl.zstd": (directory / "session.jsonl.zstd").read_bytes()})
+    _, rows = fleet(s3, cluster, "migrate", (f"s3://{alone}/s/",), tmp_path / "one.jsonl")
+    assert [(r.status, r.exit) for r in rows] == [("migrated", 0)], [r.message for r in rows]
+    assert sorted(s3.etags(alone)) == [f"{alone}/s/session.jsonl.zstd", f"{alone}/s/session.v4.jsonl.zstd"]
+
+
+@pytest.mark.parametrize("name", ["UPPER.JSONL", "rollout.jsonl.zst", "Mixed.Jsonl.Zstd"])
+def test_a_prefix_walk_finds_every_log_suffix_in_any_case(s3: S3, tmp_path: Path, name: str) -> None:
+    """Remote prefixes are walked as local directories are (``layout.suffixes``, any case)."""
+    from sesstool.dialects import registry
+    from sesstool.store.remote import list_logs, using_storage_options
+
+    bucket = s3.new_bucket()
+    s3.fs().pipe({f"{bucket}/p/{name}": b"", f"{bucket}/p/notes.txt": b""})
+    local = tmp_path / "p"
+    local.mkdir()
+    (local / name).write_bytes(b"")
+    (local / "notes.txt").write_bytes(b"")
+    with using_storage_options(s3.options):
+        found = [e.url for e in list_logs((f"s3://{bucket}/p/",), suffixes=registry.log_suffixes())]
+    assert found == [f"s3://{bucket}/p/{name}"]
+    from sesstool.engine.validate import expand_paths
+
+    assert expand_paths((str(local),)) == [str(local / name)]

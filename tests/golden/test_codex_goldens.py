@@ -12,9 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-import zstandard
 
-from tests.conftest import FIXTURES, ROOT, Sesstool
+from tests.conftest import FIXTURES, ROOT, Sesstool, plaintext_of
 from tests.golden.test_goldens import _check
 
 CODEX = FIXTURES / "codex"
@@ -23,7 +22,7 @@ FORK_ID = "01a231f0-0000-7000-8000-00000000c0de"
 
 def _logs() -> list[Path]:
     logs = sorted(p for p in CODEX.glob("*/rollout-*") if p.name.endswith((".jsonl", ".jsonl.zst")))
-    assert len(logs) == 54, "Codex fixture corpus missing (27 rollouts, raw and zstd)"
+    assert len(logs) == 56, "Codex fixture corpus missing (28 rollouts, raw and zstd)"
     return logs
 
 
@@ -39,18 +38,6 @@ def _golden(log: Path, command: str, ext: str) -> Path:
 def _args(log: Path) -> list[str]:
     rel = str(log.relative_to(ROOT))
     return [rel, "--dialect", "codex"] if log.parent.name == "empty" else [rel]
-
-
-def _plain(path: Path) -> bytes:
-    data = path.read_bytes()
-    if not data.startswith(b"\x28\xb5\x2f\xfd"):
-        return data
-    out = bytearray()
-    while data:
-        obj = zstandard.ZstdDecompressor().decompressobj()
-        out += obj.decompress(data)
-        data = obj.unused_data
-    return bytes(out)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -106,7 +93,7 @@ def test_repair(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
         return
     assert result.exit_code == 0, result.stderr
     committed = doc["tail"]["committed_bytes"]
-    source, repaired = _plain(log), _plain(out)
+    source, repaired = plaintext_of(log), plaintext_of(out)
     assert repaired[:committed] == source[:committed]
     if log.name.endswith(".zst"):
         assert out.read_bytes().startswith(b"\x28\xb5\x2f\xfd")
@@ -127,8 +114,8 @@ def test_fork(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
         _check(_golden(log, "fork", "json"), actual)
         return
     assert result.exit_code == 0, result.stderr
-    source, child = _plain(log).splitlines(keepends=True), _plain(out).splitlines(keepends=True)
-    kept = len(source) - 1 if not _plain(log).endswith(b"\n") else len(source)
+    source, child = plaintext_of(log).splitlines(keepends=True), plaintext_of(out).splitlines(keepends=True)
+    kept = len(source) - 1 if not plaintext_of(log).endswith(b"\n") else len(source)
     assert child[1:kept] == source[1:kept]
     head = json.loads(child[0])
     assert head["payload"]["id"] == FORK_ID and head["payload"]["forked_from_id"] in log.name
@@ -141,7 +128,8 @@ def test_codex_home_listing(sesstool: Sesstool) -> None:
     assert listing.exit_code == 0, listing.stderr
     _check(CODEX / "home" / "expected" / "inspect.txt", listing.stdout)
     doc = sesstool("inspect", "--json", home)
-    assert [entry["verdict"] for entry in json.loads(doc.stdout)["logs"]] == ["clean", "interrupted", "clean"]
+    verdicts = [entry["verdict"] for entry in json.loads(doc.stdout)["sessions"]]
+    assert verdicts == ["clean", "interrupted", "clean"]  # newest first
     _check(CODEX / "home" / "expected" / "inspect.json", doc.stdout)
     checked = sesstool("validate", "--format", "json", home)
     assert checked.exit_code == 0, checked.stderr
@@ -157,3 +145,53 @@ def test_derive_markdown(sesstool: Sesstool, log: Path) -> None:
         return
     assert "## 1 · " in result.stdout and "· ?" not in result.stdout
     _check(_golden(log, "derive", "md"), result.stdout)
+
+
+# The corrupt fixtures: ``repair --salvage`` keeps every line Codex reads (docs/format.md
+# "Salvage of a rollout"); the three without a readable session_meta are refused.
+SALVAGED = ["interleaved-half-line", "nul-run", "undecodable-line", "torn-tail-resumed"]
+SALVAGE_REFUSED = ["missing-session-meta", "session-meta-invalid", "empty"]
+SALVAGE_LOGS = [p for p in LOGS if p.parent.name in SALVAGED + SALVAGE_REFUSED]
+
+
+@pytest.mark.parametrize("log", SALVAGE_LOGS, ids=lambda p: f"{p.parent.name}/{p.name[-3:]}")
+def test_salvage(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
+    zst = log.name.endswith(".zst")
+    out = tmp_path / ("out.jsonl.zst" if zst else "out.jsonl")
+    verdict = json.loads(sesstool("inspect", "--json", *_args(log)).stdout)["verdict"]["verdict"]
+    assert verdict == "corrupt"
+    result = sesstool("repair", "--salvage", "--json", *_args(log), "-o", str(out))
+    if log.parent.name in SALVAGE_REFUSED:
+        assert result.exit_code == 3 and result.stdout == "" and not list(tmp_path.iterdir())
+        actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
+        _check(_golden(log, "salvage", "json"), actual)
+        return
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    manifest = json.loads(Path(str(out) + ".dropped.json").read_text())
+    sidecar = Path(str(out) + ".dropped").read_bytes()
+    source, salvaged = plaintext_of(log), plaintext_of(out)
+    # the new file is the source without the dropped ranges, then the closers
+    kept, at = bytearray(), 0
+    for r in manifest["dropped"]:
+        assert (
+            sidecar[r["sidecar_offset"] : r["sidecar_offset"] + r["bytes"]]
+            == source[r["plaintext_offset"] : r["plaintext_offset"] + r["bytes"]]
+        )
+        kept += source[at : r["plaintext_offset"]]
+        at = r["plaintext_offset"] + r["bytes"]
+    kept += source[at:]
+    assert len(sidecar) == manifest["dropped_bytes"] == sum(r["bytes"] for r in manifest["dropped"])
+    appended = salvaged[len(kept) :]
+    assert salvaged[: len(kept)] == kept
+    assert [json.loads(line) for line in appended.splitlines()] == doc["plan"]["closers"]
+    assert out.read_bytes().startswith(b"\x28\xb5\x2f\xfd") == zst
+    again = json.loads(sesstool("inspect", "--json", str(out)).stdout)
+    assert again["verdict"]["verdict"] == "clean" and again["findings"] == []
+    # what Codex rebuilt from the damaged source is what the salvaged file derives (the closers
+    # aside, which only close what Codex closes in memory); the recovered lines are not items
+    derived = json.loads(sesstool("derive", "--format", "json", str(out)).stdout)["messages"]
+    sent = json.loads((log.parent / "resume.json").read_text())["input"]
+    assert derived == sent[1 : 1 + len(derived)]
+    text = json.dumps({"repair": doc, "manifest": manifest}, indent=2).replace(str(tmp_path), "<tmp>")
+    _check(_golden(log, "salvage", "json"), text + "\n")

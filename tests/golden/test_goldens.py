@@ -6,6 +6,7 @@ Refresh with ``make goldens`` (SESSTOOL_UPDATE_GOLDENS=1) — and read the diff 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -105,8 +106,32 @@ CRASHES = [p for p in LOGS if p.parent.name in ("crash-dangling-call", "crash-no
 CRASH_IDS = [f"{p.parent.parent.name}/{p.parent.name}/{p.name}" for p in CRASHES]
 
 
+# Every report page inlines the same stylesheet and script (render/report_assets.py): one golden
+# holds them, each page's golden holds the rest with a marker where each element's text stands.
+# The comparison stays exact: the page must equal its golden with the assets put back.
+REPORT_ASSETS = FIXTURES / "report-assets.expected.html"
+_ASSET = re.compile(r"<(style|script)>(.*?)</\1>", re.S)
+
+
+def _asset_marker(tag: str) -> str:
+    return f"<{tag}>[{REPORT_ASSETS.name}: the {tag}]</{tag}>"
+
+
+def _check_report(path: Path, page: str) -> None:
+    assets = {m.group(1): m.group(0) for m in _ASSET.finditer(page)}
+    assert sorted(assets) == ["script", "style"] and len(_ASSET.findall(page)) == 2, "one of each"
+    body = _ASSET.sub(lambda m: _asset_marker(m.group(1)), page)
+    _check(REPORT_ASSETS, f"{assets['style']}\n{assets['script']}\n")
+    _check(path, body)
+    shared = {m.group(1): m.group(0) for m in _ASSET.finditer(REPORT_ASSETS.read_text())}
+    rebuilt = path.read_text()
+    for tag, element in shared.items():
+        rebuilt = rebuilt.replace(_asset_marker(tag), element)
+    assert rebuilt == page, f"report page differs from {path.relative_to(ROOT)} + {REPORT_ASSETS.name}"
+
+
 @pytest.mark.parametrize("log", CRASHES, ids=CRASH_IDS)
 def test_report_html(sesstool: Sesstool, log: Path) -> None:
     result = sesstool("report", *_args(log))
     assert result.exit_code == 0, result.stderr
-    _check(_golden(log, "report", "html"), result.stdout)
+    _check_report(_golden(log, "report", "html"), result.stdout)

@@ -100,8 +100,8 @@ def test_migrate_publishes_once(sesstool: Sesstool, tmp_path: Path) -> None:
     first = run_json(sesstool, "migrate", "--json", str(src))
     out = Path(first["output"]["path"])
     content = out.read_bytes()
-    again = sesstool("migrate", str(src))
-    assert again.exit_code == 6 and "never overwrites" in again.stderr
+    again = sesstool("migrate", str(src))  # the same generation: already there (issue 15 item 12)
+    assert again.exit_code == 0 and "already published, identical" in again.stdout
     assert run_json(sesstool, "migrate", "--json", str(tmp_path))["status"] == "up-to-date"
     assert out.read_bytes() == content
     assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl", "session.lock", "session.v4.jsonl"]

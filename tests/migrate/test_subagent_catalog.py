@@ -21,7 +21,7 @@ import zstandard
 from sesstool.core.upgrade import UpgradeRefused
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v4 import STEP, ChildFact
-from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool
+from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, plaintext_of
 
 CASE = FIXTURES / "migrate" / "subagent-catalog"
 PARENT = Path("--work--") / "parent-1" / "session.v3.jsonl"
@@ -40,19 +40,6 @@ def _zstd_root(root: Path) -> None:
         log.unlink()
 
 
-def _plaintext(path: Path) -> bytes:
-    data = path.read_bytes()
-    if not data.startswith(b"\x28\xb5\x2f\xfd"):
-        return data
-    out = b""
-    dctx = zstandard.ZstdDecompressor()
-    while data:
-        obj = dctx.decompressobj()
-        out += obj.decompress(data)
-        data = obj.unused_data
-    return out
-
-
 @pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
 def test_parent_in_its_root_gets_the_missing_catalog(sesstool: Sesstool, tmp_path: Path, zstd: bool) -> None:
     root = tmp_path / "root"
@@ -65,7 +52,7 @@ def test_parent_in_its_root_gets_the_missing_catalog(sesstool: Sesstool, tmp_pat
     report = json.loads(result.stdout)
     out = Path(report["output"]["path"])
     assert out.name == ("session.v4.jsonl.zstd" if zstd else "session.v4.jsonl")
-    plain = _plaintext(out)
+    plain = plaintext_of(out)
     if UPDATE_GOLDENS and not zstd:
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_bytes(plain)

@@ -45,7 +45,9 @@ def _sha(path: Path) -> str:
 def _verdict(sesstool: Sesstool, path: Path) -> tuple[str, list[tuple[str, str, int | None]]]:
     doc = json.loads(sesstool("validate", "--format", "json", str(path)).stdout)
     (f,) = doc["files"]
-    return f["verdict"], sorted((x["rule"], x["severity"], x["address"]["line"]) for x in f["findings"])
+    return f["verdict"]["verdict"], sorted(
+        (x["rule"], x["severity"], x["address"]["line"]) for x in f["findings"]
+    )
 
 
 @pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])

@@ -248,8 +248,11 @@ def test_output_file_is_published_and_never_overwritten(sesstool: Sesstool, tmp_
     first = sesstool("report", log, "-o", str(out))
     assert first.exit_code == 0, first.stderr
     assert out.read_text() == sesstool("report", log).stdout
-    again = sesstool("report", log, "-o", str(out))
-    assert again.exit_code == 6 and re.search("exist", again.stderr)
+    again = sesstool("report", log, "-o", str(out))  # the same page: already there (issue 15 item 12)
+    assert again.exit_code == 0 and "already published, identical" in again.stderr
+    other = sesstool("report", str(FIXTURES / "dsh/v0-tiny/session.jsonl"), "-o", str(out))
+    assert other.exit_code == 6 and re.search("exist", other.stderr)
+    assert out.read_text() == sesstool("report", log).stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
 
 

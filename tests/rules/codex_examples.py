@@ -158,6 +158,15 @@ def codex_examples() -> list[Example]:
             1,
         ),
         ex(
+            "codex-legacy-rollout",
+            "a pre-envelope rollout: a bare session meta, a bare item, a state line",
+            b'{"id":"' + THREAD.encode() + b'","timestamp":"2025-06-02T08:41:17.204Z"}\n'
+            b'{"type":"message","id":null,"role":"user","content":[{"type":"input_text","text":"hi"}]}\n'
+            b'{"record_type":"state"}\n',
+            N,
+            1,
+        ),
+        ex(
             "codex-session-meta-repeated",
             "a copy of the session_meta after the first item",
             BASE + line("session_meta", meta(), 2),

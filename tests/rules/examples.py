@@ -44,8 +44,10 @@ def severity_in(rule_id: str, version: int) -> Severity:
 def verdict_for(rule_id: str, severity: Severity) -> str:
     """The verdict one finding implies on an otherwise clean log (spec §1.4, §6.3, §6.4)."""
     rule = RULES[rule_id]
+    if rule.verdict == "unsupported":  # at any level (codex-legacy-rollout is information)
+        return "unsupported"
     if severity is Severity.ERROR:
-        return "unsupported" if rule.verdict == "unsupported" else "corrupt"
+        return "corrupt"
     if rule.verdict in ("torn", "interrupted"):
         return rule.verdict
     return "clean"

@@ -192,3 +192,58 @@ def test_any_chunking_gives_the_same_lines(data: bytes, cuts: list[int], limit: 
     assert issues == long + ([(len(data) - torn, len(kept) + len(long) + 1)] if torn > limit else [])
     partial = [i for i in items if isinstance(i, PartialLine)]
     assert partial == ([PartialLine(len(data) - torn, torn, len(kept) + len(long) + 1)] if torn else [])
+
+
+class _AlwaysSearching(LineSplitter):
+    """The splitter without its no-filler shortcut: every chunk goes through the bulk search."""
+
+    _shortcut = False
+
+
+def _split_with(cls: type[LineSplitter], chunks: list[bytes], max_line: int) -> list[Item]:
+    splitter = cls(max_line)
+    out: list[Item] = []
+    for i, chunk in enumerate(chunks):
+        out.extend(splitter.feed(chunk, 3, 100 + i))
+    partial = splitter.finish()
+    if partial is not None:
+        out.append(partial)
+    return out
+
+
+_PIECES = [
+    b"a",
+    b"{}",
+    b"\n",
+    b"\n\n",
+    b"\x00",
+    b"\x00\n",
+    b"\n" * 70,
+    b"\x00\n" * 66,
+    b"\x00" * 5 + b"\n",
+    b"xyz",
+]
+
+
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), max_size=40),
+    cuts=st.lists(st.integers(0, 600), max_size=6),
+    limit=st.sampled_from([4, 64, DEFAULT_MAX_LINE]),
+)
+def test_the_no_filler_shortcut_changes_nothing(pieces: list[bytes], cuts: list[int], limit: int) -> None:
+    """Issue 14: a chunk without a NUL byte or an empty line skips the bulk filler search. The
+    items delivered (batches, issues with their addresses, the partial line) are exactly those
+    of the splitter that searches every chunk, for any input and any chunking."""
+    data = b"".join(pieces)
+    bounds = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    chunks = [data[a:b] for a, b in pairwise(bounds)]
+    assert _split_with(LineSplitter, chunks, limit) == _split_with(_AlwaysSearching, chunks, limit)
+
+
+def test_a_filler_run_after_clean_chunks_is_still_one_issue() -> None:
+    """The shortcut takes the clean chunks; the chunk holding the run is searched."""
+    head = b'{"a":1}\n' * 100
+    items = split([head, head, b"\n" * 100 + b'{"b":2}\n'])
+    issues = [i for i in items if isinstance(i, PhysicalIssue)]
+    assert [(i.offset, i.line, i.lines, i.blank) for i in issues] == [(1600, 201, 100, True)]
+    assert lines_of(items)[-1] == (b'{"b":2}', 1700, 301)

@@ -200,7 +200,9 @@ def test_existing_target_is_refused_and_left_byte_identical(out_dir: Path) -> No
 
     assert info.value.exit_status is ExitStatus.WRITE_REFUSED
     assert int(info.value.exit_status) == 6
-    assert produced == []
+    # produced (to know whether the target already holds these bytes, issue 15 item 12), then
+    # refused because it does not; nothing linked, nothing left
+    assert produced == [1]
     assert target.read_bytes() == b"the existing generation"
     assert FileIdentity.of_path(target) == before
     assert _temps(out_dir) == []
@@ -790,12 +792,10 @@ def test_crash_at_every_point_leaves_nothing_or_a_complete_file(tmp_path: Path, 
         debris_bytes[name] = content
 
     rerun = _run_helper("none", source, target)
-    if point in LINKED:
-        assert rerun.returncode == 6, rerun.stderr
-        assert "target exists" in rerun.stderr
-    else:
-        assert rerun.returncode == 0, rerun.stderr
-        assert rerun.stdout.strip() == hashlib.sha256(data).hexdigest()
+    # after a crash past link the target holds exactly these bytes: the rerun finds it identical
+    # and succeeds without linking anything (issue 15 item 12); otherwise it publishes
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stdout.strip() == hashlib.sha256(data).hexdigest()
     assert target.read_bytes() == data
     assert source.read_bytes() == data
     # The rerun cleaned up after itself and did not touch the debris of the crashed run.
@@ -890,7 +890,7 @@ def test_a_refused_publication_closes_everything_it_opened(
         raise FileExistsError(errno.EEXIST, "exists")
 
     monkeypatch.setattr(os, "link", link)
-    with pytest.raises(WriteRefusedError, match="appeared while the new file was being written"):
+    with pytest.raises(WriteRefusedError, match="does not hold what this run wrote"):
         publish(out_dir / "late", produce, verify=lambda p: None, mode=0o640)
     assert log == [*STAGED, "unlink", "close:anchor", "close:dir"]
     assert os.listdir(out_dir) == []
@@ -921,3 +921,24 @@ def test_small_writes_are_batched_per_mebibyte(out_dir: Path, monkeypatch: pytes
     monkeypatch.setattr(os, "write", write)
     _publish(out_dir / "out.jsonl", data)  # 64 KiB pieces
     assert sizes == [MIB, MIB, MIB // 2]
+
+
+def test_a_target_that_already_holds_these_bytes_is_identical(out_dir: Path) -> None:
+    """Issue 15 item 12: nothing linked, nothing replaced, the temp removed; other bytes (even one
+    more, or one fewer) are still refused."""
+    target = out_dir / "session.v1.jsonl"
+    target.write_bytes(b"same\n" * 1000)
+    before = FileIdentity.of_path(target)
+    published = publish(target, _producer(b"same\n" * 1000), verify=_expecting(b"same\n" * 1000))
+    assert published.identical and published.size == 5000
+    assert published.sha256 == hashlib.sha256(b"same\n" * 1000).hexdigest()
+    assert FileIdentity.of_path(target) == before
+    assert _temps(out_dir) == []
+    for other in (b"same\n" * 999 + b"sane\n", b"same\n" * 1001, b"same\n" * 999):
+        with pytest.raises(WriteRefusedError, match="does not hold what this run wrote"):
+            publish(target, _producer(other), verify=_expecting(other))
+        assert FileIdentity.of_path(target) == before and _temps(out_dir) == []
+
+
+def test_a_fresh_publication_is_not_identical(out_dir: Path) -> None:
+    assert not publish(out_dir / "new.jsonl", _producer(b"x\n"), verify=_expecting(b"x\n")).identical

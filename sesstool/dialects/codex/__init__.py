@@ -31,7 +31,8 @@ from sesstool.dialects.codex.naming import (
 )
 from sesstool.dialects.codex.plans import describe_closer, encode_line, fork_session_meta, plan_closers
 from sesstool.dialects.codex.report import inspect_document, inspect_lines
-from sesstool.dialects.codex.scanner import CodexScanner, is_rollout_line
+from sesstool.dialects.codex.salvage import readable_from
+from sesstool.dialects.codex.scanner import CodexScanner, is_legacy_meta, is_rollout_line
 from sesstool.dialects.codex.timeline import CodexTimeline
 from sesstool.dialects.codex.vocabulary import RULES
 
@@ -43,7 +44,10 @@ class CodexDialect(Dialect):
     rules: ClassVar[tuple[Rule, ...]] = RULES
 
     def detect(self, first: Any) -> float:
-        """A ``{timestamp, type, payload}`` line; certain when it is the ``session_meta``."""
+        """A ``{timestamp, type, payload}`` line; certain when it is the ``session_meta``. A
+        legacy pre-envelope first line (a bare session meta) is a Codex rollout too."""
+        if is_legacy_meta(first):
+            return 0.8  # read only to say why Codex 0.171 refuses it (codex-legacy-rollout)
         if not is_rollout_line(first):
             return 0.0
         return 1.0 if first["type"] == "session_meta" else 0.9
@@ -68,6 +72,11 @@ class CodexDialect(Dialect):
 
     def repaired_name(self, source_name: str, zstd: bool) -> str:
         return repaired_name(source_name, zstd)
+
+    skips_bad_lines: ClassVar[bool] = True  # RolloutRecorder::load_rollout_items (§3.4)
+
+    def salvage_readable_from(self, line: bytes) -> int | None:
+        return readable_from(line)
 
     # -- fork -----------------------------------------------------------------------------------
 
@@ -129,6 +138,10 @@ class CodexDialect(Dialect):
 
     def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
         return {"codex": inspect_document(scan.facts)}
+
+    def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
+        facts: CodexFacts = scan.facts
+        return {"cwd": facts.cwd, "last_time": facts.last_time}
 
 
 DIALECT = CodexDialect()

@@ -36,7 +36,7 @@ class ScannerState(Protocol):
 
 DIALECT_NAME = "codex"
 # Rollouts carry no format version: the {timestamp, type, payload} envelope is reported as v1
-# (the pre-envelope legacy layout, which sesstool does not read, would be v0).
+# (the pre-envelope legacy layout, which Codex 0.171 refuses, gets no version: codex-legacy-rollout).
 FORMAT_VERSION = 1
 _CODEX_RULES = {r.id: r for r in CODEX_RULE_LIST}
 
@@ -96,7 +96,7 @@ def verdict_of(findings: list[Finding]) -> tuple[Verdict, str, Address | None]:
     worst: dict[str, Finding] = {}
     for finding in findings:
         rule = _CODEX_RULES.get(finding.rule) or RULES[finding.rule]
-        if finding.severity is Severity.ERROR and rule.verdict == "unsupported":
+        if rule.verdict == "unsupported":  # a hard load error, or the legacy layout (info)
             worst.setdefault("unsupported", finding)
         elif finding.severity is Severity.ERROR:
             worst.setdefault("corrupt", finding)

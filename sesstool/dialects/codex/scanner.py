@@ -28,6 +28,7 @@ from sesstool.dialects.codex.vocabulary import (
     CALL_TYPES,
     HISTORY_MODES,
     KNOWN_CLI_VERSION,
+    LINE_START,
     OUTPUT_TYPES,
     RESPONSE_ITEM_TYPES,
     ROLLOUT_ITEM_TYPES,
@@ -38,7 +39,6 @@ from sesstool.dialects.codex.vocabulary import (
 )
 
 CODEX_RULES: dict[str, Rule] = {r.id: r for r in RULES}
-_LINE_START = b'{"timestamp":'
 _NUL_RUN = b"\0" * 8
 # Reader findings that are dsh layout rules (spec §9.2), not Codex's: Codex reads a .jsonl.zst as
 # one plaintext stream across frames (a line may span frames, the first frame is not a header
@@ -58,11 +58,50 @@ def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
-_EVENTS = frozenset({"task_started", "task_complete", "turn_aborted", "token_count", "thread_rolled_back"})
+_EVENTS = frozenset({"task_started", "task_complete", "turn_aborted", "thread_rolled_back"})
 
 
 def _usage(total: dict[str, Any] | None) -> Usage | None:
     return None if total is None else Usage.of(total, USAGE_KEYS)
+
+
+# An open call as the hot loop keeps it (item payload, offset, line, turn id): most calls are
+# answered a few lines later, so the CodexCall is only built for those still open at the end.
+_Pending = tuple[dict[str, Any], int, int, str | None]
+# Response item types that need nothing beyond their count (calls, outputs and unknown types do).
+_PLAIN_ITEMS = RESPONSE_ITEM_TYPES - CALL_TYPES.keys() - OUTPUT_TYPES
+
+
+def _call(item: dict[str, Any], offset: int, lineno: int, turn_id: str | None) -> CodexCall:
+    kind = str(item.get("type"))
+    if kind == "function_call":
+        args = _text(item.get("arguments"))
+    elif kind == "custom_tool_call":
+        args = _text(item.get("input"))
+    else:
+        args = orjson.dumps(item.get("action")).decode()
+    return CodexCall(
+        call_id=str(item["call_id"]),
+        kind=kind,
+        name=_text(item.get("name")),
+        arguments=args,
+        item_id=_text(item.get("id")),
+        line=lineno,
+        offset=offset,
+        turn_id=turn_id,
+    )
+
+
+def is_legacy_meta(obj: Any) -> bool:
+    """The first line of a pre-envelope rollout: a bare ``SessionMeta {id, timestamp,
+    instructions?}`` (openai/codex ``codex-rs/core/src/rollout.rs`` before PR #1600)."""
+    return (
+        isinstance(obj, dict)
+        and "type" not in obj
+        and "payload" not in obj
+        and isinstance(obj.get("id"), str)
+        and isinstance(obj.get("timestamp"), str)
+    )
 
 
 def is_rollout_line(obj: Any) -> bool:
@@ -94,16 +133,17 @@ class CodexScanner:
         self._skipped = 0
         self._first_seen = False  # a non-blank line was seen
         self._meta: dict[str, Any] | None = None
+        self._legacy: dict[str, Any] | None = None  # the bare session meta of a legacy rollout
         self._meta_problem: tuple[str, str, Address] | None = None
         self._by_type: dict[str, int] = {}
         self._by_item: dict[str, int] = {}
-        self._pending: dict[str, CodexCall] = {}
+        self._pending: dict[str, _Pending] = {}  # call id -> the call, turned into a CodexCall at the end
         self._turns: dict[str | None, OpenTurn] = {}
         self._turn_id: str | None = None
         self._started = self._completed = self._aborted = 0
         self._calls = self._answered = self._orphans = 0
         self._compactions = self._rollbacks = 0
-        self._usage_total: dict[str, Any] | None = None
+        self._usage_total: dict[str, Any] | None = None  # the last token_count total
         self._model: str | None = None
         self._first_time: str | None = None
         self._last_time: str | None = None
@@ -114,8 +154,6 @@ class CodexScanner:
         self._nonblank = False
         self._handlers = {
             "session_meta": self._session_meta,
-            "response_item": self._response_item,
-            "event_msg": self._event,
             "compacted": self._compacted,
             "turn_context": self._turn_context,
         }
@@ -140,6 +178,7 @@ class CodexScanner:
             self._stop_offset = offset + sum(len(line) + 1 for line in lines)
         loads = orjson.loads
         by_type = self._by_type
+        by_item = self._by_item
         handlers = self._handlers
         history = self._history
         seen = self._first_seen
@@ -161,11 +200,32 @@ class CodexScanner:
                 last = obj
                 if history is not None:
                     history.feed(obj)
-                handler = handlers.get(kind)
-                if handler is not None:
-                    handler(payload, offset, lineno, frame)
-                elif kind not in ROLLOUT_ITEM_TYPES:
-                    self._unknown(f"line type {kind!r}", offset, lineno, frame)
+                # The two kinds that make up most lines are routed here, by their payload type,
+                # so that a message or an event nothing tracks costs no call at all.
+                if kind == "event_msg":
+                    if type(payload) is dict:
+                        event = payload.get("type")
+                        if event == "token_count":
+                            info = payload.get("info")
+                            total = info.get("total_token_usage") if type(info) is dict else None
+                            if type(total) is dict:
+                                self._usage_total = total  # turned into Usage in finish()
+                        elif event in _EVENTS:
+                            self._event(payload, event, offset, lineno)
+                elif kind == "response_item":
+                    if type(payload) is dict:
+                        item = payload.get("type")
+                        if type(item) is not str:
+                            item = "?"
+                        by_item[item] = by_item.get(item, 0) + 1
+                        if item not in _PLAIN_ITEMS:
+                            self._response_item(payload, item, offset, lineno, frame)
+                else:
+                    handler = handlers.get(kind)
+                    if handler is not None:
+                        handler(payload, offset, lineno, frame)
+                    elif kind not in ROLLOUT_ITEM_TYPES:
+                        self._unknown(f"line type {kind!r}", offset, lineno, frame)
             offset += len(line) + 1
             lineno += 1
         self._lines += len(lines)
@@ -196,6 +256,17 @@ class CodexScanner:
             self.stopped = True
         self._defect = True
         address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset)
+        if issue.lines and issue.length is not None:
+            # a bulk run of NUL filler lines (store.lines): each one is a line Codex skips
+            self._lines += issue.lines
+            self._skipped += issue.lines
+            self.committed = issue.offset + issue.length if issue.offset is not None else self.committed
+            self._add(
+                "codex-nul-run",
+                f"{issue.lines} lines of NUL bytes only ({issue.length} bytes): Codex skips them on load",
+                address,
+            )
+            return
         self._add(issue.rule, issue.message, address)
 
     def _add(self, rule_id: str, message: str, address: Address) -> None:
@@ -207,6 +278,8 @@ class CodexScanner:
     # -- one line ------------------------------------------------------------------------------
 
     def _first_line(self, obj: dict[str, Any], offset: int, lineno: int, frame: int | None, end: int) -> None:
+        if self._legacy is not None:
+            return  # a rollout line after a legacy meta: the legacy finding says it all
         self._first_time = obj["timestamp"]
         if obj["type"] == "session_meta" and lineno == 1:
             self._meta_line = obj  # the header a fork rewrites
@@ -223,7 +296,40 @@ class CodexScanner:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             obj = None
-        self._undecodable(line, obj, offset, lineno, frame)
+        if self._legacy is not None:
+            self._legacy_line(obj)
+        elif not self._first_seen and is_legacy_meta(obj):
+            self._enter_legacy(obj, self._address(offset, lineno, frame))
+        else:
+            self._undecodable(line, obj, offset, lineno, frame)
+
+    def _enter_legacy(self, meta: dict[str, Any], address: Address) -> None:
+        """A pre-envelope rollout (agent-formats §3.3): Codex 0.171 decodes none of its lines."""
+        self._legacy = meta
+        self._first_seen = self._nonblank = True
+        self._first_time = meta["timestamp"]
+        self._by_type["legacy session meta"] = 1
+        self._add(
+            "codex-legacy-rollout",
+            "a pre-envelope rollout (a bare session meta, bare response items and record_type state "
+            "lines, as Codex wrote before openai/codex PR #1600): Codex 0.171 decodes none of its "
+            'lines and refuses to resume it ("rollout at … is empty"); sesstool shows what it holds '
+            "and writes nothing from it",
+            address,
+        )
+
+    def _legacy_line(self, obj: Any) -> None:
+        """One line after a legacy session meta, as the legacy loader told them apart: a state
+        snapshot, or a bare response item (it skipped what was not JSON)."""
+        if isinstance(obj, dict) and obj.get("record_type") == "state":
+            kind = "legacy state"
+        elif isinstance(obj, dict) and isinstance(obj.get("type"), str):
+            kind = "legacy response item"
+            self._by_item[obj["type"]] = self._by_item.get(obj["type"], 0) + 1
+        else:
+            kind = "legacy unreadable line"
+            self._skipped += 1
+        self._by_type[kind] = self._by_type.get(kind, 0) + 1
 
     def _turn_context(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         if isinstance(payload, dict) and isinstance(payload.get("model"), str):
@@ -242,7 +348,7 @@ class CodexScanner:
                 address,
             )
             return
-        again = line.find(_LINE_START, 1)
+        again = line.find(LINE_START, 1)
         if again > 0 and obj is None:
             try:
                 rest = orjson.loads(line[again:])
@@ -325,16 +431,15 @@ class CodexScanner:
             self._address(offset, lineno, frame),
         )
 
-    def _response_item(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
-        if not isinstance(payload, dict):
-            return
-        kind = payload.get("type")
-        if type(kind) is not str:
-            kind = "?"
-        by_item = self._by_item
-        by_item[kind] = by_item.get(kind, 0) + 1
+    def _response_item(
+        self, payload: dict[str, Any], kind: str, offset: int, lineno: int, frame: int | None
+    ) -> None:
+        """A call, an output, or an item type 0.171 does not know (the others need nothing)."""
         if kind in CALL_TYPES:
-            self._call(payload, kind, offset, lineno)
+            call_id = payload.get("call_id")
+            if type(call_id) is str:  # a local_shell_call without call_id is never paired (models.rs)
+                self._calls += 1
+                self._pending[call_id] = (payload, offset, lineno, self._turn_id)
         elif kind in OUTPUT_TYPES:
             call_id = _text(payload.get("call_id"))
             if call_id is not None and call_id in self._pending:
@@ -348,37 +453,13 @@ class CodexScanner:
                     "with that id is waiting for an output; Codex drops it from the prompt",
                     self._address(offset, lineno, frame),
                 )
-        elif kind not in RESPONSE_ITEM_TYPES:
+        else:
             self._unknown(f"response item type {kind!r}", offset, lineno, frame)
 
-    def _call(self, payload: dict[str, Any], kind: str, offset: int, lineno: int) -> None:
-        call_id = _text(payload.get("call_id"))
-        if call_id is None:
-            return  # a local_shell_call without call_id is never paired (models.rs)
-        self._calls += 1
-        if kind == "function_call":
-            args = _text(payload.get("arguments"))
-        elif kind == "custom_tool_call":
-            args = _text(payload.get("input"))
-        else:
-            args = orjson.dumps(payload.get("action")).decode()
-        self._pending[call_id] = CodexCall(
-            call_id=call_id,
-            kind=kind,
-            name=_text(payload.get("name")),
-            arguments=args,
-            item_id=_text(payload.get("id")),
-            line=lineno,
-            offset=offset,
-            turn_id=self._turn_id,
-        )
+    def _dangling(self) -> tuple[CodexCall, ...]:
+        return tuple(_call(*pending) for pending in self._pending.values())
 
-    def _event(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
-        if type(payload) is not dict:
-            return
-        kind = payload.get("type")
-        if kind not in _EVENTS:
-            return
+    def _event(self, payload: dict[str, Any], kind: str, offset: int, lineno: int) -> None:
         if kind == "task_started":
             self._started += 1
             turn_id = _text(payload.get("turn_id"))
@@ -397,11 +478,6 @@ class CodexScanner:
                 del self._turns[turn_id]
             elif self._turns:
                 self._turns.popitem()
-        elif kind == "token_count":
-            info = payload.get("info")
-            total = info.get("total_token_usage") if isinstance(info, dict) else None
-            if isinstance(total, dict):
-                self._usage_total = total  # turned into Usage once, in finish()
         elif kind == "thread_rolled_back":
             self._rollbacks += 1
 
@@ -411,23 +487,14 @@ class CodexScanner:
         if not isinstance(history, list):
             return
         # The replacement history becomes the base: only its own calls can still be dangling.
-        pending: dict[str, CodexCall] = {}
+        pending: dict[str, _Pending] = {}
         for item in history:
             if not isinstance(item, dict):
                 continue
             kind = item.get("type")
             call_id = _text(item.get("call_id"))
             if kind in CALL_TYPES and call_id is not None:
-                pending[call_id] = CodexCall(
-                    call_id,
-                    str(kind),
-                    _text(item.get("name")),
-                    _text(item.get("arguments")) or _text(item.get("input")),
-                    _text(item.get("id")),
-                    lineno,
-                    offset,
-                    self._turn_id,
-                )
+                pending[call_id] = (item, offset, lineno, self._turn_id)
             elif kind in OUTPUT_TYPES and call_id is not None:
                 pending.pop(call_id, None)
         self._pending = pending
@@ -444,7 +511,7 @@ class CodexScanner:
                 'no non-empty line: Codex 0.171 refuses the file ("… is empty")',
                 Address(self.path, 0, 1),
             )
-        elif self._meta is None and self._meta_problem is None and self._fatal is None:
+        elif all(x is None for x in (self._meta, self._meta_problem, self._fatal, self._legacy)):
             self._meta_problem = (
                 "codex-missing-session-meta",
                 "no session_meta line: Codex 0.171 "
@@ -454,7 +521,8 @@ class CodexScanner:
         if self._meta_problem is not None:
             rule_id, message, address = self._meta_problem
             self.findings.insert(0, Finding(rule_id, rule(rule_id).severity, message, address))
-        for call in self._pending.values():
+        dangling = self._dangling()
+        for call in dangling:
             self._add(
                 "codex-call-without-output",
                 f"{call.kind} {call.name or ''} call_id {call.call_id} has no output: Codex "
@@ -469,7 +537,7 @@ class CodexScanner:
                 Address(self.path, turn.offset, turn.line),
             )
         verdict, reason, where = verdict_of(self.findings)
-        meta = self._meta or {}
+        meta = self._meta or ({"id": self._legacy.get("id")} if self._legacy is not None else {})
         facts = CodexFacts(
             thread_id=_text(meta.get("id")),
             forked_from_id=_text(meta.get("forked_from_id")),
@@ -491,7 +559,7 @@ class CodexScanner:
             open_turns=tuple(self._turns.values()),
             calls=self._calls,
             answered=self._answered,
-            dangling=tuple(self._pending.values()),
+            dangling=dangling,
             orphan_outputs=self._orphans,
             usage=_usage(self._usage_total),
             compactions=self._compactions,

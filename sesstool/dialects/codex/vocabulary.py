@@ -29,6 +29,9 @@ ROLLOUT_ITEM_TYPES = frozenset(
     }
 )
 
+# Codex serialises RolloutLine with its timestamp first: where a line written by it begins.
+LINE_START = b'{"timestamp":'
+
 # ResponseItem variants (codex-rs/protocol models.rs, agent-formats §3.3).
 CALL_TYPES = {
     "function_call": "function_call_output",
@@ -117,6 +120,9 @@ RULES: tuple[Rule, ...] = rule_table(
         line or response item of a type Codex 0.171 does not know (tolerated)
     codex-newer-cli-version        info     none         §3.5, §5
         written by a newer Codex than 0.171 (read as 0.171 reads it)
+    codex-legacy-rollout           info     unsupported  §3.3 (legacy layout, before openai/codex PR #1600)
+        a pre-envelope rollout (bare session meta, bare response items, record_type state lines): Codex
+        0.171 decodes none of its lines and refuses it; sesstool reads it as such
     codex-session-meta-repeated    warning  none         §3.3; observed with 0.171
         a later session_meta line: the first stays canonical, but Codex 0.171 drops the history before
         it on resume

@@ -16,6 +16,7 @@ from sesstool.core.vocabulary import CURRENT_VERSION
 from sesstool.dialects.base import Cause, ForkInput, RootLayout
 from sesstool.dialects.dsh import fork, profiles
 from sesstool.dialects.dsh.closers import plan_closers
+from sesstool.dialects.dsh.handlers import projected_message
 from sesstool.dialects.envelope import EnvelopeDialect
 from sesstool.store.generations import canonical_name
 from sesstool.store.layout import dsh_session_dir, encode_session_id
@@ -27,7 +28,9 @@ class DshDialect(EnvelopeDialect):
     current_version = CURRENT_VERSION
     header_frame = True  # §9.2: frame 0 is exactly the header line
     has_steps = True
-    layout = RootLayout(("--*--/*/session.jsonl*", "--*--/*/session.v*.jsonl*"), (".jsonl", ".jsonl.zstd"))
+    layout = RootLayout(
+        ("--*--/*/session.jsonl*", "--*--/*/session.v*.jsonl*"), (".jsonl", ".jsonl.zst", ".jsonl.zstd")
+    )
 
     def detect(self, first: Any) -> float:
         return 1.0 if isinstance(first, dict) and first.get("type") == profiles.HEADER_TYPE else 0.0
@@ -96,6 +99,12 @@ class DshDialect(EnvelopeDialect):
             return None
         directory = layout[1] / encode_session_id(child_id)
         return directory / canonical_name(version, zstd), directory
+
+    derives_by_address = True
+
+    def derived_message(self, record: dict[str, Any], scan: ScanResult) -> Any:
+        assert scan.version is not None
+        return projected_message(record, scan.version, scan.session_id)
 
     def upgrade_chain(self, source: int, target: int) -> list[Step]:
         return chain(source, target)

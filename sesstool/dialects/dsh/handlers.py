@@ -284,17 +284,37 @@ def _cited(st: EventState, obj: dict[str, Any], seq: int, t: str, version: int) 
         return None
 
 
+def _reader_view(
+    obj: dict[str, Any], t: str, data: Any, version: int, session: str | None
+) -> tuple[dict[str, Any], Any, Any]:
+    """(record, data, shape problem) as a reader of ``version`` sees a surface record: a v0
+    reader normalises pre-identity shapes in memory (§1.3); so does the scan."""
+    p = CHECKERS[t](data, version)
+    if p and version == 0:
+        legacy = v0_reader_view(obj, session)
+        if legacy is not None:
+            obj, data = legacy, legacy["data"]
+            p = CHECKERS[t](data, version)
+    return obj, data, p
+
+
+def projected_message(obj: dict[str, Any], version: int, session: str | None) -> Any:
+    """The message a surface record projects (§5), as ``surface_event`` keeps it: derive
+    streamed by address reads it back from the record's line with this (issue 14)."""
+    t = obj["type"]
+    if t not in CHECKERS:  # v0 steering/message: kept as the user/message a v0 reader makes of it
+        legacy = v0_reader_view(obj, session)
+        assert legacy is not None, "the scan kept a steering/message it could not convert"
+        obj, t = legacy, "user/message"
+    _, data, _ = _reader_view(obj, t, obj["data"], version, session)
+    return data if t == "user/message" else data.get("message")
+
+
 def surface_event(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     st.stats.surface_events += 1
     version = st.version
     assert version is not None
-    p = CHECKERS[t](data, version)
-    if p and version == 0:
-        # A v0 reader normalises pre-identity shapes in memory (§1.3); so does the scan.
-        legacy = v0_reader_view(obj, st.session_id())
-        if legacy is not None:
-            obj, data = legacy, legacy["data"]
-            p = CHECKERS[t](data, version)
+    obj, data, p = _reader_view(obj, t, data, version, st.session_id())
     if p:
         st.report(*p)
     cited = _cited(st, obj, seq, t, version)
@@ -340,7 +360,7 @@ def _surface_payload(
         if t in ("assistant/message", "system/message", "developer/message") and not content:
             st.fold.projected[seq] = None  # empty nodes keep position, project nothing
         else:
-            st.fold.projected[seq] = message
+            st.fold.projected[seq] = st.keep(message)
     if st.timeline is not None:
         st.timeline.append(
             TimelineEntry(seq, rel.open_turn, rel.open_step, t, _preview(message), type(op) is dict)

@@ -95,6 +95,11 @@ class MiniDialect(EnvelopeDialect):
             problems.append("the child header does not record its parent")
         return problems
 
+    derives_by_address = True
+
+    def derived_message(self, record: dict[str, Any], scan: ScanResult) -> Any:
+        return h.projected_message(record)
+
     def upgrade_chain(self, source: int, target: int) -> list[Step]:
         steps: list[Step] = []
         for version in range(source, target):

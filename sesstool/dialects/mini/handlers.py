@@ -187,6 +187,13 @@ def _message_problem(t: str, message: Any) -> tuple[str, str] | None:
     return None
 
 
+def projected_message(obj: dict[str, Any]) -> Any:
+    """The message a surface record projects, as ``surface`` keeps it: derive streamed by
+    address reads it back from the record's line with this (issue 14)."""
+    data = obj["data"]
+    return data.get("message") if type(data) is dict else None
+
+
 def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
     st.stats.surface_events += 1
     d = _data(st, t, data)
@@ -204,22 +211,20 @@ def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
     op = obj.get("surfaceOp")
     replaced = False
     if op is None or op == {"op": "append"}:
-        st.fold.nodes.append(seq)
-        st.fold.node_type[seq] = t
+        st.fold.append(seq, t)
     elif isinstance(op, dict) and op.get("op") == "replace":
         replaced = True
         replace_nodes(st, op, seq, t, data, cited)
     else:
         st.report(R.SURFACE_OP_SHAPE, f"surfaceOp {op!r} is not {{op:'append'}} or a replace")
-        st.fold.nodes.append(seq)
-        st.fold.node_type[seq] = t
+        st.fold.append(seq, t)
     if isinstance(message, dict):
         if t == "tool/result" and not replaced:
             _tool_result(st, seq, d or {}, message, cited)
         elif t == "assistant/message":
             _assistant(st, d or {}, message)
     if st.collect_messages and seq in st.fold.node_type:
-        st.fold.projected[seq] = message
+        st.fold.projected[seq] = st.keep(message)
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, st.rel.open_turn, None, t, _preview(message), replaced))
 

@@ -17,6 +17,7 @@ REFUSED = [d.name for d in fixture_dirs() if not resume_record(d.name)["accepted
 def test_the_lane_recorded_refusals_and_acceptances() -> None:
     assert sorted(REFUSED) == [
         "empty",
+        "legacy-pre-envelope",
         "missing-session-meta",
         "session-meta-invalid",
         "unknown-history-mode",

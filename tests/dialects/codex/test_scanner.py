@@ -63,6 +63,7 @@ EXPECTED: dict[str, tuple[str, list[tuple[str, int]], list[str]]] = {
     "session-meta-invalid": ("corrupt", [("codex-session-meta-invalid", 1)], []),
     "unknown-history-mode": ("unsupported", [("codex-unknown-history-mode", 1)], []),
     "empty": ("corrupt", [("codex-empty-file", 1)], []),
+    "legacy-pre-envelope": ("unsupported", [("codex-legacy-rollout", 1)], []),
     "orphan-output": ("clean", [("codex-output-without-call", 12)], []),
     "newer-version-unknown-item": (
         "clean",

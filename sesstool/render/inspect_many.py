@@ -1,0 +1,81 @@
+"""``inspect PATH...``: each path's report (one log's summary, or a root's listing) in turn,
+as text or as JSON — one document for one path, one document with a ``reports`` list for
+several (each entry the document that path alone would print, or its error)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any, BinaryIO
+
+from rich.text import Text
+
+from sesstool.core.documents import SCHEMA_VERSION
+from sesstool.core.jsonline import dumps_pretty
+from sesstool.engine.inspect import InspectReport
+from sesstool.engine.listing import ListReport
+from sesstool.render.console import Consoles
+from sesstool.render.escape import safe_line
+
+
+class InspectWriter:
+    def __init__(self, consoles: Consoles, out: BinaryIO, as_json: bool, *, several: bool) -> None:
+        self.consoles = consoles
+        self.out = out
+        self.as_json = as_json
+        self.several = several
+        self.count = 0
+
+    def report(self, outcome: InspectReport | ListReport) -> None:
+        if self.as_json:
+            self._json(outcome)
+        else:
+            if self.count:
+                self.consoles.out.print()
+            if isinstance(outcome, ListReport):
+                from sesstool.render.list_view import render_list
+
+                render_list(outcome, self.consoles.out)
+            else:
+                from sesstool.render.inspect_view import render_inspect
+
+                render_inspect(outcome, self.consoles.out)
+        self.count += 1
+
+    def error(self, path: str, message: str, status: int) -> None:
+        """A path that could not be inspected: on stderr, as the exit boundary says it (and in
+        the JSON document's ``reports``)."""
+        self.consoles.err.print(Text(f"sesstool: {safe_line(message)}"))
+        if self.as_json:
+            self._entry(dumps_pretty({"path": path, "error": message, "exit_status": status}))
+        self.count += 1
+
+    def close(self) -> None:
+        if self.as_json and self.several and self.count:
+            self.out.write(b"\n  ]\n}\n")
+
+    def _json(self, outcome: InspectReport | ListReport) -> None:
+        if isinstance(outcome, ListReport):
+            from sesstool.render.list_view import list_doc
+
+            doc = dumps_pretty(list_doc(outcome, "inspect"))
+            if not self.several:
+                self.out.write(doc + b"\n")
+                return
+            self._entry(doc)
+            return
+        from sesstool.render.jsonout import write_inspect_json
+
+        if not self.several:
+            write_inspect_json(outcome, self.out)
+            return
+        sink = io.BytesIO()
+        write_inspect_json(outcome, sink)  # one path's document at a time
+        self._entry(sink.getvalue().rstrip(b"\n"))
+
+    def _entry(self, doc: bytes) -> None:
+        if self.count == 0:
+            head: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": "inspect", "reports": []}
+            self.out.write(dumps_pretty(head)[: -len(b"[]\n}")].rstrip() + b" [\n    ")
+        else:
+            self.out.write(b",\n    ")
+        self.out.write(doc.replace(b"\n", b"\n    "))

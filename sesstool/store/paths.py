@@ -1,0 +1,234 @@
+"""What a path the user named is — the one place that asks the file system (or the object
+store) before a command decides what to do with it.
+
+``classify_path`` answers once: missing, unreadable, standard input, a stream (FIFO), a special
+file, a log file (its size and sniffed encoding), a session directory (canonical generations,
+spec §10), a dialect's root (a directory whose files match a ``RootLayout.patterns``: a Claude
+Code home's ``projects/<slug>/*.jsonl``, a Codex home's ``sessions/YYYY/MM/DD/rollout-*``), a
+directory of logs (files ending in a log suffix, any case, found by a recursive walk), a
+directory with none, a remote object or a remote prefix. The layouts and suffixes come from the
+caller (the dialects sit above the store); the engine and the fleet never stat, walk or glob
+themselves (``tests/test_architecture.py``).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from sesstool.core.errors import WriteRefusedError
+from sesstool.core.physical import Encoding
+from sesstool.store.generations import generations
+from sesstool.store.publish import FileIdentity
+from sesstool.store.source import is_stdin, open_error, sniff, special_kind
+
+Kind = Literal[
+    "stdin",
+    "missing",
+    "unreadable",
+    "stream",
+    "special",
+    "log",
+    "session-dir",
+    "root",
+    "log-dir",
+    "empty-dir",
+    "remote-object",
+    "remote-prefix",
+]
+LISTABLE: frozenset[Kind] = frozenset({"root", "log-dir", "remote-prefix"})
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Logs found in one directory: by a dialect's root layout (``layout`` = that dialect's
+    name), or by their suffix (``layout`` None)."""
+
+    layout: str | None
+    logs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PathClass:
+    arg: str
+    kind: Kind
+    reason: str | None = None  # missing / unreadable / special: why, as a user reads it
+    size: int | None = None  # a log file or remote object
+    encoding: Encoding | None = None  # a log file: sniffed from its first bytes
+    groups: tuple[Group, ...] = ()  # a root, a directory of logs, a remote prefix
+
+    @property
+    def listable(self) -> bool:
+        """A directory (or prefix) of several sessions, not one session."""
+        return self.kind in LISTABLE
+
+    @property
+    def logs(self) -> tuple[str, ...]:
+        return tuple(log for group in self.groups for log in group.logs)
+
+
+Layouts = Sequence[tuple[str, tuple[str, ...]]]  # (dialect name, root patterns)
+
+
+def classify_path(arg: str | Path, layouts: Layouts = (), suffixes: tuple[str, ...] = ()) -> PathClass:
+    """What ``arg`` is (see the module doc). Never raises for a file-system condition: a path
+    that cannot be examined is ``missing`` or ``unreadable`` with the reason a user reads."""
+    text = str(arg)
+    if is_stdin(arg):
+        return PathClass(text, "stdin")
+    if isinstance(arg, str) and "://" in arg:
+        from sesstool.store.remote import is_url
+
+        if is_url(arg):
+            return _classify_remote(arg, suffixes)
+    try:
+        st = os.stat(arg)
+    except FileNotFoundError:
+        return PathClass(text, "missing", open_error(arg, FileNotFoundError(2, "")).message)
+    except (OSError, ValueError) as err:
+        return PathClass(text, "unreadable", _reason(arg, err))
+    if stat.S_ISDIR(st.st_mode):
+        return _classify_directory(arg, text, layouts, suffixes)
+    kind = special_kind(st.st_mode)
+    if kind == "FIFO":
+        return PathClass(text, "stream")
+    if kind is not None:
+        return PathClass(text, "special", f"{text}: is a {kind}, not a session log")
+    try:
+        with open(arg, "rb") as f:  # read-only: four bytes to sniff the encoding
+            head = f.read(4)
+    except OSError as err:
+        return PathClass(text, "unreadable", _reason(arg, err), st.st_size)
+    return PathClass(text, "log", size=st.st_size, encoding=sniff(head))
+
+
+def _reason(arg: str | Path, err: OSError | ValueError) -> str:
+    if isinstance(err, OSError):
+        return open_error(arg, err).message
+    return f"{arg}: {err}"
+
+
+def _classify_directory(arg: str | Path, text: str, layouts: Layouts, suffixes: tuple[str, ...]) -> PathClass:
+    directory = Path(arg)
+    try:
+        if generations(directory):
+            return PathClass(text, "session-dir")
+        groups = [Group(name, tuple(map(str, root_logs(directory, patterns)))) for name, patterns in layouts]
+        found = tuple(g for g in groups if g.logs)
+        if found:
+            return PathClass(text, "root", groups=found)
+        logs = walk_logs(directory, suffixes)
+    except OSError as err:
+        return PathClass(text, "unreadable", _reason(arg, err))
+    if logs:
+        return PathClass(text, "log-dir", groups=(Group(None, tuple(logs)),))
+    return PathClass(text, "empty-dir")
+
+
+def _classify_remote(url: str, suffixes: tuple[str, ...]) -> PathClass:
+    from sesstool.store.remote import describe_url, list_logs
+
+    kind, size = describe_url(url)
+    if kind == "missing":
+        return PathClass(url, "missing", f"{url}: no such object or prefix")
+    if kind == "object":
+        return PathClass(url, "remote-object", size=size)
+    logs = tuple(entry.url for entry in list_logs((url,), suffixes=suffixes or None))
+    return PathClass(url, "remote-prefix", groups=(Group(None, logs),))
+
+
+# -- walking ---------------------------------------------------------------------------------------
+
+
+def is_log_name(name: str, suffixes: tuple[str, ...]) -> bool:
+    """A directory walk keeps this file: it ends in one of ``suffixes``, in any case."""
+    return name.lower().endswith(tuple(s.lower() for s in suffixes))
+
+
+def walk_logs(directory: str | Path, suffixes: tuple[str, ...]) -> list[str]:
+    """Every file under ``directory`` (recursively) whose name ends in a log suffix, sorted."""
+    wanted = tuple(s.lower() for s in suffixes)
+    return sorted(
+        str(p) for p in Path(directory).rglob("*") if p.name.lower().endswith(wanted) and p.is_file()
+    )
+
+
+def root_logs(root: Path, patterns: tuple[str, ...]) -> list[Path]:
+    """Every file under ``root`` matching one of ``patterns`` (relative globs), sorted, no links
+    followed out of the root."""
+    found: set[Path] = set()
+    for pattern in patterns:
+        for path in root.glob(pattern):
+            if path.is_file() and not path.is_symlink():
+                found.add(path)
+    return sorted(found)
+
+
+def is_glob(arg: str) -> bool:
+    """An argument the shell left unexpanded: glob characters and no file of that name."""
+    return arg != "-" and any(ch in arg for ch in "*?[") and not os.path.exists(arg)
+
+
+def glob_matches(pattern: str) -> list[str]:
+    return sorted(glob.glob(pattern, recursive=True))
+
+
+def is_directory(arg: str | Path) -> bool:
+    return arg != "-" and os.path.isdir(arg)
+
+
+def exists(path: str | Path) -> bool:
+    """Anything at ``path`` (a dangling link counts: a name that is taken)."""
+    return os.path.lexists(path)
+
+
+def file_size(path: str | Path) -> int | None:
+    """The size of what ``path`` names, or None when it cannot be examined."""
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return None
+
+
+def session_dirs(root: Path, is_project: Callable[[str], bool]) -> list[Path]:
+    """Every directory ``<root>/<project>/<session>`` (spec §2.2) whose project directory's
+    name ``is_project`` accepts, sorted."""
+    out: list[Path] = []
+    for project in sorted(root.iterdir()):
+        if is_project(project.name) and project.is_dir():
+            out.extend(session for session in sorted(project.iterdir()) if session.is_dir())
+    return out
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Do ``a`` and ``b`` name the same file or directory (links resolved)?"""
+    return a.resolve() == b.resolve()
+
+
+def is_session_dir(directory: Path, *, for_write: bool = False) -> bool:
+    """Does ``directory`` hold canonical generations (spec §10)? A missing directory does not.
+    One that cannot be listed is an InputError (exit 3), or with ``for_write`` (the target
+    directory of a write) a WriteRefusedError (exit 6)."""
+    try:
+        return bool(generations(directory))
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        if for_write:
+            raise WriteRefusedError(
+                f"{directory}: cannot list the target directory: {err.strerror}"
+            ) from None
+        raise open_error(directory, err) from None
+
+
+def identity_of(path: Path) -> FileIdentity:
+    """The file's identity now (device, inode, size, times); an OSError is exit 3, named."""
+    try:
+        return FileIdentity.of_path(path)
+    except OSError as err:
+        raise open_error(path, err) from None
