@@ -1,4 +1,4 @@
-"""The compact scanner (flat arrays, fingerprints, exceptions to "the parent is the entry
+"""The compact scanner (flat arrays, exact keys, exceptions to "the parent is the entry
 before") against a plain model of the same rules written with dicts of whole entries: random
 transcripts with branches, forward and missing parents, replayed uuids, sidechains, two
 sessions, replies split over entries and parallel results on side branches."""
@@ -8,30 +8,54 @@ from __future__ import annotations
 import itertools
 import json
 from typing import Any
+from unittest import mock
+from uuid import UUID
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sesstool.dialects.claude.fingerprints import FingerprintIndex
+from sesstool.dialects.claude import key_index
+from sesstool.dialects.claude.key_index import KeyIndex
 from sesstool.dialects.claude.transcript import TranscriptScanner
 
 Entry = dict[str, Any]
 SESSION = "s-main"
 
 
-@given(st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(0, 40), max_size=300))
-def test_fingerprint_index_answers_like_a_dict(fps: list[int]) -> None:
-    index = FingerprintIndex()
-    first: dict[int, int] = {}
-    for i, fp in enumerate(fps):
-        assert index.find(fp) == first.get(fp, -1)
-        assert index.add(fp) == first.get(fp, -1)
-        first.setdefault(fp, i)
-    assert all(index.find(fp) == item for fp, item in first.items())
-    assert index.find(2**62 + 12345) == first.get(2**62 + 12345, -1)
+_UUIDS = [str(UUID(int=n * 0x9E3779B97F4A7C15 + n)) for n in range(5)]
+_KEYS = (
+    st.sampled_from(_UUIDS)
+    | st.sampled_from([u.upper() for u in _UUIDS])
+    | st.sampled_from(
+        ["", "toolu_01", "toolu_01 ", "\ud800", "é", _UUIDS[0][:-1], _UUIDS[0] + "\n", "<no uuid: line 3>"]
+    )
+    | st.text(max_size=40)
+)
+
+
+def _collide(key: str) -> int:
+    return 7  # every key starts its search at one slot
+
+
+@pytest.mark.parametrize("slot_hash", [None, _collide], ids=["hash", "all-collide"])
+@given(keys=st.lists(_KEYS, max_size=200), probe=_KEYS)
+def test_key_index_answers_like_a_dict(slot_hash: Any, keys: list[str], probe: str) -> None:
+    """Keys are exact (docs/format.md): different keys are different items even when every key
+    hashes to one slot; a uuid in capitals is not the same key as in lowercase."""
+    index = KeyIndex(slot_hash)
+    first: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        assert index.find(key) == first.get(key, -1)
+        assert index.add(key) == first.get(key, -1)
+        first.setdefault(key, i)
+        assert index.key(i) == key
+    assert all(index.find(key) == item for key, item in first.items())
+    assert index.find(probe) == first.get(probe, -1)
+    assert index.intern(probe) == first.get(probe, len(keys))
     twin = index.copy()
-    twin.add(-7)
-    assert index.find(-7) == first.get(-7, -1)
+    twin.add("only in the twin")
+    assert index.find("only in the twin") == first.get("only in the twin", -1)
 
 
 @st.composite
@@ -70,6 +94,16 @@ def transcripts(draw: st.DrawFn) -> list[Entry]:
                 "content": results or draw(st.sampled_from(["hi", "<local-command-stdout>x"])),
             }
         entries.append(entry)
+    if draw(st.booleans()):  # the CLI's own uuids: canonical, kept as 128-bit keys
+        canonical = {
+            f"{prefix}{n}": str(UUID(int=(k << 64) + n))
+            for k, prefix in enumerate(["u", "gone"])
+            for n in range(count + 4)  # "later" parents reach count + 1, missing ones gone3
+        }
+        for entry in entries:
+            entry["uuid"] = canonical[entry["uuid"]]
+            if entry["parentUuid"] is not None:
+                entry["parentUuid"] = canonical[entry["parentUuid"]]
     return entries
 
 
@@ -136,10 +170,9 @@ def _model(entries: list[Entry]) -> dict[str, Any]:
                 attached.add(member)
                 issued.update(dict.fromkeys(uses[member]))
     first_result: dict[str, int] = {}
-    for i, e in enumerate(entries):
-        if not e.get("isSidechain"):
-            for t in results[i]:
-                first_result.setdefault(t, i)
+    for i in range(len(entries)):  # measured: a sidechain entry's result answers its call too
+        for t in results[i]:
+            first_result.setdefault(t, i)
     calls = {t for u in uses for t in u}
     dangling = [t for t in issued if t not in first_result]
     orphans = [t for i in chain for t in results[i] if t not in issued]
@@ -189,11 +222,14 @@ def _model(entries: list[Entry]) -> dict[str, Any]:
     }
 
 
-@given(transcripts())
-def test_the_compact_scan_agrees_with_the_plain_model(entries: list[Entry]) -> None:
-    scanner = TranscriptScanner("t.jsonl", SESSION)
-    scanner.feed_lines([json.dumps(e).encode() for e in entries], 0, 1)
-    scan = scanner.finish()
+@pytest.mark.parametrize("slot_hash", [None, _collide], ids=["hash", "all-collide"])
+@given(entries=transcripts())
+def test_the_compact_scan_agrees_with_the_plain_model(slot_hash: Any, entries: list[Entry]) -> None:
+    """``all-collide``: every uuid and tool id hashes to one slot, and the verdicts stay exact."""
+    with mock.patch.object(key_index, "slot_of", slot_hash or key_index.slot_of):
+        scanner = TranscriptScanner("t.jsonl", SESSION)
+        scanner.feed_lines([json.dumps(e).encode() for e in entries], 0, 1)
+        scan = scanner.finish()
     want = _model(entries)
     got = {
         "branches": scan.branches,

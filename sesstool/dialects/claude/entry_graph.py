@@ -2,7 +2,7 @@
 compactly: a few bytes per entry in flat arrays, so a 1 GiB transcript validates in flat memory
 (issue 17).
 
-Per entry: its uuid's fingerprint (fingerprints.py), flags, line and offset. The parent is the
+Per entry: its uuid (exactly: key_index.py), flags, line and offset. The parent is the
 entry before it in the file unless recorded otherwise — the CLI appends each entry to its
 parent, so exceptions (roots, parallel results, rewinds, forks) are few. The entries of one
 streamed reply (same ``message.id``) are linked to the first of them while that id is among the
@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 
 from sesstool.dialects.claude.findings import Findings
-from sesstool.dialects.claude.fingerprints import FingerprintIndex, fingerprint
+from sesstool.dialects.claude.key_index import KeyIndex
 
 SIDECHAIN, DUPLICATE, ASSISTANT, USER, RESULTS, LOCAL, MESSAGE = 1, 2, 4, 8, 16, 32, 64
 ROOT, MISSING = -1, -2
@@ -26,7 +26,7 @@ MESSAGE_WINDOW = 4096
 
 class EntryGraph:
     def __init__(self) -> None:
-        self.uuids = FingerprintIndex()  # item i is entry i
+        self.uuids = KeyIndex()  # item i is entry i
         self.flags = bytearray()
         self.lines = array("i")
         self._low = array("I")  # offsets, low 32 bits…
@@ -54,13 +54,13 @@ class EntryGraph:
         if parent is None:
             self._except(node, ROOT)
         elif parent != self._before:
-            found = self.uuids.find(fingerprint(parent))
+            found = self.uuids.find(parent)
             if found < 0:
                 self._unseen[node] = (parent, uuid, kind)
                 self._except(node, MISSING)
             elif found != node - 1:
                 self._except(node, found)
-        first = self.uuids.add(fingerprint(uuid))
+        first = self.uuids.add(uuid)
         self._before = uuid if first < 0 else None
         if first >= 0:
             flags |= DUPLICATE
@@ -130,7 +130,7 @@ class EntryGraph:
 
     def find(self, uuid: str) -> int:
         """The first entry with ``uuid``, or -1."""
-        return self.uuids.find(fingerprint(uuid))
+        return self.uuids.find(uuid)
 
     def parent(self, node: int) -> int:
         """The parent entry, ROOT, or MISSING (named but not in the file)."""

@@ -8,22 +8,22 @@ from __future__ import annotations
 
 from array import array
 
-from sesstool.dialects.claude.fingerprints import FingerprintIndex, fingerprint
+from sesstool.dialects.claude.key_index import KeyIndex
 from sesstool.dialects.claude.scan_facts import ToolCall
 
 
 class ToolBook:
     def __init__(self) -> None:
-        self.ids = FingerprintIndex()
+        self.ids = KeyIndex()
         self.call_entry = array("i")  # per id: the first entry carrying its tool_use, or -1
-        self.result_entry = array("i")  # per id: the first entry (not a sidechain's) with its result, or -1
+        self.result_entry = array("i")  # per id: the first entry with its result (a sidechain's too), or -1
         # calls without a result so far: id -> (item, call, its block's place among the entry's calls)
         self.waiting: dict[str, tuple[int, ToolCall, int]] = {}
         self.repeated: list[tuple[int, int, int]] = []  # (item, entry, block): a tool_use id used again
         self.loose: list[tuple[int, str, int]] = []  # (entry, id, item): results away from their call
 
     def _item(self, tool_id: str) -> int:
-        item = self.ids.intern(fingerprint(tool_id))
+        item = self.ids.intern(tool_id)
         if item == len(self.call_entry):
             self.call_entry.append(-1)
             self.result_entry.append(-1)
@@ -40,8 +40,9 @@ class ToolBook:
             self.repeated.append((item, entry, block))
 
     def result(self, entry: int, tool_id: str, parent: int, replayed: bool) -> int:
-        """A result in ``entry`` (not a sidechain's), hanging off ``parent``; ``replayed``: the
-        entry's uuid was used before. Answers the entry of an earlier result for the id, else -1."""
+        """A result in ``entry`` (a sidechain entry's too: measured, docs/format.md), hanging off
+        ``parent``; ``replayed``: the entry's uuid was used before. Answers the entry of an earlier
+        result for the id, else -1."""
         item = self._item(tool_id)
         if not replayed and (parent < 0 or self.call_entry[item] != parent):
             self.loose.append((entry, tool_id, item))

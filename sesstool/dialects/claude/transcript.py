@@ -258,18 +258,19 @@ class TranscriptScanner:
             self.leaves[session] = uuid
             if session is not None:
                 self.last_envelope[session] = fields.envelope(entry)
-        if not flags & SIDECHAIN:
-            parent = graph.parent(node)
-            for tool_id in results:
-                earlier = self.book.result(node, tool_id, parent, first >= 0)
-                if earlier >= 0 and first < 0:
-                    self.found.add(
-                        "claude-concurrent-writers",
-                        f"a second result for {tool_id} (the first is on line {graph.lines[earlier]}): "
-                        "two writers appended to this session at once; resume uses the first",
-                        offset,
-                        line,
-                    )
+        # Measured (Claude Code 2.1.332, docs/format.md): a result answers its call and is sent
+        # whether or not its entry says `isSidechain`; only the leaf's choice skips sidechains.
+        parent = graph.parent(node) if results else -1
+        for tool_id in results:
+            earlier = self.book.result(node, tool_id, parent, first >= 0)
+            if earlier >= 0 and first < 0:
+                self.found.add(
+                    "claude-concurrent-writers",
+                    f"a second result for {tool_id} (the first is on line {graph.lines[earlier]}): "
+                    "two writers appended to this session at once; resume uses the first",
+                    offset,
+                    line,
+                )
         if self.keep_raw:
             self.raw[line] = self._current
 
