@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, USER, EntryGraph
 from sesstool.dialects.claude.findings import Findings
@@ -105,10 +106,10 @@ def _dangling(on: _Attached, subagent: bool, findings: Findings) -> list[ToolCal
         offset = graph.offset(graph.find(call.entry))
         if subagent:
             message = f"{call.name} call {call.id} has no result; the CLI leaves a subagent's file so"
-            findings.add("claude-subagent-dangling", message, offset, call.line)
+            findings.add(CR.SUBAGENT_DANGLING, message, offset, call.line)
         else:
             message = f"{call.name} call {call.id} has no result; resume appends an interrupted result"
-            findings.add("claude-dangling-tool-use", message, offset, call.line)
+            findings.add(CR.DANGLING_TOOL_USE, message, offset, call.line)
         dangling.append(call)
     return dangling
 
@@ -124,7 +125,7 @@ def _orphans(on: _Attached, findings: Findings) -> list[str]:
     found.sort(key=lambda pair: at[pair[0]])
     for entry, tool_id in found:
         findings.add(
-            "claude-orphan-tool-result",
+            CR.ORPHAN_TOOL_RESULT,
             f"result for {tool_id} has no tool_use on the active chain; resume drops it",
             graph.offset(entry),
             graph.lines[entry],
@@ -137,7 +138,7 @@ def _waiting(graph: EntryGraph, chain: array[int], dangling: bool, findings: Fin
     waiting = last >= 0 and bool(graph.flags[last] & USER) and not graph.flags[last] & LOCAL
     if waiting and not dangling:
         findings.add(
-            "claude-unanswered-turn",
+            CR.UNANSWERED_TURN,
             f"the conversation ends on a user turn with no reply; resume appends {vocab.NO_RESPONSE_TEXT!r}",
             graph.offset(last),
             graph.lines[last],

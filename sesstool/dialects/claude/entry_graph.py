@@ -16,6 +16,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable
 
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude.findings import Findings
 from sesstool.dialects.claude.key_index import KeyIndex
 
@@ -163,7 +164,7 @@ class EntryGraph:
         for node, (parent, uuid, kind) in self._unseen.items():
             if self.find(parent) < 0 and not self.flags[node] & DUPLICATE:
                 message = f"{kind} {uuid} names parent {parent}, which is not in the file"
-                findings.add("claude-parent-missing", message, self.offset(node), self.lines[node])
+                findings.add(CR.PARENT_MISSING, message, self.offset(node), self.lines[node])
 
     def active_chain(self, session: str | None) -> tuple[array[int], bytearray]:
         """§1.7: the latest entry of the session (not a sidechain, not a replayed uuid) back to
@@ -225,7 +226,7 @@ class EntryGraph:
             for (_, end), (start, _) in itertools.pairwise(spans):
                 if start < end:
                     findings.add(
-                        "claude-concurrent-writers",
+                        CR.CONCURRENT_WRITERS,
                         f"the branch starting here and the one before it (from line "
                         f"{self.lines[parent]}) were appended interleaved",
                         self.offset(start),

@@ -18,6 +18,7 @@ from sesstool.core.jsonline import LineError, loads
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.claude import active_chain
 from sesstool.dialects.claude import entry_fields as fields
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, RESULTS, SIDECHAIN, USER, EntryGraph
 from sesstool.dialects.claude.findings import Findings, in_order, verdict
@@ -108,7 +109,7 @@ class TranscriptScanner:
         except LineError as err:
             if err.rule in (R.INVALID_JSON, R.INVALID_UTF8):
                 message = f"line does not decode ({err.message}): the CLI skips it"
-                self.found.add("claude-fragment", message, offset, lineno)
+                self.found.add(CR.FRAGMENT, message, offset, lineno)
             else:
                 self.found.add(err.rule, err.message, offset, lineno, Severity.ERROR)
             return
@@ -120,7 +121,7 @@ class TranscriptScanner:
     def _entry(self, entry: Json, offset: int, lineno: int) -> None:
         kind = entry.get("type")
         if not isinstance(kind, str):
-            self.found.add("claude-entry-shape", "entry has no string `type`", offset, lineno)
+            self.found.add(CR.ENTRY_SHAPE, "entry has no string `type`", offset, lineno)
             return
         self.by_type[kind] = self.by_type.get(kind, 0) + 1
         self._file_facts(entry, offset, lineno)
@@ -129,7 +130,7 @@ class TranscriptScanner:
         elif kind not in vocab.METADATA_TYPES:
             if kind not in self.unknown:
                 message = f"entry type {kind!r} is not one sesstool knows; kept as is"
-                self.found.add("claude-unknown-type", message, offset, lineno)
+                self.found.add(CR.UNKNOWN_TYPE, message, offset, lineno)
             self.unknown[kind] = self.unknown.get(kind, 0) + 1
 
     def _file_facts(self, entry: Json, offset: int, lineno: int) -> None:
@@ -153,14 +154,12 @@ class TranscriptScanner:
         uuid = entry.get("uuid")
         parent = entry.get("parentUuid")
         if not (parent is None or isinstance(parent, str)):
-            self.found.add(
-                "claude-entry-shape", f"{kind} entry whose parentUuid is not a string", offset, lineno
-            )
+            self.found.add(CR.ENTRY_SHAPE, f"{kind} entry whose parentUuid is not a string", offset, lineno)
             return
         if not isinstance(uuid, str):
             # Measured (lane `damaged-entry-shape`): the CLI still uses such an entry (it can be
             # the leaf); nothing can name it as a parent.
-            self.found.add("claude-entry-shape", f"{kind} entry without a string uuid", offset, lineno)
+            self.found.add(CR.ENTRY_SHAPE, f"{kind} entry without a string uuid", offset, lineno)
             uuid = f"<no uuid: line {lineno}>"
         if isinstance(entry.get("cwd"), str):
             self.cwds[entry["cwd"]] = None
@@ -253,7 +252,7 @@ class TranscriptScanner:
         session = graph.session_of(node)
         if first >= 0:
             message = f"uuid {uuid} was already used by line {graph.lines[first]}"
-            self.found.add("claude-duplicate-uuid", message, offset, line)
+            self.found.add(CR.DUPLICATE_UUID, message, offset, line)
         elif not flags & SIDECHAIN:
             self.leaves[session] = uuid
             if session is not None:
@@ -265,7 +264,7 @@ class TranscriptScanner:
             earlier = self.book.result(node, tool_id, parent, first >= 0)
             if earlier >= 0 and first < 0:
                 self.found.add(
-                    "claude-concurrent-writers",
+                    CR.CONCURRENT_WRITERS,
                     f"a second result for {tool_id} (the first is on line {graph.lines[earlier]}): "
                     "two writers appended to this session at once; resume uses the first",
                     offset,
@@ -381,7 +380,7 @@ class TranscriptScanner:
             others = [s for s in self.sessions if s != session]
             first_other = min(self.sessions[s] for s in others)
             found.add(
-                "claude-several-sessions",
+                CR.SEVERAL_SESSIONS,
                 f"{len(self.sessions)} session ids in one file; resume follows {session}, "
                 f"not {', '.join(others)}",
                 None,
@@ -396,7 +395,7 @@ class TranscriptScanner:
             if vocab.version_key(newest) > vocab.version_key(vocab.MEASURED_VERSION):
                 note = f" (newer than {vocab.MEASURED_VERSION}, the version sesstool was measured against)"
             found.add(
-                "claude-writer-version",
+                CR.WRITER_VERSION,
                 "written by Claude Code " + ", ".join(v for v, _ in versions) + note,
                 *self.version_at[newest],  # where the newest version first wrote
             )
