@@ -42,7 +42,7 @@ from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
-from sesstool.store.plaintext import file_range, plaintext_range, sha256_range
+from sesstool.store.plaintext import HashedPlaintext, file_range, plaintext_range, sha256_range
 from sesstool.store.publish import FileIdentity, Published, Sink, copy_into, publish
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import ReadLimits
@@ -415,15 +415,17 @@ def _verify(
     """Read the temp file back: the carried part must be the committed source plaintext byte for
     byte, then exactly the closers ``_check_closers`` judged, read with the project's reader.
 
-    The carried part was compared with the source as it is *now*; the source must still hash to
+    The carried part is compared with the source as it is *now*, and in the same read of the
+    source (``store.plaintext.HashedPlaintext``: one pass) the whole source must still hash to
     what the scan read (an in-place edit keeps size and mtime, so identity alone cannot see it):
     then the published bytes are the scanned bytes (issue 11 item 7; fork re-hashes the same way).
     """
+    carried = HashedPlaintext(source, plan.source_encoding, plan.committed, limits.max_window)
     if plan.output_encoding == "raw":
-        _verify_raw(tmp, source, plan, closers, limits)
+        _verify_raw(tmp, carried.pieces(), plan, closers, limits)
     else:
-        _verify_lines(tmp, source, plan, closers, limits)
-    now = sha256_file(source)
+        _verify_lines(tmp, carried.pieces(), plan, closers, limits)
+    now = carried.sha256()
     if now != source_sha:
         raise WriteRefusedError(
             f"source changed while it was repaired: {source} had SHA-256 {source_sha} when it was "
@@ -431,13 +433,13 @@ def _verify(
         )
 
 
-def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
+def _verify_raw(
+    tmp: Path, carried: Iterator[bytes], plan: RepairPlan, closers: list[bytes], limits: ReadLimits
+) -> None:
     """Raw output: compare the prefix as byte chunks with the source's committed plaintext
-    (which the scan read as complete lines), then read the appended part with the reader."""
+    ``carried`` (which the scan read as complete lines), then read the appended part with the reader."""
     tail = b"".join(closers)
-    position = _first_difference(
-        file_range(tmp, 0, plan.committed, strict=False), _committed_plaintext(source, plan, 0, limits)
-    )
+    position = _first_difference(file_range(tmp, 0, plan.committed, strict=False), carried)
     if position is not None:
         raise WriteRefusedError(f"verification: the new file differs from the source near byte {position}")
     rest = b"".join(file_range(tmp, plan.committed, plan.committed + len(tail) + 1, strict=False))
@@ -469,12 +471,13 @@ def _first_difference(got: Iterator[bytes], expected: Iterator[bytes]) -> int | 
 
 
 def _verify_lines(
-    tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits
+    tmp: Path, carried: Iterator[bytes], plan: RepairPlan, closers: list[bytes], limits: ReadLimits
 ) -> None:
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
-    the header line) and compare its lines with the committed source lines, then the closers."""
+    the header line) and compare its lines with the committed source lines (the plaintext
+    ``carried``), then the closers."""
     expected = itertools.chain(
-        _lines_of(_committed_plaintext(source, plan, 0, limits), limits.max_line),
+        _lines_of(carried, limits.max_line),
         (line[:-1] for line in closers),
     )
     read_back_lines(tmp, plan.output_encoding, expected, limits, plan.header_frame, "the new file")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 
 _CHUNK = 1 << 20
@@ -14,3 +15,28 @@ def sha256_file(path: Path) -> str:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+class BackgroundDigest:
+    """``sha256_file`` on a thread: file reads and hashlib release the GIL, so a write command
+    re-hashes its source beside the rescan that verifies its output instead of after it (issue
+    14); ``result`` joins the thread and re-raises what it raised."""
+
+    def __init__(self, path: Path) -> None:
+        self._digest: str | None = None
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(path,), name="sesstool-source-digest")
+        self._thread.start()
+
+    def _run(self, path: Path) -> None:
+        try:
+            self._digest = sha256_file(path)
+        except BaseException as exc:  # re-raised by result() on the calling thread
+            self._failure = exc
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+        assert self._digest is not None
+        return self._digest
