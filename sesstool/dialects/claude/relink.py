@@ -18,10 +18,11 @@ from typing import Any
 from sesstool.core.errors import UnsupportedError
 from sesstool.core.jsonline import LineError, dumps, loads
 from sesstool.core.line_edit import LineEdit
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.fork import top_level_key_value
 
-RULE = "claude-parent-missing"
+RULE = CR.PARENT_MISSING
 FIELD = "parentUuid"
 
 
