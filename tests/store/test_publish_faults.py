@@ -894,3 +894,45 @@ def test_a_kernel_copy_error_that_is_not_a_refusal_fails_the_publication(
         str(info.value) == f"copy into the temporary file failed for {temp}: EIO ({os.strerror(errno.EIO)})"
     )
     assert os.listdir(out_dir) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")
+def test_a_kernel_copy_error_is_raised_by_copy_into_itself(
+    tmp_path: Path, out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The producer learns of the failure where it happens, not only at the end."""
+    source = _source_file(tmp_path, 3 * MIB)
+
+    def copy(*args: Any) -> int:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "copy_file_range", copy)
+    raised: list[str] = []
+
+    def produce(sink: Sink) -> None:
+        with pytest.raises(WriteRefusedError, match="copy into the temporary file") as info:
+            copy_into(sink, source, 0, 3 * MIB)
+        raised.append(str(info.value))
+
+    with pytest.raises(WriteRefusedError, match="copy into the temporary file"):
+        publish(out_dir / "out", produce, verify=lambda path: None)
+    assert len(raised) == 1 and os.listdir(out_dir) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")
+def test_after_a_refusal_the_kernel_copy_is_not_asked_again(
+    tmp_path: Path, out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _source_file(tmp_path, 3 * MIB + 5)
+    calls: list[int] = []
+
+    def copy(*args: Any) -> int:
+        calls.append(1)
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+
+    monkeypatch.setattr(os, "copy_file_range", copy)
+    published = publish(
+        out_dir / "out", lambda sink: copy_into(sink, source, 0, 3 * MIB + 5), verify=lambda p: None
+    )
+    assert calls == [1]  # four chunks: the first asks, the plain copy takes the rest
+    assert published.path.read_bytes() == source.read_bytes()
