@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sesstool.core.errors import InputError, NotASessionLog, SesstoolError
+from sesstool.core.errors import Address, InputError, NotASessionLog, SesstoolError
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
 from sesstool.dialects import registry
@@ -47,6 +47,8 @@ class SessionRow:
     pending: tuple[str, ...] = ()  # call ids of the dangling tool calls
     findings: tuple[int, int, int] = (0, 0, 0)  # info, warning, error
     error: str | None = None
+    verdict_reason: str | None = None  # why the verdict (a scan's reason, or ``error``)
+    verdict_address: Address | None = None  # where it was decided
 
     @property
     def version_text(self) -> str | None:
@@ -113,7 +115,19 @@ def _row(path: str, layout: str | None, limits: ReadLimits, progress: Progress |
     except SesstoolError as err:
         verdict = "not-a-log" if isinstance(err, NotASessionLog) else "unreadable"
         why = err.message.removeprefix(f"{path}: ")  # the row names the path already
-        return SessionRow(path, layout, None, None, None, None, verdict, file_size(path), None, error=why)
+        return SessionRow(
+            path,
+            layout,
+            None,
+            None,
+            None,
+            None,
+            verdict,
+            file_size(path),
+            None,
+            error=why,
+            verdict_reason=why,
+        )
     scan, dialect = report.scan, report.dialect
     facts = dialect.list_facts(scan)
     counts = tuple(sum(1 for f in scan.findings if f.severity is sev) for sev in Severity)
@@ -131,4 +145,6 @@ def _row(path: str, layout: str | None, limits: ReadLimits, progress: Progress |
         report.read.lines,
         tuple(p.call_id for p in scan.open.pending),
         (counts[0], counts[1], counts[2]),
+        verdict_reason=scan.verdict_reason,
+        verdict_address=scan.verdict_address,
     )
