@@ -87,6 +87,18 @@ def sesstool(monkeypatch: pytest.MonkeyPatch) -> Sesstool:
     return run_sesstool
 
 
+def check_golden(path: Path, actual: str | bytes) -> None:
+    """``actual`` must equal the golden file at ``path`` byte for byte; with
+    ``SESSTOOL_UPDATE_GOLDENS=1`` (``make goldens``) the file is written instead — read its diff."""
+    data = actual.encode() if isinstance(actual, str) else actual
+    if UPDATE_GOLDENS:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return
+    assert path.exists(), f"missing golden {path}: run make goldens"
+    assert data == path.read_bytes(), f"output differs from {path} (make goldens refreshes it)"
+
+
 def plaintext_of(path: Path) -> bytes:
     """A log's plaintext: the file itself, or every zstd frame of it decoded in turn (libzstd
     stops a decompressobj at a frame's end and leaves the next frame unused)."""

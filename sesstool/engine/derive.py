@@ -22,9 +22,10 @@ from sesstool.core.redact import Redactor
 from sesstool.core.rules import Severity
 from sesstool.core.upgrade import UpgradeRefused
 from sesstool.dialects.base import Dialect
-from sesstool.engine.derive_read import file_lines, in_surface_order, numbered_lines
+from sesstool.engine.derive_read import in_surface_order, numbered_lines
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, scan_source
+from sesstool.store.plaintext import plaintext_lines
 from sesstool.store.source import ReadLimits, is_stream
 
 _BATCH = 4096
@@ -200,7 +201,7 @@ def _as_scanned(report: ScanReport, by_address: bool, limits: ReadLimits) -> Pro
     encoding = report.source.encoding
 
     def lines(order: list[int]) -> Iterator[bytes]:
-        return in_surface_order(file_lines(path, encoding, limits, end), order, display)
+        return in_surface_order(plaintext_lines(path, encoding, limits, 0, end), order, display)
 
     return _by_address(kept, lines, report.dialect, result)
 

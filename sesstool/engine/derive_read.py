@@ -12,28 +12,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 
 from sesstool.core.errors import InputError
-from sesstool.core.physical import Encoding, PhysicalIssue
-from sesstool.store.plaintext import log_batches
-from sesstool.store.source import ReadLimits
 from sesstool.store.spool import LineSpool
-
-
-def file_lines(path: Path, encoding: Encoding, limits: ReadLimits, end: int) -> Iterator[tuple[int, bytes]]:
-    """(plaintext offset, line without its newline) of every line that starts before ``end``."""
-    for item in log_batches(path, encoding, limits):
-        if isinstance(item, PhysicalIssue):
-            if item.fatal:
-                raise InputError(f"{path}: the log no longer reads cleanly: {item.message}")
-            continue
-        batch, offset, _, _ = item
-        for line in batch:
-            if offset >= end:
-                return
-            yield offset, line
-            offset += len(line) + 1
 
 
 def numbered_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:

@@ -8,13 +8,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sesstool.core.errors import InputError, UnsupportedError
-from sesstool.core.physical import Encoding, PhysicalIssue
+from sesstool.core.errors import UnsupportedError
+from sesstool.core.physical import Encoding
 from sesstool.core.upgrade import Rec, Step, UpgradeRefused
 from sesstool.core.upgrade.chain import run_chain
 from sesstool.core.upgrade.records import decode_records, encode_records
 from sesstool.dialects.base import Dialect
-from sesstool.store.plaintext import log_batches
+from sesstool.store.plaintext import plaintext_lines
 from sesstool.store.source import ReadLimits
 
 
@@ -23,22 +23,7 @@ def committed_records(
 ) -> Iterator[Rec]:
     """The body records of the committed region, decoded (the torn tail is not carried)."""
 
-    def lines() -> Iterator[bytes]:
-        for item in log_batches(path, encoding, limits):
-            if isinstance(item, PhysicalIssue):
-                if item.fatal:
-                    raise InputError(f"the source no longer reads cleanly: {item.message}")
-                continue
-            batch, offset, _, _ = item
-            for line in batch:
-                end = offset + len(line) + 1
-                if offset >= body_offset and end <= committed:
-                    yield line
-                elif end > committed:
-                    return
-                offset = end
-
-    return decode_records(lines())
+    return decode_records(line for _, line in plaintext_lines(path, encoding, limits, body_offset, committed))
 
 
 def upgraded_lines(

@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from sesstool.core.errors import InputError
 from sesstool.core.physical import Batch, Encoding, PhysicalIssue, ReadSummary
 from sesstool.store.framing import copy_bytes, zstd_plaintext
 from sesstool.store.publish import FileIdentity
@@ -94,3 +95,24 @@ class LogReading:
 def log_batches(path: Path, encoding: Encoding, limits: ReadLimits) -> Iterator[Batch | PhysicalIssue]:
     """What the project's reader yields for the log at ``path``."""
     return LogReading(path, encoding, limits).batches()
+
+
+def plaintext_lines(
+    path: Path, encoding: Encoding, limits: ReadLimits, start: int, end: int
+) -> Iterator[tuple[int, bytes]]:
+    """(plaintext offset, line without its newline) of every whole line in [start, end) of a log
+    the engine already scanned (``end`` is a line boundary: the committed end). A read that no
+    longer decodes cleanly (the file changed since the scan) is an ``InputError``."""
+    for item in log_batches(path, encoding, limits):
+        if isinstance(item, PhysicalIssue):
+            if item.fatal:
+                raise InputError(f"{path}: the log no longer reads cleanly: {item.message}")
+            continue
+        batch, offset, _, _ = item
+        for line in batch:
+            after = offset + len(line) + 1
+            if after > end:
+                return
+            if offset >= start:
+                yield offset, line
+            offset = after

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, Sesstool
-from tests.golden.test_goldens import _check as check_golden
+from tests.conftest import FIXTURES, Sesstool, check_golden
 
 EXPECTED = Path(__file__).parent / "expected"
 HOSTILE = "evil\x1b[2J\x07name.jsonl"

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, Sesstool, plaintext_of
-from tests.golden.test_goldens import _check
+from tests.conftest import FIXTURES, ROOT, Sesstool, check_golden, plaintext_of
 
 CODEX = FIXTURES / "codex"
 FORK_ID = "01a231f0-0000-7000-8000-00000000c0de"
@@ -44,7 +43,7 @@ def _args(log: Path) -> list[str]:
 def test_inspect_json(sesstool: Sesstool, log: Path) -> None:
     result = sesstool("inspect", "--json", *_args(log))
     assert result.exit_code == 0, result.stderr
-    _check(_golden(log, "inspect", "json"), result.stdout)
+    check_golden(_golden(log, "inspect", "json"), result.stdout)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -52,7 +51,7 @@ def test_inspect_human(sesstool: Sesstool, log: Path) -> None:
     result = sesstool("inspect", *_args(log))
     assert result.exit_code == 0, result.stderr
     assert "\x1b" not in result.stdout
-    _check(_golden(log, "inspect", "txt"), result.stdout)
+    check_golden(_golden(log, "inspect", "txt"), result.stdout)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -60,7 +59,7 @@ def test_validate_json(sesstool: Sesstool, log: Path) -> None:
     result = sesstool("validate", "--format", "json", *_args(log))
     doc = json.loads(result.stdout)
     assert result.exit_code == (1 if doc["failed"] else 0), result.stderr
-    _check(_golden(log, "validate", "json"), result.stdout)
+    check_golden(_golden(log, "validate", "json"), result.stdout)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -74,7 +73,7 @@ def test_derive_json(sesstool: Sesstool, log: Path) -> None:
     else:
         assert result.exit_code in (3, 4) and result.stdout == ""
         actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
-    _check(_golden(log, "derive", "json"), actual)
+    check_golden(_golden(log, "derive", "json"), actual)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -89,7 +88,7 @@ def test_repair(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
         )
         assert result.exit_code in (0, 3, 4), result.stderr
         assert (result.exit_code == 0) == (doc["verdict"]["verdict"] == "clean")
-        _check(_golden(log, "repair", "json"), actual)
+        check_golden(_golden(log, "repair", "json"), actual)
         return
     assert result.exit_code == 0, result.stderr
     committed = doc["tail"]["committed_bytes"]
@@ -101,7 +100,7 @@ def test_repair(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
     assert [json.loads(line) for line in appended.splitlines()] == doc["repair"]["closers"]
     again = sesstool("inspect", "--json", str(out))
     assert json.loads(again.stdout)["verdict"]["verdict"] == "clean"
-    _check(_golden(log, "repair", "jsonl"), appended)
+    check_golden(_golden(log, "repair", "jsonl"), appended)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -111,7 +110,7 @@ def test_fork(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
     if not out.exists():
         actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
         assert result.exit_code in (2, 3, 4), result.stderr
-        _check(_golden(log, "fork", "json"), actual)
+        check_golden(_golden(log, "fork", "json"), actual)
         return
     assert result.exit_code == 0, result.stderr
     source, child = plaintext_of(log).splitlines(keepends=True), plaintext_of(out).splitlines(keepends=True)
@@ -119,22 +118,22 @@ def test_fork(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
     assert child[1:kept] == source[1:kept]
     head = json.loads(child[0])
     assert head["payload"]["id"] == FORK_ID and head["payload"]["forked_from_id"] in log.name
-    _check(_golden(log, "fork", "jsonl"), (child[0] + b"".join(child[kept:])).decode())
+    check_golden(_golden(log, "fork", "jsonl"), (child[0] + b"".join(child[kept:])).decode())
 
 
 def test_codex_home_listing(sesstool: Sesstool) -> None:
     home = str((CODEX / "home").relative_to(ROOT))
     listing = sesstool("inspect", home)
     assert listing.exit_code == 0, listing.stderr
-    _check(CODEX / "home" / "expected" / "inspect.txt", listing.stdout)
+    check_golden(CODEX / "home" / "expected" / "inspect.txt", listing.stdout)
     doc = sesstool("inspect", "--json", home)
     verdicts = [entry["verdict"]["verdict"] for entry in json.loads(doc.stdout)["sessions"]]
     assert verdicts == ["clean", "interrupted", "clean"]  # newest first
-    _check(CODEX / "home" / "expected" / "inspect.json", doc.stdout)
+    check_golden(CODEX / "home" / "expected" / "inspect.json", doc.stdout)
     checked = sesstool("validate", "--format", "json", home)
     assert checked.exit_code == 0, checked.stderr
     assert json.loads(checked.stdout)["summary"]["files"] == 3
-    _check(CODEX / "home" / "expected" / "validate.json", checked.stdout)
+    check_golden(CODEX / "home" / "expected" / "validate.json", checked.stdout)
 
 
 @pytest.mark.parametrize("log", [p for p in LOGS if p.name.endswith(".jsonl")], ids=lambda p: p.parent.name)
@@ -144,7 +143,7 @@ def test_derive_markdown(sesstool: Sesstool, log: Path) -> None:
         assert result.exit_code in (3, 4) and result.stdout == ""
         return
     assert "## 1 · " in result.stdout and "· ?" not in result.stdout
-    _check(_golden(log, "derive", "md"), result.stdout)
+    check_golden(_golden(log, "derive", "md"), result.stdout)
 
 
 # The corrupt fixtures: ``repair --salvage`` keeps every line Codex reads (docs/format.md
@@ -164,7 +163,7 @@ def test_salvage(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
     if log.parent.name in SALVAGE_REFUSED:
         assert result.exit_code == 3 and result.stdout == "" and not list(tmp_path.iterdir())
         actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
-        _check(_golden(log, "salvage", "json"), actual)
+        check_golden(_golden(log, "salvage", "json"), actual)
         return
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -194,4 +193,4 @@ def test_salvage(sesstool: Sesstool, log: Path, tmp_path: Path) -> None:
     sent = json.loads((log.parent / "resume.json").read_text())["input"]
     assert derived == sent[1 : 1 + len(derived)]
     text = json.dumps({"repair": doc, "manifest": manifest}, indent=2).replace(str(tmp_path), "<tmp>")
-    _check(_golden(log, "salvage", "json"), text + "\n")
+    check_golden(_golden(log, "salvage", "json"), text + "\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, UPDATE_GOLDENS, Sesstool
+from tests.conftest import FIXTURES, ROOT, Sesstool, check_golden
 
 DSH = FIXTURES / "dsh"
 # Budgets that let the bad-bytes fixtures stay small in the repository.
@@ -36,15 +36,6 @@ LOGS = _logs()
 IDS = [f"{p.parent.parent.name}/{p.parent.name}/{p.name}" for p in LOGS]
 
 
-def _check(path: Path, actual: str) -> None:
-    if UPDATE_GOLDENS:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual)
-        return
-    assert path.exists(), f"missing golden {path.relative_to(ROOT)}: run make goldens"
-    assert actual == path.read_text(), f"output differs from {path.relative_to(ROOT)}"
-
-
 def _golden(log: Path, command: str, ext: str) -> Path:
     return log.parent / "expected" / f"{log.name}.{command}.{ext}"
 
@@ -58,7 +49,7 @@ def test_inspect_json(sesstool: Sesstool, log: Path) -> None:
     result = sesstool("inspect", "--json", *_args(log))
     assert result.exit_code == 0, result.stderr
     json.loads(result.stdout)
-    _check(_golden(log, "inspect", "json"), result.stdout)
+    check_golden(_golden(log, "inspect", "json"), result.stdout)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -66,7 +57,7 @@ def test_inspect_human(sesstool: Sesstool, log: Path) -> None:
     result = sesstool("inspect", "--timeline", *_args(log))
     assert result.exit_code == 0, result.stderr
     assert "\x1b" not in result.stdout
-    _check(_golden(log, "inspect", "txt"), result.stdout)
+    check_golden(_golden(log, "inspect", "txt"), result.stdout)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -74,7 +65,7 @@ def test_validate_json(sesstool: Sesstool, log: Path) -> None:
     result = sesstool("validate", "--format", "json", *_args(log))
     doc = json.loads(result.stdout)
     assert result.exit_code == (1 if doc["failed"] else 0), result.stderr
-    _check(_golden(log, "validate", "json"), result.stdout)
+    check_golden(_golden(log, "validate", "json"), result.stdout)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -86,7 +77,7 @@ def test_derive_json(sesstool: Sesstool, log: Path) -> None:
     else:
         assert result.stdout == ""
         actual = json.dumps({"exit_code": result.exit_code, "stderr": result.stderr}, indent=2) + "\n"
-    _check(_golden(log, "derive", "json"), actual)
+    check_golden(_golden(log, "derive", "json"), actual)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -97,7 +88,7 @@ def test_derive_markdown(sesstool: Sesstool, log: Path) -> None:
     else:
         assert result.stdout == ""
         actual = f"exit {result.exit_code}\n{result.stderr}"
-    _check(_golden(log, "derive", "md"), actual)
+    check_golden(_golden(log, "derive", "md"), actual)
 
 
 CRASHES = [p for p in LOGS if p.parent.name in ("crash-dangling-call", "crash-not-started", "dangling-call")]
@@ -121,8 +112,8 @@ def _check_report(path: Path, page: str) -> None:
     assets = {m.group(1): m.group(0) for m in _ASSET.finditer(page)}
     assert sorted(assets) == ["script", "style"] and len(_ASSET.findall(page)) == 2, "one of each"
     body = _ASSET.sub(lambda m: _asset_marker(m.group(1)), page)
-    _check(REPORT_ASSETS, f"{assets['style']}\n{assets['script']}\n")
-    _check(path, body)
+    check_golden(REPORT_ASSETS, f"{assets['style']}\n{assets['script']}\n")
+    check_golden(path, body)
     shared = {m.group(1): m.group(0) for m in _ASSET.finditer(REPORT_ASSETS.read_text())}
     rebuilt = path.read_text()
     for tag, element in shared.items():

@@ -26,7 +26,7 @@ from sesstool.core.upgrade.chain import chain, step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v1 import STEP, legacy_message_id
 from sesstool.dialects.registry import open_scanner
-from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, examples
+from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, check_golden, examples
 
 CASES = FIXTURES / "migrate" / "v0-to-v1"
 PAIRS = sorted(p.name for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("refuse-"))
@@ -70,14 +70,6 @@ def scan(data: bytes, collect: bool = False) -> Any:
 
 def errors(result: Any) -> list[str]:
     return [f"[{f.rule}] {f.message}" for f in result.findings if f.severity is Severity.ERROR]
-
-
-def check_golden(path: Path, actual: bytes) -> None:
-    if UPDATE_GOLDENS:
-        path.write_bytes(actual)
-        return
-    assert path.exists(), f"missing golden {path}: run with SESSTOOL_UPDATE_GOLDENS=1"
-    assert actual == path.read_bytes(), f"output differs from {path}"
 
 
 # -- golden pairs and refusals ------------------------------------------------------------------

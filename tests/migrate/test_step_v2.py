@@ -31,7 +31,7 @@ from sesstool.core.upgrade.chain import step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v2 import STEP
 from sesstool.dialects.registry import open_scanner
-from tests.conftest import FIXTURES, ROOT, UPDATE_GOLDENS, Sesstool, examples
+from tests.conftest import FIXTURES, ROOT, UPDATE_GOLDENS, Sesstool, check_golden, examples
 
 CASES = FIXTURES / "migrate" / "v1-to-v2"
 PAIRS = sorted(p.name for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("refuse-"))
@@ -73,13 +73,6 @@ def scan(data: bytes, collect: bool = False) -> Any:
 
 def errors(result: Any) -> list[str]:
     return [f"[{f.rule}] {f.message}" for f in result.findings if f.severity is Severity.ERROR]
-
-
-def check_golden(path: Path, actual: bytes) -> None:
-    if UPDATE_GOLDENS:
-        path.write_bytes(actual)
-    assert path.exists(), f"{path} missing: run with SESSTOOL_UPDATE_GOLDENS=1"
-    assert actual == path.read_bytes(), f"{path} differs (SESSTOOL_UPDATE_GOLDENS=1 refreshes it)"
 
 
 def check_refusal(step: Step, case: Path) -> None:

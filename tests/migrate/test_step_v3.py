@@ -23,11 +23,10 @@ from sesstool.core.upgrade.chain import run_chain, step_for
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v2 import STEP as V1_TO_V2
 from sesstool.core.upgrade.v3 import STEP, system_message_id
-from tests.conftest import FIXTURES, Sesstool, examples
+from tests.conftest import FIXTURES, Sesstool, check_golden, examples
 from tests.migrate.test_step_v2 import (
     Builder,
     align,
-    check_golden,
     check_references,
     check_refusal,
     derived,

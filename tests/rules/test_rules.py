@@ -5,7 +5,6 @@ the same registry and examples (spec §1.4, §2–§6, §9).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from sesstool.core.options import ScanOptions
 from sesstool.core.rules import RULES, Finding
 from sesstool.engine.scan import scan_source
 from sesstool.store.source import ReadLimits
+from tests.conftest import ROOT, UPDATE_GOLDENS
 from tests.rules.examples import (
     EXAMPLES,
     LIMIT_OPTIONS,
@@ -29,9 +29,7 @@ from tests.rules.examples import (
     tool_log,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 RULES_DOC = ROOT / "docs" / "rules.md"
-UPDATE_GOLDENS = os.environ.get("SESSTOOL_UPDATE_GOLDENS") == "1"
 
 
 def scan(directory: Path, name: str, data: bytes, options: dict[str, int] | None = None) -> ScanResult:

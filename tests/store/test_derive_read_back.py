@@ -4,14 +4,18 @@ order; a line a replacement moved ahead waits in the spool, in memory or on disk
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
+import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sesstool.core.errors import InputError
 from sesstool.engine import derive_read
 from sesstool.engine.derive_read import in_surface_order, numbered_lines
+from sesstool.store.plaintext import plaintext_lines
+from sesstool.store.source import ReadLimits
 from sesstool.store.spool import LineSpool
 
 
@@ -77,3 +81,26 @@ def test_spool_take_is_once() -> None:
         assert spool.take(k) == items[k]
         assert spool.take(k) is None
     spool.close()
+
+
+def test_plaintext_lines_gives_the_whole_lines_of_a_range_raw_and_zstd(tmp_path: Path) -> None:
+    lines = _file(9)
+    offsets = _offsets(lines)
+    raw = tmp_path / "log.jsonl"
+    raw.write_bytes(b"".join(lines))
+    packed = tmp_path / "log.jsonl.zstd"
+    packed.write_bytes(b"".join(zstandard.ZstdCompressor().compress(line) for line in lines))
+    start, end = offsets[2], offsets[7]  # lines 2..6; the torn-tail side: nothing at or past end
+    want = [(offsets[i], lines[i][:-1]) for i in range(2, 7)]
+    assert list(plaintext_lines(raw, "raw", ReadLimits(), start, end)) == want
+    assert list(plaintext_lines(packed, "zstd", ReadLimits(), start, end)) == want
+
+
+def test_plaintext_lines_of_a_log_that_no_longer_decodes_is_an_input_error(tmp_path: Path) -> None:
+    lines = _file(9)
+    packed = tmp_path / "log.jsonl.zstd"
+    frames = [zstandard.ZstdCompressor(write_checksum=True).compress(line) for line in lines]
+    broken = frames[4][:-4] + bytes(b ^ 0xFF for b in frames[4][-4:])  # frame 4's checksum is wrong
+    packed.write_bytes(b"".join(frames[:4]) + broken + b"".join(frames[5:]))
+    with pytest.raises(InputError, match="the log no longer reads cleanly"):
+        list(plaintext_lines(packed, "zstd", ReadLimits(), 0, sum(map(len, lines))))
