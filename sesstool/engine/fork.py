@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,7 +48,7 @@ from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import session_lock
-from sesstool.store.paths import exists, identity_of, is_directory, is_session_dir
+from sesstool.store.paths import exists, file_size, identity_of, is_directory, is_session_dir
 from sesstool.store.plaintext import SourceChanged, plaintext_range
 from sesstool.store.publish import (
     FileIdentity,
@@ -311,6 +312,7 @@ def _publish(
         (full.source.encoding, report.encoding),
         request.limits,
         full.dialect,
+        progress,
     )
     if directory is not None:
         create_directory(directory, 0o700)
@@ -341,6 +343,27 @@ def _target_session_lock(directory: Path | None) -> Iterator[None]:
         yield
 
 
+class _VerifyBytes:
+    """The fork's ``verify`` phase as one byte count over its three reads — the child read back
+    by its dialect (file bytes), its plaintext digested, the source hashed again — so its bar
+    counts bytes to a known total like every other phase (issue 15 item 1)."""
+
+    def __init__(self, progress: Progress | None, sizes: tuple[int, int, int]) -> None:
+        self._progress = progress
+        self._offsets = (0, sizes[0], sizes[0] + sizes[1])
+        self._total = sum(sizes)
+
+    def read(self, part: int, done: int) -> None:
+        if self._progress is not None:
+            self._progress("verify", min(self._offsets[part] + done, self._total), self._total)
+
+    def scanned(self) -> Progress | None:
+        """For ``rescan``: its (phase, done, total) as the first of the three reads."""
+        if self._progress is None:
+            return None
+        return lambda _phase, done, _total: self.read(0, done)
+
+
 class _ChildWriter:
     """Produces the child's bytes — header line, the seed's lines (copied byte for byte, or
     through the plan's ``rewrite``), the appended records — and verifies the temporary file."""
@@ -355,7 +378,9 @@ class _ChildWriter:
         encodings: tuple[Encoding, Encoding],
         limits: ReadLimits,
         dialect: Dialect,
+        progress: Progress | None = None,
     ) -> None:
+        self.progress = progress
         self.dialect = dialect
         self.plan = plan
         self.source = source
@@ -448,7 +473,8 @@ class _ChildWriter:
         return problems
 
     def verify(self, temp: Path) -> None:
-        report = rescan(temp, self.dialect, self.limits)
+        counted = _VerifyBytes(self.progress, (file_size(temp) or 0, self.plaintext_size, self.identity.size))
+        report = rescan(temp, self.dialect, self.limits, counted.scanned())
         first = first_error(report.scan.findings)
         if first is not None:
             raise WriteRefusedError(
@@ -467,13 +493,14 @@ class _ChildWriter:
             if lo < hi:
                 seed.update(piece[lo:hi])
             position += len(piece)
+            counted.read(1, position)
         if seed.hexdigest() != self.seed_digest:
             raise WriteRefusedError("verification failed: the seed records differ from the source's bytes")
         if plain.hexdigest() != self.plain_digest:
             raise WriteRefusedError(
                 "verification failed: the new file's plaintext differs from what was written"
             )
-        after = sha256_file(self.source)
+        after = sha256_file(self.source, partial(counted.read, 2))
         if after != self.sha_before:
             raise WriteRefusedError(
                 f"source changed during the fork: {self.source} had SHA-256 {self.sha_before}, now "
