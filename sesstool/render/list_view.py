@@ -13,6 +13,7 @@ from sesstool.core.humanize import plural
 from sesstool.core.rules import Severity
 from sesstool.engine.listing import ListReport, SessionRow
 from sesstool.render.escape import safe_line
+from sesstool.store.paths import WalkBound
 
 VERDICT_STYLE = {"clean": "green", "interrupted": "yellow", "torn": "yellow", "corrupt": "red"}
 INDENT = " " * 12
@@ -26,6 +27,20 @@ def list_doc(rep: ListReport, command: str = "list") -> dict[str, Any]:
         "layout": rep.layout,
         "dialect": rep.layout_dialect,
         "sessions": [_session(r) for r in rep.sessions],
+        "walk": None if rep.walk is None else _walk(rep.walk),
+    }
+
+
+def _walk(w: WalkBound) -> dict[str, Any]:
+    """How far the search of a directory of logs went (null for a root layout's logs)."""
+    return {
+        "max_depth": w.max_depth,
+        "max_entries": w.max_entries,
+        "entries": w.entries,
+        "deeper_directories": w.deeper,
+        "unreadable_directories": w.unreadable,
+        "stopped": w.stopped,
+        "complete": not w.skipped,
     }
 
 
@@ -89,3 +104,11 @@ def render_list(rep: ListReport, console: Console) -> None:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     summary = ", ".join(f"{k} {v}" for v, k in sorted(counts.items()))
     console.print(Text(f"{noun}: {summary}", style="dim"))
+    if rep.walk is not None and rep.walk.skipped:
+        w = rep.walk
+        console.print(
+            Text(
+                f"not searched (at most {w.max_depth} levels, {w.max_entries} entries): {w.describe()}",
+                style="yellow",
+            )
+        )
