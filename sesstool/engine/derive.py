@@ -1,10 +1,11 @@
 """derive: the model-visible message list and the current request envelope (spec §5).
 
-Streamed (issue 14): for a file, the scan keeps the line offset of each current surface node
+Streamed (issue 14): the scan keeps the line offset of each current surface node
 (``ScanOptions.message_addresses``) rather than its message, and ``DerivedMessages`` reads the
 messages back by address (``engine/derive_read.py``) one at a time while the renderer writes
-them. Standard input, a FIFO and a dialect whose scanner keeps its messages itself (Codex,
-Claude) derive in memory as before.
+them. Standard input and a FIFO are read back from a private copy taken during the scan
+(``store.stream_copy``; issue 11 item 1: memory does not grow with the messages of a stream
+either). A dialect whose scanner keeps its messages itself (Codex, Claude) derives in memory.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from sesstool.core.upgrade import UpgradeRefused
 from sesstool.dialects.base import Dialect
 from sesstool.engine.derive_read import in_surface_order, numbered_lines
 from sesstool.engine.records import upgraded_lines
-from sesstool.engine.scan import Progress, ScanReport, scan_source
-from sesstool.store.plaintext import plaintext_lines
+from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.store.plaintext import Readable, plaintext_lines
 from sesstool.store.source import ReadLimits, is_stream
+from sesstool.store.stream_copy import StreamCopy
 
 _BATCH = 4096
 
@@ -56,6 +58,11 @@ class DerivedMessages:
         self._produce: Callable[[], Iterator[Any]] | None = produce
         self._redactor = redactor
         self.system: list[Any] = []
+        self._done: list[Callable[[], None]] = []
+
+    def on_done(self, release: Callable[[], None]) -> None:
+        """Call ``release`` once the messages have been produced (or their production stopped)."""
+        self._done.append(release)
 
     def __len__(self) -> int:
         return self._count
@@ -65,12 +72,16 @@ class DerivedMessages:
         if produce is None:
             raise RuntimeError("derived messages are produced once")
         redactor = self._redactor
-        for message in produce():
-            if redactor is not None:
-                message = redactor.value(message)
-            if isinstance(message, dict) and message.get("role") == "system":
-                self.system.append(message)
-            yield message
+        try:
+            for message in produce():
+                if redactor is not None:
+                    message = redactor.value(message)
+                if isinstance(message, dict) and message.get("role") == "system":
+                    self.system.append(message)
+                yield message
+        finally:
+            for release in self._done:
+                release()
 
     @property
     def consumed(self) -> bool:
@@ -135,18 +146,32 @@ class DeriveReport:
 
 def run_derive(request: DeriveRequest, progress: Progress | None = None) -> DeriveReport:
     """Raises UnsupportedError (exit 4) or InputError (exit 3) when no trustworthy fold exists."""
-    by_address = not is_stream(request.path)
-    report = scan_source(
-        request.path,
-        ScanOptions(
-            fixture=request.fixture,
-            at_seq=request.at,
-            collect_messages=True,
-            message_addresses=by_address,
-        ),
-        request.limits,
-        progress,
-    )
+    copy = StreamCopy() if is_stream(request.path) else None
+    try:
+        report, _ = run_scan(
+            request.path,
+            ScanOptions(
+                fixture=request.fixture, at_seq=request.at, collect_messages=True, message_addresses=True
+            ),
+            request.limits,
+            progress,
+            digest=copy,
+        )
+        readable = report.source.path if copy is None else copy.file
+        if copy is not None and not report.dialect.derives_by_address:
+            copy.close()  # its scanner kept the messages: nothing to read back
+            copy = None
+        derive = _derive(request, report, readable)
+    except BaseException:
+        if copy is not None:
+            copy.close()
+        raise
+    if copy is not None:
+        derive.messages.on_done(copy.close)
+    return derive
+
+
+def _derive(request: DeriveRequest, report: ScanReport, readable: Readable | None) -> DeriveReport:
     result = report.scan
     if result.verdict == "unsupported":
         raise UnsupportedError(f"cannot derive: {result.verdict_reason}", result.verdict_address)
@@ -156,9 +181,9 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
         check_at(request.at, result.stopped_at)  # past the end: exit 2, as for fork
     redactor = Redactor() if request.redact else None
     if request.as_version is not None and request.as_version != result.version:
-        produced = _as_version(request, report, by_address)
+        produced = _as_version(request, report, readable)
     else:
-        produced = _as_scanned(report, by_address, request.limits)
+        produced = _as_scanned(report, readable, request.limits)
     count, produce, envelope, ascii_only = produced
     messages = DerivedMessages(count, produce, redactor, ascii_only)
     return DeriveReport(report, messages, envelope, request.at, request.as_version, redactor)
@@ -188,14 +213,13 @@ def _by_address(
     return len(order), produce, scan.request, ascii_only
 
 
-def _as_scanned(report: ScanReport, by_address: bool, limits: ReadLimits) -> Produced:
+def _as_scanned(report: ScanReport, path: Readable | None, limits: ReadLimits) -> Produced:
+    """``path``: where the scanned bytes can be read again (the file, or a stream's copy)."""
     result = report.scan
     assert result.messages is not None
     kept = result.messages
-    path = report.source.path
-    if not (by_address and report.dialect.derives_by_address):
+    if path is None or not report.dialect.derives_by_address:
         return _in_memory(kept, result.request)
-    assert path is not None
     end = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
     display = report.source.display
     encoding = report.source.encoding
@@ -206,7 +230,7 @@ def _as_scanned(report: ScanReport, by_address: bool, limits: ReadLimits) -> Pro
     return _by_address(kept, lines, report.dialect, result)
 
 
-def _as_version(request: DeriveRequest, report: ScanReport, by_address: bool) -> Produced:
+def _as_version(request: DeriveRequest, report: ScanReport, path: Readable | None) -> Produced:
     """Upgrade the committed events in memory through the chain (§1.3) and fold the result with
     the same scanner: the messages a reader of ``as_version`` derives. Nothing is written; by
     address, the upgrade runs again to read the messages back."""
@@ -221,9 +245,8 @@ def _as_version(request: DeriveRequest, report: ScanReport, by_address: bool) ->
         steps = report.dialect.upgrade_chain(result.version, request.as_version)
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
-    path = report.source.path
     if path is None:
-        raise UsageError("--as-version needs a file: standard input cannot be read twice")
+        raise UsageError("--as-version needs a file or standard input")
     committed = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
     header, target = result.header, request.as_version
 
@@ -235,7 +258,7 @@ def _as_version(request: DeriveRequest, report: ScanReport, by_address: bool) ->
         yield head
         yield from lines
 
-    options = ScanOptions(collect_messages=True, message_addresses=by_address)
+    options = ScanOptions(collect_messages=True, message_addresses=True)
     scanner = report.dialect.scanner(report.source.display, options)
     batch: list[bytes] = []
     offset = start = 0
@@ -256,7 +279,7 @@ def _as_version(request: DeriveRequest, report: ScanReport, by_address: bool) ->
         )
     assert upgraded_scan.messages is not None
     kept = upgraded_scan.messages
-    if not (by_address and report.dialect.derives_by_address):
+    if not report.dialect.derives_by_address:
         return _in_memory(kept, upgraded_scan.request)
     display = report.source.display
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from sesstool.core.errors import UnsupportedError
@@ -14,12 +13,12 @@ from sesstool.core.upgrade import Rec, Step, UpgradeRefused
 from sesstool.core.upgrade.chain import run_chain
 from sesstool.core.upgrade.records import decode_records, encode_records
 from sesstool.dialects.base import Dialect
-from sesstool.store.plaintext import plaintext_lines
+from sesstool.store.plaintext import Readable, plaintext_lines
 from sesstool.store.source import ReadLimits
 
 
 def committed_records(
-    path: Path, encoding: Encoding, body_offset: int, committed: int, limits: ReadLimits
+    path: Readable, encoding: Encoding, body_offset: int, committed: int, limits: ReadLimits
 ) -> Iterator[Rec]:
     """The body records of the committed region, decoded (the torn tail is not carried)."""
 
@@ -27,7 +26,7 @@ def committed_records(
 
 
 def upgraded_lines(
-    path: Path,
+    path: Readable,
     encoding: Encoding,
     header: dict[str, Any],
     dialect: Dialect,

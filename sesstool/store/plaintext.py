@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from sesstool.core.errors import InputError
 from sesstool.core.physical import Batch, Encoding, PhysicalIssue, ReadSummary
@@ -75,30 +76,42 @@ def sha256_range(path: Path, start: int, end: int) -> str:
     return digest.hexdigest()
 
 
+# A log to read again: its path, or an open file read from its start (a stream's private copy,
+# ``store.stream_copy``).
+Readable = Path | BinaryIO
+
+
 class LogReading:
     """The project's reader over the log at ``path``: ``batches()`` yields what it yields, and
     ``summary`` holds its ``ReadSummary`` once they are exhausted."""
 
-    def __init__(self, path: Path, encoding: Encoding, limits: ReadLimits) -> None:
+    def __init__(self, path: Readable, encoding: Encoding, limits: ReadLimits) -> None:
         self.path = path
         self.encoding = encoding
         self.limits = limits
         self.summary: ReadSummary | None = None
 
     def batches(self) -> Iterator[Batch | PhysicalIssue]:
+        if not isinstance(self.path, Path):
+            self.path.seek(0)
+            yield from self._batches(self.path)
+            return
         with open(self.path, "rb") as f:  # read-only
-            reader = make_reader(f, self.encoding, self.limits)
-            yield from reader.batches()
-            self.summary = reader.summary
+            yield from self._batches(f)
+
+    def _batches(self, f: BinaryIO) -> Iterator[Batch | PhysicalIssue]:
+        reader = make_reader(f, self.encoding, self.limits)
+        yield from reader.batches()
+        self.summary = reader.summary
 
 
-def log_batches(path: Path, encoding: Encoding, limits: ReadLimits) -> Iterator[Batch | PhysicalIssue]:
+def log_batches(path: Readable, encoding: Encoding, limits: ReadLimits) -> Iterator[Batch | PhysicalIssue]:
     """What the project's reader yields for the log at ``path``."""
     return LogReading(path, encoding, limits).batches()
 
 
 def plaintext_lines(
-    path: Path, encoding: Encoding, limits: ReadLimits, start: int, end: int
+    path: Readable, encoding: Encoding, limits: ReadLimits, start: int, end: int
 ) -> Iterator[tuple[int, bytes]]:
     """(plaintext offset, line without its newline) of every whole line in [start, end) of a log
     the engine already scanned (``end`` is a line boundary: the committed end). A read that no
@@ -106,7 +119,8 @@ def plaintext_lines(
     for item in log_batches(path, encoding, limits):
         if isinstance(item, PhysicalIssue):
             if item.fatal:
-                raise InputError(f"{path}: the log no longer reads cleanly: {item.message}")
+                where = path if isinstance(path, Path) else "the stream's copy"
+                raise InputError(f"{where}: the log no longer reads cleanly: {item.message}")
             continue
         batch, offset, _, _ = item
         for line in batch:

@@ -123,19 +123,28 @@ with open(report, "w") as f:
 """
 
 
-def run_measured(args: list[str], *, address_space: int | None = None, cwd: Path | None = None) -> Measured:
-    """Run ``sesstool ARGS`` in a child (optionally under RLIMIT_AS) and read its peak RSS."""
+def run_measured(
+    args: list[str],
+    *,
+    address_space: int | None = None,
+    cwd: Path | None = None,
+    stdin: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Measured:
+    """Run ``sesstool ARGS`` in a child (optionally under RLIMIT_AS, with standard input read
+    from the file ``stdin`` and ``env`` added to the environment) and read its peak RSS."""
     where = cwd or Path.cwd()
     out_path = where / f".measured-{os.getpid()}.out"
     report = where / f".measured-{os.getpid()}.rss"
     command = [sys.executable, "-m", "sesstool", *args]
-    with open(out_path, "wb") as out:
+    with open(out_path, "wb") as out, open(stdin or os.devnull, "rb") as given:
         proc = subprocess.run(
             [sys.executable, "-c", _LAUNCHER, str(report), str(address_space or 0), *command],
             stdout=out,
             stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
+            stdin=given,
             cwd=cwd,
+            env=None if env is None else {**os.environ, **env},
             check=True,
         )
     code, peak_kib = map(int, report.read_text().split())

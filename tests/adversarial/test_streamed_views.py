@@ -88,14 +88,21 @@ def many_messages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_derive_memory_is_flat_in_the_number_of_messages(many_messages: Path) -> None:
+@pytest.mark.parametrize("given", ["file", "stdin"])
+def test_derive_memory_is_flat_in_the_number_of_messages(many_messages: Path, given: str) -> None:
     """Issue 11 item 1(d), issue 14: derive holds line offsets, not messages, and reads them
-    back while it writes (held, the messages would add ~40 MB to the scan's own peak)."""
+    back while it writes (held, the messages would add ~40 MB to the scan's own peak). Standard
+    input is read back from a private (unnamed) copy taken while it was scanned."""
     cwd = many_messages.parent
     plain = run_measured(["inspect", str(many_messages)], address_space=1 << 30, cwd=cwd)
+    source = str(many_messages) if given == "file" else "-"
+    stdin = many_messages if given == "stdin" else None
     for fmt in ("json", "jsonl"):
         derived = run_measured(
-            ["derive", "--format", fmt, str(many_messages)], address_space=1 << 30, cwd=cwd
+            ["derive", "--format", fmt, source],
+            address_space=1 << 30,
+            cwd=cwd,
+            stdin=stdin,
         )
         assert derived.exit_code == plain.exit_code == 0, derived.stderr
         assert derived.peak_rss - plain.peak_rss < 12 * MiB, (fmt, derived.peak_rss, plain.peak_rss)

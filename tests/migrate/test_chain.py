@@ -78,6 +78,10 @@ def test_v0_to_v4_keeps_the_conversation(sesstool: Sesstool, tmp_path: Path, nam
     assert hashlib.sha256(src.read_bytes()).hexdigest() == before  # v0 file untouched
     # derive --as-version 4 on the v0 file sees exactly what the published v4 file holds
     assert run_json(sesstool, "derive", "--as-version", "4", str(src))["messages"] == new["messages"]
+    # ... and so does standard input, read back from the copy taken while it was scanned
+    piped = sesstool("derive", "--as-version", "4", "-", input=src.read_bytes())
+    assert piped.exit_code == 0, piped.stderr
+    assert json.loads(piped.stdout)["messages"] == new["messages"]
 
 
 @pytest.mark.parametrize("name", ["clean-multiturn", "chunks-packed", "compaction", "forked-child"])
