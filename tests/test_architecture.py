@@ -5,6 +5,7 @@ outside the dialect packages and the registry."""
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -261,22 +262,59 @@ def test_no_dialect_name_outside_the_dialects() -> None:
                 assert not dialectish, f"{path.relative_to(PKG)}:{node.lineno} compares a dialect"
 
 
+def _rule_table_text(tree: ast.AST) -> set[int]:
+    """ids of the string constants inside ``rule_table(...)`` calls (a dialect's rule table)."""
+    return {
+        id(c)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "rule_table"
+        for c in ast.walk(n)
+    }
+
+
 def test_rule_ids_are_named_constants() -> None:
-    """Rule ids are written as ``core.rule_ids`` constants (``R.SEQ_GAP``), never as bare strings,
-    outside the registry itself; the constants name exactly the registered rules."""
+    """Rule ids are written as named constants (``R.SEQ_GAP`` from ``core.rule_ids``; a dialect's
+    own rules from its ``dialects/<name>/rule_ids.py``: ``CR.FRAGMENT``, ``CX.EMPTY_FILE``), never
+    as bare strings, outside the registry and the dialects' rule tables; each constants module
+    names exactly the rules of its table."""
     from sesstool.core import rule_ids
     from sesstool.core.rules import _RULES
+    from sesstool.dialects import registry
 
-    constants = {v for k, v in vars(rule_ids).items() if k.isupper()}
+    def named(module: object) -> set[str]:
+        return {v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)}
+
+    constants = named(rule_ids)
     assert constants == {r.id for r in _RULES}
+    exempt = {"core/rules.py", "core/rule_ids.py"}
+    for dialect in registry.DIALECTS:
+        if dialect.rules:
+            own = importlib.import_module(f"sesstool.dialects.{dialect.name}.rule_ids")
+            assert named(own) == {r.id for r in dialect.rules}, dialect.name
+            constants |= named(own)
+            exempt.add(f"dialects/{dialect.name}/rule_ids.py")
     for path in sorted(PKG.rglob("*.py")):
-        if path.relative_to(PKG).as_posix() in ("core/rules.py", "core/rule_ids.py"):
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if path.relative_to(PKG).as_posix() in exempt:
+            continue  # the registry and the constants themselves
+        tree = ast.parse(path.read_text())
+        table = _rule_table_text(tree)  # a dialect's rule table names its rules in text
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in table:
                 assert node.value not in constants, (
                     f"{path.relative_to(PKG)}:{node.lineno} writes the rule id {node.value!r} as a string"
                 )
+
+
+def test_the_store_takes_no_dialect_decision() -> None:
+    """A zstd layout rule is a dialect's (dsh §9.2's header frame, and the one-frame log of a
+    generic compressor): the store reports facts (``core.physical.FramingFact``) and holds none
+    back, and neither it nor the envelope scanner names the rules (``Dialect.framing_finding``)."""
+    layout_rules = {"ZSTD_HEADER_FRAME", "ZSTD_SINGLE_FRAME"}
+    paths = [*_modules("store"), PKG / "core" / "scanner.py", PKG / "core" / "physical.py"]
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in layout_rules:
+                raise AssertionError(f"{path.relative_to(PKG)}:{node.lineno} decides a dsh layout rule")
 
 
 def test_one_schema_version() -> None:

@@ -8,11 +8,14 @@ the findings and the open state into one verdict. Neither touches the scanner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from sesstool.core import node_reader
 from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.model import PendingCall, Tail, TailKind, Verdict
 from sesstool.core.physical import ReadSummary
+from sesstool.core.profile import Profile
 from sesstool.core.rules import RULES, Finding, Severity
 
 # (rule id, message, address, severity override or None)
@@ -154,6 +157,27 @@ def missing_header(
     frame = 0 if torn0 else None
     address = Address(path, 0, 1, frame, frame, None)
     return [(R.MISSING_HEADER, f"no complete {where}: the file is cut inside it", address, None)], torn0
+
+
+def open_work(
+    path: str, profile: Profile | None, rel: Any, pending: tuple[PendingCall, ...], by_log: bool, to_end: bool
+) -> list[Note]:
+    """The turn still open and, where calls pair in the log (``by_log``), the calls never answered
+    at the end of a log interpreted to its end (``to_end``: no ``--at``, no corruption): §6.4."""
+    if not to_end:
+        return []
+    notes: list[Note] = []
+    if rel.open_turn is not None:
+        at_turn = Address(path, None, None, None, None, rel.open_turn_seq)
+        if (why := node_reader.unclosable_open_turn(profile, rel)) is not None:
+            notes.append((R.EVENT_DATA, why, at_turn, None))
+        what = f"turn {rel.open_turn} is open at the end of the log: the session was interrupted"
+        notes.append((R.OPEN_TURN, what, at_turn, None))
+    if by_log and pending:
+        what = f"{len(pending)} tool call(s) never answered: " + ", ".join(p.call_id for p in pending[:5])
+        at_call = Address(path, None, None, None, None, pending[0].call_seq)
+        notes.append((R.UNRESOLVED_CALL, what, at_call, None))
+    return notes
 
 
 def interruption(

@@ -9,17 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sesstool.core import rule_ids as R
-
 # (complete lines without their b"\n", plaintext offset of the first, its 1-based line number,
 #  zstd frame index of the chunk the batch came from or None for raw input)
 Batch = tuple[list[bytes], int, int, "int | None"]
 
 Encoding = Literal["raw", "zstd"]
 
-# Findings about the DeepSeek Harness zstd layout (§9.2: frame 0 is exactly the header line); a
-# dialect without a header frame ignores them.
-HEADER_FRAME_RULES = frozenset({R.ZSTD_HEADER_FRAME, R.ZSTD_SINGLE_FRAME})
+# What a FramingFact says of zstd frame 0 (its ``rule`` field: a fact, not a rule id)
+FRAME_0_MORE_LINES = "frame-0-more-lines"  # frame 0 holds more than one line
+FRAME_0_OPEN_LINE = "frame-0-open-line"  # frame 0 does not end with a newline
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +37,16 @@ class PhysicalIssue:
     lines: int = 1  # lines the issue stands for (a bulk run of filler lines: many)
     length: int | None = None  # bytes it spans, newlines included (a run of filler lines)
     blank: bool = False  # a run of empty lines only (no NUL): a dialect may skip them
+
+
+@dataclass(frozen=True, slots=True)
+class FramingFact(PhysicalIssue):
+    """How zstd frame 0 is laid out, where that is no defect by itself: it holds more than one
+    line, or does not end with a newline (``rule`` is ``FRAME_0_*``, ``message`` says it in
+    words; addressed to frame 0). The reader reports it after the lines it speaks of and reads
+    on; it takes no dialect's view of it. A dialect whose layout puts its first record alone in
+    frame 0 (dsh §9.2) judges it once the reading has left frame 0, when it is known whether
+    that frame is the whole log (``Dialect.framing_finding``); the others skip it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +83,9 @@ class ReadSummary:
     torn_frame: TornFrame | None  # zstd only
     stopped_early: bool  # a fatal physical issue stopped the read
     last_good_frame_end: int | None  # zstd: file offset after the last intact frame
+
+    @property
+    def one_frame(self) -> bool:
+        """The log is one complete zstd frame read to its end (how a generic compressor, ``zstd
+        FILE``, writes a whole log), not a frame per append."""
+        return self.frames == 1 and self.torn_frame is None and not self.stopped_early

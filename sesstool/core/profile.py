@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from sesstool.core.header import Header
+from sesstool.core.physical import FramingFact
 from sesstool.core.rules import Severity
 from sesstool.core.scan_state import EventState
 
@@ -86,6 +87,10 @@ class EnvelopeCodec(Protocol):
     @property
     def header_frame(self) -> bool:
         """zstd: the first frame holds exactly the header line (§9.2)."""
+        ...
+
+    def framing_finding(self, fact: FramingFact, one_frame: bool) -> tuple[str, str] | None:
+        """(rule, message) when the reader's fact on frame 0 breaks the dialect's layout, else None."""
         ...
 
     @property

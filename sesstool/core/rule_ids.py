@@ -1,5 +1,5 @@
 """Every rule id as a named constant (the registry in ``core.rules`` defines the rules;
-``tests/test_rule_ids.py`` checks these constants name exactly the registered ids).
+``tests/test_architecture.py`` checks these constants name exactly the registered ids).
 
 Use ``from sesstool.core import rule_ids as R`` and ``R.SEQ_GAP``, never a bare ``"seq-gap"``."""
 

@@ -1,12 +1,12 @@
 """The one streaming pass of the envelope dialects: envelope, contiguity, §6.3, dispatch (§3–§6).
 
 A ``Scanner`` is fed the reader's batches in order and keeps only the open state (in
-``core.scan_state``), never the file. It knows the ``{type, seq, time, data}`` envelope and
-nothing of a dialect's events: it asks the dialect's header codec (``core.profile.EnvelopeCodec``)
-to read the first record, installs the ``Profile`` of the log's version, and dispatches every
-event to the profile's handlers with the narrow ``EventState``. ``finish()`` classifies the tail
-(``core.classify``) and returns a frozen ``ScanResult``.
-"""
+``core.scan_state``), never the file. It knows the ``{type, seq, time, data}`` envelope and nothing
+of a dialect's events or layout: it asks the dialect's header codec (``core.profile.EnvelopeCodec``)
+to read the first record, installs the ``Profile`` of the log's version, dispatches every event to
+the profile's handlers with the narrow ``EventState``, and leaves the reader's facts on the zstd
+frame layout to the dialect (``framing_finding``). ``finish()`` classifies the tail
+(``core.classify``) and returns a frozen ``ScanResult``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from sesstool.core.classify import (
     classify_tail,
     interruption,
     missing_header,
+    open_work,
     verdict_of,
 )
 from sesstool.core.envelope import count_only, envelope_problems, plain_surface, refusal
@@ -36,7 +37,7 @@ from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, 
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import Boundaries, PendingCall, ScanResult
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
 from sesstool.core.profile import EndState, EnvelopeCodec, Profile
 from sesstool.core.rules import Finding, Severity, severity_for
 from sesstool.core.scan_state import EventState
@@ -53,6 +54,7 @@ class Scanner:
         "_base_line",
         "_envelope_checked",
         "_fixed",
+        "_framing",
         "_i",
         "_lines",
         "_pos",
@@ -90,13 +92,11 @@ class Scanner:
         self.codec = codec
         self.profile: Profile | None = None
         self.at = self.opt.at_seq if self.opt.at_seq is not None else MAX_SAFE + 1
-        self.stopped = False
-        self.fatal = False
-        self.header_done = False
-        self.unsupported_version = False
+        self.stopped = self.fatal = self.header_done = self.unsupported_version = False
         self.findings: list[Finding] = []
         self.findings_dropped = 0
         self._seen_once: set[tuple[str, str]] = set()
+        self._framing: list[FramingFact] = []  # the reader's facts on frame 0, judged on leaving it
         # position of the record being processed
         self._lines: list[bytes] = []
         self._base = 0
@@ -153,9 +153,12 @@ class Scanner:
             self.physical(item)
 
     def physical(self, issue: PhysicalIssue) -> None:
+        if type(issue) is FramingFact:
+            self._framing.append(issue)
+            return
+        if self._framing and issue.fatal:
+            self._judge_framing(one_frame=False)  # nothing follows a fatal issue
         address = Address(self.path, issue.offset, issue.line, issue.frame, issue.frame_offset, None)
-        if issue.rule in HEADER_FRAME_RULES and not self.codec.header_frame:
-            return  # a framing rule (§9.2) of a layout this dialect does not have
         if issue.fatal or issue.rule.startswith("zstd-"):
             # A defect inside a complete frame is corruption wherever it is (§6.3).
             self.report(issue.rule, issue.message, address)
@@ -168,9 +171,18 @@ class Scanner:
         self.dropped_lines += issue.lines - 1  # line too long, filler run: §6.3 suspect region
         self._fixed = None
 
+    def _judge_framing(self, *, one_frame: bool) -> None:
+        """The reading left frame 0 (a later frame, a fatal issue, the end): the dialect judges it."""
+        for f in self._framing:
+            for rule, message in filter(None, [self.codec.framing_finding(f, one_frame)]):
+                self.report(rule, message, Address(self.path, f.offset, f.line, f.frame, f.frame_offset))
+        self._framing = []
+
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
         if self.stopped:
             return
+        if self._framing and frame:
+            self._judge_framing(one_frame=False)
         self.frame = frame
         self._lines, self._base, self._base_line, self._i = lines, offset, lineno, 0
         self._pos = (0, offset)
@@ -296,8 +308,7 @@ class Scanner:
     # -- records and envelope (§3) ------------------------------------------------------------
 
     def _seqless(self, obj: dict[str, Any]) -> None:
-        """Records without a seq that are still legal rows: packed chunks (§9.3); a header
-        record out of place is reported."""
+        """Records without a seq that are legal rows (packed chunks, §9.3); a late header is reported."""
         t = obj.get("type")
         self.seq = None
         if t == "session":
@@ -509,7 +520,7 @@ class Scanner:
         a fork's marker): the state continues (``EventState.copy``: each part's own ``copy()``),
         findings, the suspect region and the timeline start afresh."""
         twin = copy.copy(self)
-        twin.findings, twin.findings_dropped, twin._seen_once = [], 0, set()
+        twin.findings, twin.findings_dropped, twin._seen_once, twin._framing = [], 0, set(), []
         twin.issue, twin.halt, twin.stopped, twin.fatal = None, False, False, False
         twin.dropped_lines, twin._envelope_checked = 0, None
         twin.state = self.state.copy(twin.report, twin.report_once)
@@ -520,18 +531,18 @@ class Scanner:
     # -- end of input -------------------------------------------------------------------------
 
     def finish(self, summary: ReadSummary | None) -> ScanResult:
+        if self._framing and not self.stopped:  # a scan stopped early judges no layout it left
+            self._judge_framing(one_frame=summary is not None and summary.one_frame)
         state, rel = self.state, self.state.rel
         tail, notes = classify_tail(
             ReadEnd(self.path, self.issue, self.fatal, self.committed, self.dropped_lines, summary)
         )
-        for rule, message, address, severity in notes:
-            self.report(rule, message, address, severity)
         if self.issue is not None:
             self.committed = self.issue.start
-        notes, torn_header = missing_header(
+        header_notes, torn_header = missing_header(
             self.path, summary, self.header_done or self.stopped, self.codec.header_frame
         )
-        for rule, message, address, severity in notes:
+        for rule, message, address, severity in (*notes, *header_notes):
             self.report(rule, message, address, severity)
         header, profile = state.header, self.profile
         # A header inside a torn header frame was never committed (§6.3, §10.3): rules relating
@@ -545,23 +556,11 @@ class Scanner:
             and self.opt.at_seq is None
         ):
             profile.end_checks(EndState(header, self.next_seq, tuple(state.stats.markers), self.report))
-        interpreted_to_end = not self.fatal and not (self.issue is not None and self.issue.proven)
-        if rel.open_turn is not None and self.opt.at_seq is None and interpreted_to_end:
-            if (why := node_reader.unclosable_open_turn(profile, rel)) is not None:
-                self.report(R.EVENT_DATA, why, Address(self.path, None, None, None, None, rel.open_turn_seq))
-            self.report(
-                R.OPEN_TURN,
-                f"turn {rel.open_turn} is open at the end of the log: the session was interrupted",
-                Address(self.path, None, None, None, None, rel.open_turn_seq),
-            )
+        to_end = self.opt.at_seq is None and not self.fatal and not (self.issue and self.issue.proven)
         by_log = profile is not None and profile.pairing == "log"
         pending = rel.pending(by_log)
-        if by_log and pending and interpreted_to_end and self.opt.at_seq is None:
-            self.report(
-                R.UNRESOLVED_CALL,
-                f"{len(pending)} tool call(s) never answered: " + ", ".join(p.call_id for p in pending[:5]),
-                Address(self.path, None, None, None, None, pending[0].call_seq),
-            )
+        for rule, message, address, severity in open_work(self.path, profile, rel, pending, by_log, to_end):
+            self.report(rule, message, address, severity)
         interrupted = interruption(self.path, rel.open_turn, rel.open_turn_seq, pending, by_log)
         verdict, vaddr, reason = verdict_of(node_reader.judged(profile, self.findings), tail, interrupted)
         return self._result(summary, tail, pending, (verdict, vaddr, reason))

@@ -29,7 +29,7 @@ from sesstool.core.errors import UnsupportedError
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
 from sesstool.core.rules import Rule
 from sesstool.core.timeline import SpanCollector
 from sesstool.core.upgrade import Step, UpgradeRefused
@@ -121,8 +121,8 @@ class Dialect(ABC):
     * **identity** (class attributes): ``name``, ``title``; the dialect's ``rules``
       (``core.rules.rule_table``), its files (``layout``) and layout facts (``header_frame``,
       ``has_steps``, ``current_version``).
-    * **reading a log**: ``detect`` and ``scanner`` (required); ``timeline`` (the report's
-      collector).
+    * **reading a log**: ``detect`` and ``scanner`` (required); ``framing_finding`` (the zstd
+      frame layout's rule, if any); ``timeline`` (the report's collector).
     * **showing a scan**: ``inspect_rows``, ``inspect_body``, ``derived_message``,
       ``derive_notes``, ``derive_excludes``, ``list_facts``.
     * **repair**: ``closers`` (what balances the log), ``encode_record``, ``describe_closer``,
@@ -156,6 +156,12 @@ class Dialect(ABC):
     @abstractmethod
     def scanner(self, path: str, options: ScanOptions) -> DialectScanner:
         """A fresh scanner for one log (``path`` is only used in addresses)."""
+
+    def framing_finding(self, fact: FramingFact, one_frame: bool) -> tuple[str, str] | None:
+        """``(rule, message)`` when the zstd reader's ``fact`` about frame 0 breaks this dialect's
+        layout (dsh §9.2: frame 0 is the header line alone), judged once the reading has left
+        frame 0; ``one_frame``: that frame was the whole log. None: no such rule (the default)."""
+        return None
 
     def timeline(self, head: int, tail: int) -> SpanCollector | None:
         """A collector of the report's timeline (turns, steps, tool calls in time), fed the same

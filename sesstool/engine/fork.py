@@ -1,11 +1,13 @@
 """fork: a child session from a prefix of a log (spec §8; DESIGN §3 "fork", §4).
 
-Read the source twice — a full scan (verdict, last committed seq, default boundary) and a scan
-up to the boundary (open state there, where the seed's bytes end) —, plan the child, then
+Read the source with a full scan (verdict, last committed seq, default boundary, SHA-256 fed by
+the same bytes); the open state at the boundary is that scan's own when the boundary is its last
+committed event (the default boundary of a log that ends with a completed turn), else a second
+scan that stops at the boundary (it reads the source only up to there). Plan the child, then
 publish header + the seed's plaintext copied byte for byte + end-seed marker (+ v4 closers).
-Verification reads the new file back with the scanner and compares its plaintext with what
-was meant to be written; the source's SHA-256 is taken before the first read and again just
-before publication.
+Verification reads the new file back once with the scanner, hashing the plaintext it reads
+there, and compares it with what was meant to be written; the source's SHA-256, taken on the
+first read, is taken again beside that rescan, before publication (issue 14: one pass each).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,17 +39,17 @@ from sesstool.core.fork_plan import (
 )
 from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import Encoding, PhysicalIssue
+from sesstool.core.physical import Batch, Encoding, PhysicalIssue
 from sesstool.dialects.base import Dialect, ForkInput
 from sesstool.engine.cold import STDIN_REFUSED
-from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.engine.scan import DigestWorker, Progress, ScanReport, run_scan
 from sesstool.engine.write import first_error, gate, output_target, phased, rescan
-from sesstool.store.digest import sha256_file
+from sesstool.store.digest import BackgroundDigest
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import session_lock
-from sesstool.store.paths import exists, file_size, identity_of, is_directory, is_session_dir
+from sesstool.store.paths import exists, identity_of, is_directory, is_session_dir
 from sesstool.store.plaintext import SourceChanged, plaintext_range
 from sesstool.store.publish import (
     FileIdentity,
@@ -225,7 +226,7 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
     if request.at is not None:
         check_at(request.at, facts.last_seq)
     boundary = request.at if request.at is not None else default_boundary(facts)
-    plan, end = _plan(request, full, scan_arg, identity, boundary)
+    plan, end = _plan(request, (full, facts), scan_arg, identity, boundary)
     body = result.body_offset
     encoding: Encoding = request.encoding or full.source.encoding
     parent_id = result.session_id
@@ -258,12 +259,29 @@ def run_fork(request: ForkRequest, progress: Progress | None = None) -> ForkRepo
     return _publish(request, report, (source, identity), (body, end), directory, progress)
 
 
+def _at_boundary(
+    full: tuple[ScanReport, BoundaryFacts], scan_arg: str | Path, limits: ReadLimits, boundary: int
+) -> tuple[ScanReport, BoundaryFacts]:
+    """The source folded up to and including ``boundary``. When the boundary is the full scan's
+    last committed event, that scan folded exactly the same events, so it is the answer (no
+    second read; tests/cli/test_fork_passes.py compares both ways on every fixture); otherwise
+    a scan with ``at_seq`` that stops at the boundary."""
+    if boundary == full[1].last_seq:
+        return full
+    return _scan(scan_arg, ScanOptions(at_seq=boundary), limits)
+
+
 def _plan(
-    request: ForkRequest, full: ScanReport, scan_arg: str | Path, identity: FileIdentity, boundary: int
+    request: ForkRequest,
+    scanned: tuple[ScanReport, BoundaryFacts],
+    scan_arg: str | Path,
+    identity: FileIdentity,
+    boundary: int,
 ) -> tuple[ForkPlan, int]:
-    """Fold the source up to the boundary (a second scan) and ask the dialect for the plan;
+    """Fold the source up to the boundary (``_at_boundary``) and ask the dialect for the plan;
     returns it with the plaintext offset where the seed's bytes end."""
-    at_scan, at_facts = _scan(scan_arg, ScanOptions(at_seq=boundary), request.limits)
+    full = scanned[0]
+    at_scan, at_facts = _at_boundary(scanned, scan_arg, request.limits, boundary)
     state = at_scan.scan.open
     if not _same_file(at_scan.source, identity):
         raise _changed(Path(full.source.display))
@@ -343,27 +361,6 @@ def _target_session_lock(directory: Path | None) -> Iterator[None]:
         yield
 
 
-class _VerifyBytes:
-    """The fork's ``verify`` phase as one byte count over its three reads — the child read back
-    by its dialect (file bytes), its plaintext digested, the source hashed again — so its bar
-    counts bytes to a known total like every other phase (issue 15 item 1)."""
-
-    def __init__(self, progress: Progress | None, sizes: tuple[int, int, int]) -> None:
-        self._progress = progress
-        self._offsets = (0, sizes[0], sizes[0] + sizes[1])
-        self._total = sum(sizes)
-
-    def read(self, part: int, done: int) -> None:
-        if self._progress is not None:
-            self._progress("verify", min(self._offsets[part] + done, self._total), self._total)
-
-    def scanned(self) -> Progress | None:
-        """For ``rescan``: its (phase, done, total) as the first of the three reads."""
-        if self._progress is None:
-            return None
-        return lambda _phase, done, _total: self.read(0, done)
-
-
 class _ChildWriter:
     """Produces the child's bytes — header line, the seed's lines (copied byte for byte, or
     through the plan's ``rewrite``), the appended records — and verifies the temporary file."""
@@ -394,7 +391,6 @@ class _ChildWriter:
         self.header_line = dialect.encode_record(plan.header) if plan.header else b""
         self.suffix = b"".join(dialect.encode_record(r) for r in plan.appended)
         self.seed_size = self.end - self.body  # bytes of seed written (differs under a rewrite)
-        self.seed_digest = ""  # of the seed bytes actually written
         self.plain_digest = ""  # of the whole plaintext written
         self.sha_after: str | None = None
 
@@ -426,8 +422,18 @@ class _ChildWriter:
             raise _changed(self.source) from None
 
     def produce(self, sink: Sink) -> None:
-        seed = hashlib.sha256()
-        plain = hashlib.sha256(self.header_line)
+        """Write the child; its plaintext is hashed on a worker thread as it goes (issue 14: the
+        digest overlaps the copy instead of adding to it)."""
+        digest = hashlib.sha256()
+        plain = DigestWorker(digest)
+        try:
+            self._write(sink, plain)
+        finally:
+            plain.close()
+        self.plain_digest = digest.hexdigest()
+
+    def _write(self, sink: Sink, plain: DigestWorker) -> None:
+        plain.update(self.header_line)
         frame: FrameWriter | None = None
         if self.zstd and self.header_line:
             sink.write(compress_frame(self.header_line))  # frame 0: exactly the header (§9.2)
@@ -441,7 +447,6 @@ class _ChildWriter:
             write = sink.write
         size = 0
         for piece in self._seed():
-            seed.update(piece)
             plain.update(piece)
             size += len(piece)
             write(piece)
@@ -450,8 +455,6 @@ class _ChildWriter:
         if frame is not None:
             frame.close()
         self.seed_size = size
-        self.seed_digest = seed.hexdigest()
-        self.plain_digest = plain.hexdigest()
 
     def _child_problems(self, report: ScanReport) -> list[str]:
         plan, child = self.plan, report.scan
@@ -473,8 +476,22 @@ class _ChildWriter:
         return problems
 
     def verify(self, temp: Path) -> None:
-        counted = _VerifyBytes(self.progress, (file_size(temp) or 0, self.plaintext_size, self.identity.size))
-        report = rescan(temp, self.dialect, self.limits, counted.scanned())
+        """One read of the temporary file: the rescan, whose batches are hashed on the way
+        (``_PlaintextDigest``), while the source is hashed again beside it (``BackgroundDigest``).
+
+        The whole plaintext's digest and size equal to what ``produce`` wrote (header line, seed
+        pieces, suffix, in that order) mean the child's bytes at [len(header), len(header) +
+        seed_size) are the seed pieces themselves, so a separate digest of that slice would
+        check nothing more. That the seed pieces are the source's committed bytes rests on the
+        source: read through ``plaintext_range`` under its identity, and its SHA-256 after the
+        copy equal to the one the first scan took."""
+        source = BackgroundDigest(self.source)
+        plain = _PlaintextDigest()
+        try:
+            report = rescan(temp, self.dialect, self.limits, self.progress, tap=plain.tap)
+        finally:
+            read_back = plain.close()
+            after = source.result()  # waits for the thread (and re-raises its OSError) either way
         first = first_error(report.scan.findings)
         if first is not None:
             raise WriteRefusedError(
@@ -483,27 +500,41 @@ class _ChildWriter:
         problems = self._child_problems(report)
         if problems:
             raise WriteRefusedError("verification failed: " + "; ".join(problems))
-        seed = hashlib.sha256()
-        plain = hashlib.sha256()
-        seed_start, seed_end = len(self.header_line), len(self.header_line) + self.seed_size
-        position = 0
-        for piece in plaintext_range(temp, self.encoding, 0, self.plaintext_size, self.limits.max_window):
-            plain.update(piece)
-            lo, hi = max(seed_start - position, 0), min(seed_end - position, len(piece))
-            if lo < hi:
-                seed.update(piece[lo:hi])
-            position += len(piece)
-            counted.read(1, position)
-        if seed.hexdigest() != self.seed_digest:
-            raise WriteRefusedError("verification failed: the seed records differ from the source's bytes")
-        if plain.hexdigest() != self.plain_digest:
+        if read_back != (report.read.plaintext_bytes, self.plain_digest):
             raise WriteRefusedError(
                 "verification failed: the new file's plaintext differs from what was written"
             )
-        after = sha256_file(self.source, partial(counted.read, 2))
         if after != self.sha_before:
             raise WriteRefusedError(
                 f"source changed during the fork: {self.source} had SHA-256 {self.sha_before}, now "
                 f"{after}; nothing was published"
             )
         self.sha_after = after
+
+
+class _PlaintextDigest:
+    """The SHA-256 of the plaintext a rescan reads, from the batches of lines it feeds the
+    scanner (a ``run_scan`` tap), hashed on a worker thread. Each batch must start where the
+    previous one ended: a byte the reader did not deliver as a line (a filler run, an
+    over-long line, a torn tail) leaves a gap, and ``close`` then returns no digest, so what is
+    hashed is every byte of the plaintext, in order, or the check fails."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._worker = DigestWorker(self._digest)
+        self._size = 0
+        self._gap = False
+
+    def tap(self, batch: Batch, _dialect: Dialect) -> None:
+        lines, offset = batch[0], batch[1]
+        if offset != self._size:
+            self._gap = True
+        if lines:
+            data = b"\n".join(lines) + b"\n"
+            self._size = offset + len(data)
+            self._worker.update(data)
+
+    def close(self) -> tuple[int, str | None]:
+        """(plaintext bytes hashed, their digest; None after a gap)."""
+        self._worker.close()
+        return self._size, None if self._gap else self._digest.hexdigest()

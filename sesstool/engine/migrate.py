@@ -29,7 +29,7 @@ from sesstool.engine.write import (
     refuse_unless_valid,
     rescan,
 )
-from sesstool.store.digest import sha256_file
+from sesstool.store.digest import BackgroundDigest
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import (
     canonical_name,
@@ -221,13 +221,17 @@ def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -
     checked: list[ScanReport] = []
 
     def verify(tmp: Path) -> None:
-        result = rescan(tmp, dialect, request.limits, source.progress)
+        hashing = BackgroundDigest(source.path)  # the source re-read beside the rescan
+        try:
+            result = rescan(tmp, dialect, request.limits, source.progress)
+        finally:
+            now = hashing.result()
         if result.scan.version != target_version:
             raise WriteRefusedError(
                 f"verification: the new file is v{result.scan.version}, not v{target_version}"
             )
         refuse_unless_valid(result, f"the v{target_version} output")
-        now = sha256_file(source.path)  # an in-place edit keeps size and mtime: only the bytes tell
+        # an in-place edit keeps size and mtime: only the bytes tell
         if now != source.sha256:
             raise WriteRefusedError(
                 f"source changed while it was migrated: {source.path} had SHA-256 {source.sha256} "

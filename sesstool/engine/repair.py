@@ -21,7 +21,7 @@ from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import HEADER_FRAME_RULES, Encoding, PhysicalIssue
+from sesstool.core.physical import Encoding, FramingFact, PhysicalIssue
 from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
@@ -34,7 +34,7 @@ from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
-from sesstool.store.plaintext import LogReading, file_range, plaintext_range, sha256_range
+from sesstool.store.plaintext import HashedPlaintext, LogReading, file_range, plaintext_range, sha256_range
 from sesstool.store.publish import FileIdentity, Published, Sink, copy_into, publish
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import ReadLimits
@@ -374,15 +374,17 @@ def _verify(
     """Read the temp file back: the carried part must be the committed source plaintext byte for
     byte, then exactly the closers ``_check_closers`` judged, read with the project's reader.
 
-    The carried part was compared with the source as it is *now*; the source must still hash to
+    The carried part is compared with the source as it is *now*, and in the same read of the
+    source (``store.plaintext.HashedPlaintext``: one pass) the whole source must still hash to
     what the scan read (an in-place edit keeps size and mtime, so identity alone cannot see it):
     then the published bytes are the scanned bytes (issue 11 item 7; fork re-hashes the same way).
     """
+    carried = HashedPlaintext(source, plan.source_encoding, plan.committed, limits.max_window)
     if plan.output_encoding == "raw":
-        _verify_raw(tmp, source, plan, closers, limits)
+        _verify_raw(tmp, carried.pieces(), plan, closers, limits)
     else:
-        _verify_lines(tmp, source, plan, closers, limits)
-    now = sha256_file(source)
+        _verify_lines(tmp, carried.pieces(), plan, closers, limits)
+    now = carried.sha256()
     if now != source_sha:
         raise WriteRefusedError(
             f"source changed while it was repaired: {source} had SHA-256 {source_sha} when it was "
@@ -390,13 +392,13 @@ def _verify(
         )
 
 
-def _verify_raw(tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
+def _verify_raw(
+    tmp: Path, carried: Iterator[bytes], plan: RepairPlan, closers: list[bytes], limits: ReadLimits
+) -> None:
     """Raw output: compare the prefix as byte chunks with the source's committed plaintext
-    (which the scan read as complete lines), then read the appended part with the reader."""
+    ``carried`` (which the scan read as complete lines), then read the appended part with the reader."""
     tail = b"".join(closers)
-    position = _first_difference(
-        file_range(tmp, 0, plan.committed, strict=False), _committed_plaintext(source, plan, 0, limits)
-    )
+    position = _first_difference(file_range(tmp, 0, plan.committed, strict=False), carried)
     if position is not None:
         raise WriteRefusedError(f"verification: the new file differs from the source near byte {position}")
     rest = b"".join(file_range(tmp, plan.committed, plan.committed + len(tail) + 1, strict=False))
@@ -428,20 +430,21 @@ def _first_difference(got: Iterator[bytes], expected: Iterator[bytes]) -> int | 
 
 
 def _verify_lines(
-    tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits
+    tmp: Path, carried: Iterator[bytes], plan: RepairPlan, closers: list[bytes], limits: ReadLimits
 ) -> None:
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
-    the header line) and compare its lines with the committed source lines, then the closers."""
+    the header line) and compare its lines with the committed source lines (the plaintext
+    ``carried``), then the closers."""
     reading = LogReading(tmp, plan.output_encoding, limits)
     expected = itertools.chain(
-        _lines_of(_committed_plaintext(source, plan, 0, limits), limits.max_line),
+        _lines_of(carried, limits.max_line),
         (line[:-1] for line in closers),
     )
     count = 0
     for item in reading.batches():
         if isinstance(item, PhysicalIssue):
-            if item.rule in HEADER_FRAME_RULES and not plan.header_frame:
-                continue  # a framing rule of a layout this dialect does not have
+            if isinstance(item, FramingFact) and not plan.header_frame:
+                continue  # frame 0 of a layout without a header frame (mini-agent) may hold more
             raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
         for line in item[0]:
             count += 1

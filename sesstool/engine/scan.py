@@ -34,16 +34,12 @@ class ScanReport:
     dialect: Dialect  # the dialect that read the log
 
 
-class _Hashing:
-    """A read-only stream wrapper feeding every byte read to a digest (one pass, no re-read).
-
-    The digest runs on a worker thread: hashlib releases the GIL on large buffers, so hashing
+class DigestWorker:
+    """A digest fed on a worker thread: hashlib releases the GIL on large buffers, so hashing
     overlaps the scan (which holds it) instead of adding to it. The queue is bounded (memory
-    stays flat) and ordered (one worker), and ``close`` waits until every byte is hashed.
-    """
+    stays flat) and ordered (one worker), and ``close`` waits until every byte is hashed."""
 
-    def __init__(self, stream: BinaryIO, digest: Any) -> None:
-        self._stream = stream
+    def __init__(self, digest: Any) -> None:
         self._pending: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
         self._failure: BaseException | None = None
         self._worker = threading.Thread(
@@ -52,13 +48,32 @@ class _Hashing:
         self._worker.start()
 
     def _hash(self, digest: Any) -> None:
-        # keep draining after a failure so that neither ``read`` nor ``close`` can block
+        # keep draining after a failure so that neither ``update`` nor ``close`` can block
         while (data := self._pending.get()) is not None:
             if self._failure is None:
                 try:
                     digest.update(data)
-                except BaseException as exc:  # re-raised by close() on the reading thread
+                except BaseException as exc:  # re-raised by close() on the calling thread
                     self._failure = exc
+
+    def update(self, data: bytes) -> None:
+        """Queue ``data`` (an immutable copy: the caller may reuse a buffer it passed)."""
+        self._pending.put(bytes(data))
+
+    def close(self) -> None:
+        self._pending.put(None)
+        self._worker.join()
+        if self._failure is not None:
+            raise self._failure
+
+
+class _Hashing:
+    """A read-only stream wrapper feeding every byte read to a digest (one pass, no re-read),
+    hashed on a ``DigestWorker``."""
+
+    def __init__(self, stream: BinaryIO, digest: Any) -> None:
+        self._stream = stream
+        self._worker = DigestWorker(digest)
 
     def peek(self, size: int) -> bytes:
         """The next bytes without consuming them (nothing is hashed twice)."""
@@ -67,14 +82,11 @@ class _Hashing:
     def read(self, size: int = -1) -> bytes:
         data = self._stream.read(size)
         if data:
-            self._pending.put(bytes(data))
+            self._worker.update(data)
         return data
 
     def close(self) -> None:
-        self._pending.put(None)
-        self._worker.join()
-        if self._failure is not None:
-            raise self._failure
+        self._worker.close()
 
 
 FrameHook = Callable[[int, int, int, DetectingScanner], None]

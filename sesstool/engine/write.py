@@ -23,7 +23,7 @@ from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.engine.cold import cold_session
-from sesstool.engine.scan import FrameHook, Progress, ScanReport, run_scan, scan_source
+from sesstool.engine.scan import FrameHook, Progress, ScanReport, Tap, run_scan
 from sesstool.store.liveness import LockState
 from sesstool.store.paths import is_directory
 from sesstool.store.publish import FileIdentity, Sink
@@ -90,11 +90,15 @@ def first_error(findings: tuple[Finding, ...]) -> Finding | None:
     return next((f for f in findings if f.severity is Severity.ERROR), None)
 
 
-def rescan(tmp: Path, dialect: Dialect, limits: ReadLimits, progress: Progress | None = None) -> ScanReport:
+def rescan(
+    tmp: Path, dialect: Dialect, limits: ReadLimits, progress: Progress | None = None, tap: Tap | None = None
+) -> ScanReport:
     """Verify by rescan: the temporary output read back by the same dialect (no file-name
-    version: a temp name is not canonical); reported as the ``verify`` phase."""
+    version: a temp name is not canonical); reported as the ``verify`` phase. ``tap`` sees
+    every batch of lines the scanner is fed (fork hashes the plaintext read back there)."""
     options = ScanOptions(filename_version=None)
-    return scan_source(tmp, options, replace(limits, dialect=dialect.name), progress, phase="verify")
+    limits = replace(limits, dialect=dialect.name)
+    return run_scan(tmp, options, limits, progress, tap=tap, phase="verify")[0]
 
 
 _WRITE_REPORT_EVERY = 1 << 20

@@ -3,20 +3,40 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import threading
 from pathlib import Path
 
 _CHUNK = 1 << 20
 
 
-def sha256_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> str:
-    """The file's SHA-256; ``on_bytes`` hears the bytes hashed so far after each chunk."""
+def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
-    done = 0
     with open(path, "rb") as f:  # read-only
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
-            done += len(chunk)
-            if on_bytes is not None:
-                on_bytes(done)
     return digest.hexdigest()
+
+
+class BackgroundDigest:
+    """``sha256_file`` on a thread: file reads and hashlib release the GIL, so a write command
+    re-hashes its source beside the rescan that verifies its output instead of after it (issue
+    14); ``result`` joins the thread and re-raises what it raised."""
+
+    def __init__(self, path: Path) -> None:
+        self._digest: str | None = None
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(path,), name="sesstool-source-digest")
+        self._thread.start()
+
+    def _run(self, path: Path) -> None:
+        try:
+            self._digest = sha256_file(path)
+        except BaseException as exc:  # re-raised by result() on the calling thread
+            self._failure = exc
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+        assert self._digest is not None
+        return self._digest

@@ -163,7 +163,6 @@ class LineSplitter:
                 self._pending.append(first)
                 first = b"".join(self._pending)
                 self._pending.clear()
-            self._pending_len = 0
             if len(first) > self.max_line:
                 yield self._too_long(first_offset, first_line, len(first), frame, frame_offset)
                 lines = parts[1:-1]
@@ -174,8 +173,7 @@ class LineSplitter:
                 lines = parts[:-1]
                 start_offset = first_offset
                 start_line = first_line
-        self._pending = []
-        self._pending_len = 0
+        self._pending_len = 0  # nothing pends (a discarded line counted its bytes here)
         tail = parts[-1]
         self._line_start = base + len(chunk) - len(tail)
         n = len(lines)

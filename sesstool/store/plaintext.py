@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from sesstool.core.errors import InputError
 from sesstool.core.physical import Batch, Encoding, PhysicalIssue, ReadSummary
@@ -53,6 +53,60 @@ def plaintext_range(
                 continue
             yield piece[skip:] if skip else piece
             skip = 0
+
+
+class _Hashed:
+    """A read-only file read front to back, every byte it hands out hashed on the way."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f = f
+        self.digest = hashlib.sha256()
+        self.position = 0
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if (offset, whence) != (self.position, 0):
+            raise ValueError("a hashed read goes front to back")  # the reads below never jump
+        return self.position
+
+    def read(self, size: int = -1) -> bytes:
+        piece = self._f.read(size)
+        self.digest.update(piece)
+        self.position += len(piece)
+        return piece
+
+
+class HashedPlaintext:
+    """Plaintext [0, ``end``) of a log with the whole file's SHA-256 taken in the same read: the
+    source of a write is read once to check both what was carried and that the file is still the
+    one the scan hashed (an in-place edit keeps size and mtime)."""
+
+    def __init__(self, path: Path, encoding: Encoding, end: int, max_window: int) -> None:
+        self.path, self.encoding, self.end, self.max_window = path, encoding, end, max_window
+        self._sha256: str | None = None
+        self._pieces = self._read()
+
+    def pieces(self) -> Iterator[bytes]:
+        """The plaintext, in bounded pieces (once)."""
+        return self._pieces
+
+    def sha256(self) -> str:
+        """The file's SHA-256 (the plaintext not yet consumed is read, hashed and dropped)."""
+        for _ in self._pieces:
+            pass
+        assert self._sha256 is not None
+        return self._sha256
+
+    def _read(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as f:  # read-only
+            hashed = _Hashed(f)
+            stream = cast(BinaryIO, hashed)
+            if self.encoding == "raw":
+                yield from copy_bytes(stream, 0, self.end)
+            else:
+                yield from zstd_plaintext(stream, 0, 0, self.end, self.max_window)
+            while hashed.read(_CHUNK):
+                pass  # the rest of the file (a torn tail, what follows the carried prefix)
+            self._sha256 = hashed.digest.hexdigest()
 
 
 def file_range(path: Path, start: int, end: int, *, strict: bool = True) -> Iterator[bytes]:

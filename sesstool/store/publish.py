@@ -33,7 +33,9 @@ _NO_HARD_LINKS = frozenset({errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNO
 _UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO that took the final name meanwhile must not hang the comparison of its bytes
+# (a regular file ignores the flag)
+_ANCHOR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,7 @@ def _refusing(what: str, path: Path) -> Iterator[None]:
 class _FdSink:
     """Buffers, hashes and counts what the producer writes; handles short writes."""
 
-    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "kernel_copies", "size")
+    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "kernel_copy", "size")
 
     def __init__(self, fd: int, path: Path) -> None:
         self._fd = fd
@@ -154,8 +156,8 @@ class _FdSink:
         # Remembered so that a producer that swallows our error cannot get a truncated file
         # published anyway.
         self.failure: WriteRefusedError | None = None
-        # copy_file_range calls that moved bytes; None once the platform refused it (plain copy)
-        self.kernel_copies: int | None = 0 if hasattr(os, "copy_file_range") else None
+        # False where the platform has no copy_file_range or once it refused it (plain copies)
+        self.kernel_copy = hasattr(os, "copy_file_range")
 
     def write(self, data: bytes) -> None:
         if self._closed:
@@ -188,25 +190,23 @@ class _FdSink:
                 self._hash.update(data)
                 self.size += len(data)
                 done = self._kernel_copy(src, offset, len(data))
-                if done < len(data):
-                    self._write_all(memoryview(data)[done:])
+                self._write_all(memoryview(data)[done:])  # what the kernel did not copy (usually none)
 
     def _kernel_copy(self, src: int, offset: int, n: int) -> int:
         """Bytes copied by ``os.copy_file_range`` from ``src`` at ``offset`` (up to ``n``)."""
         done = 0
-        while done < n and self.kernel_copies is not None:
+        while done < n and self.kernel_copy:
             try:
                 copied = os.copy_file_range(src, self._fd, n - done, offset + done)
             except OSError as exc:
                 if exc.errno not in _NO_KERNEL_COPY:
                     self.failure = _refusal("copy into the temporary file", self._path, exc)
                     raise self.failure from exc
-                self.kernel_copies = None  # not here: plain copies from now on
+                self.kernel_copy = False  # not here: plain copies from now on
                 break
             if copied <= 0:
                 break  # the source is shorter than it was: the read chunk is written instead
             done += copied
-            self.kernel_copies += 1
         return done
 
     def finish(self) -> None:
@@ -313,15 +313,18 @@ def publish(
     if source_identity is not None and source is None:
         raise ValueError("source_identity given without source")
     _check_name(target)
-    if source is not None and source_identity is None:
-        with _refusing("reading the source's identity", source):
-            source_identity = FileIdentity.of_path(source)
+    checked: tuple[Path, FileIdentity] | None = None  # the source and how it looked before the read
+    if source is not None:
+        if source_identity is None:
+            with _refusing("reading the source's identity", source):
+                source_identity = FileIdentity.of_path(source)
+        checked = (source, source_identity)
     _refuse_early(target)
     directory = target.parent
     with _refusing("opening the target directory", directory):
         dir_fd = os.open(directory, _DIR_FLAGS)
     try:
-        return _Publication(target, dir_fd, mode).run(produce, verify, source, source_identity)
+        return _Publication(target, dir_fd, mode).run(produce, verify, checked)
     finally:
         os.close(dir_fd)
 
@@ -348,14 +351,13 @@ class _Publication:
         self,
         produce: Callable[[Sink], None],
         verify: Callable[[Path], None],
-        source: Path | None,
-        source_identity: FileIdentity | None,
+        checked: tuple[Path, FileIdentity] | None,
     ) -> Published:
         try:
             sink, written = self._stage(produce)
             self._verify(verify, written)
-            if source is not None and source_identity is not None:
-                _check_source(source, source_identity)
+            if checked is not None:
+                _check_source(*checked)
             identical = self._link()
             if not identical:
                 with _refusing("fsync of the directory after link", self.target.parent):
@@ -373,7 +375,6 @@ class _Publication:
             if self.anchor >= 0:
                 with suppress(OSError):
                     os.close(self.anchor)
-                self.anchor = -1
         return Published(self.target, sink.size, sink.sha256, identical)
 
     def _stage(self, produce: Callable[[Sink], None]) -> tuple[_FdSink, FileIdentity]:
@@ -509,17 +510,16 @@ class _Publication:
             os.close(fd)
 
     def _cleanup(self, exc: BaseException) -> None:
+        """Undo this attempt, once, as it fails (the attempt is over: nothing reads its state
+        afterwards)."""
         if self.fd >= 0:
-            fd, self.fd = self.fd, -1
             with suppress(OSError):
-                os.close(fd)
+                os.close(self.fd)
         # After a failed step past link we cannot vouch for the final name's durability.
         if self.linked:
             self._remove_if_ours(self.name, self.target, exc)
-            self.linked = False
         if self.tmp_present:
             self._remove_if_ours(self.tmp_name, self.tmp_path, exc)
-            self.tmp_present = False
 
     def _remove_if_ours(self, name: str, path: Path, exc: BaseException) -> None:
         """Unlink ``name`` only if it is still the inode we created; never anything else."""

@@ -12,7 +12,16 @@ from typing import BinaryIO
 import zstandard
 
 from sesstool.core import rule_ids as R
-from sesstool.core.physical import Batch, Encoding, PhysicalIssue, ReadSummary, TornFrame
+from sesstool.core.physical import (
+    FRAME_0_MORE_LINES,
+    FRAME_0_OPEN_LINE,
+    Batch,
+    Encoding,
+    FramingFact,
+    PhysicalIssue,
+    ReadSummary,
+    TornFrame,
+)
 from sesstool.store.lines import DEFAULT_MAX_LINE, LineSplitter
 from sesstool.store.raw_reader import CHUNK_SIZE, PhysicalReader
 
@@ -83,7 +92,9 @@ class _Input:
 
 
 class ZstdReader(PhysicalReader):
-    """A concatenation of independent checksummed zstd frames, frame 0 holding the header line.
+    """A concatenation of independent checksummed zstd frames. How frame 0 is laid out is a
+    ``FramingFact``, reported after the lines it speaks of; what it must be is a dialect's rule
+    (dsh §9.2), judged by the scanner, never here.
 
     Lines are streamed as soon as a block decodes, so a fatal issue about frame N can follow
     batches of frame N (decoded before the defect showed, e.g. a checksum mismatch at its end):
@@ -111,12 +122,8 @@ class ZstdReader(PhysicalReader):
         self._frame_plain = 0  # plaintext offset where the current frame's output starts
         self._frame_lines = 0  # complete lines delivered before the current frame
         self._frame_line = 1  # line number at that offset
-        self._header_seen = False  # frame 0 has produced its one newline
-        self._header_relaxed = False  # frame 0 was not the header line alone (reported once)
-        # ...and that finding is held until the reader knows whether any frame follows: a file
-        # that is one frame holding everything is a generic compressor's (`zstd FILE`), not a
-        # harness writer's broken header frame (docs/format.md "zstd")
-        self._header_held = False
+        self._frame0_newline = False  # frame 0 has produced its (first) newline
+        self._frame0_lines = False  # frame 0 holds more than one line (a FramingFact said so)
         self._torn: TornFrame | None = None
         # Spec §6.3 judges only the *joined* plaintext of the complete frames, so a record
         # straddling two frames mid-file passes; this holds the finding for the last one.
@@ -136,15 +143,10 @@ class ZstdReader(PhysicalReader):
             magic = src.take(4)
             if not magic:
                 break
-            if self._header_held:
-                # frame 0 held more than the header line and another frame follows: not one
-                # frame holding everything, so a writer broke the header-frame layout (§9.2)
-                yield self._header_issue("frame 0 holds more than the header line", 0, 0)
             self._frame_plain = splitter.offset
             self._frame_lines = splitter.lines
             self._frame_line = splitter.line
-            walk = self._frame(frames, start, magic)
-            end = yield from (self._held_before_fatal(walk) if frames == 0 else walk)
+            end = yield from self._frame(frames, start, magic)
             if end is _End.COMPLETE:
                 frames += 1
                 last_good_end = src.offset
@@ -153,14 +155,11 @@ class ZstdReader(PhysicalReader):
                 continue
             fatal = end is _End.FATAL
             break
-        # one frame holding everything: a whole plaintext log compressed by a generic tool, whose
-        # last line may be torn as in the raw log it was made from (a tear, not corruption)
-        one_frame = self._header_held and frames == 1 and not fatal and self._torn is None
-        if self._header_held:
-            if one_frame:
-                yield self._one_frame_issue()
-            else:
-                yield self._header_issue("frame 0 holds more than the header line", 0, 0)
+        # One frame of several lines holding everything: a whole plaintext log compressed by a
+        # generic tool (`zstd FILE`), whose last line may be torn as in the raw log it was made
+        # from: a tear, as in a raw file, for every dialect; only frames written one per append
+        # promise to end on a record (docs/format.md "zstd").
+        one_frame = self._frame0_lines and frames == 1 and not fatal and self._torn is None
         if not fatal and self._boundary is not None and not one_frame:
             yield self._boundary
             fatal = True
@@ -317,8 +316,8 @@ class ZstdReader(PhysicalReader):
             rule = R.ZSTD_CHECKSUM if "checksum" in error else R.ZSTD_DECODE_ERROR
             yield self._issue(rule, f"complete frame failed to decode: {error}", index, start)
             return _End.FATAL
-        if index == 0 and not self._header_seen and not self._header_relaxed:
-            yield self._header_issue("frame 0 does not end with a newline", index, start)
+        if index == 0 and not self._frame0_newline and not self._frame0_lines:
+            yield self._frame0_fact(FRAME_0_OPEN_LINE, "frame 0 does not end with a newline", index, start)
         splitter = self._splitter
         pending_bytes = splitter.pending_bytes
         self._boundary = None
@@ -334,7 +333,7 @@ class ZstdReader(PhysicalReader):
         return _End.COMPLETE
 
     def _deliver(self, out: bytes, index: int, start: int) -> Generator[Item, None, bool]:
-        """Hand decoded bytes to the splitter after the budget and header-frame checks."""
+        """Hand decoded bytes to the splitter after the budget check, noting how frame 0 is laid out."""
         splitter = self._splitter
         if splitter.offset + len(out) > self.max_decompressed:
             yield self._issue(
@@ -346,19 +345,16 @@ class ZstdReader(PhysicalReader):
                 line=splitter.line,
             )
             return False
-        relaxed = False
-        if index == 0 and not self._header_relaxed:
+        more_lines = False
+        if index == 0 and not self._frame0_lines:
             newline = out.find(b"\n")
-            if self._header_seen or (newline != -1 and newline != len(out) - 1):
-                relaxed = self._header_relaxed = True
+            if self._frame0_newline or (newline != -1 and newline != len(out) - 1):
+                more_lines = self._frame0_lines = True
             else:
-                self._header_seen = newline != -1
+                self._frame0_newline = newline != -1
         yield from splitter.feed(out, index, start)
-        if relaxed:
-            # Reported after the lines (the scanner then knows the dialect: the dsh layout, §9.2,
-            # judges it; the others have no header frame) and once the next frame or EOF shows
-            # which finding it is. Reading goes on either way.
-            self._header_held = True
+        if more_lines:  # after the lines it speaks of (the order their findings keep)
+            yield self._frame0_fact(FRAME_0_MORE_LINES, "frame 0 holds more than one line", index, start)
         return True
 
     def _tear(self, index: int, start: int) -> _End:
@@ -388,42 +384,8 @@ class ZstdReader(PhysicalReader):
             start,
         )
 
-    def _held_before_fatal(self, walk: Generator[Item, None, _End]) -> Generator[Item, None, _End]:
-        """Frame 0's items, with a held header-frame finding released before a fatal issue
-        (nothing follows a fatal issue)."""
-        while True:
-            try:
-                item = next(walk)
-            except StopIteration as stop:
-                end: _End = stop.value
-                return end
-            if self._header_held and isinstance(item, PhysicalIssue) and item.fatal:
-                yield self._header_issue("frame 0 holds more than the header line", 0, 0)
-            yield item
-
-    def _one_frame_issue(self) -> PhysicalIssue:
-        self._header_held = False
-        return PhysicalIssue(
-            R.ZSTD_SINGLE_FRAME,
-            "the whole log is one zstd frame (as `zstd FILE` writes it), not the harness's "
-            "header frame and a frame per append (spec §9.2): the harness refuses to load it; "
-            "sesstool reads it, and repair or migrate write the harness's framing",
-            offset=0,
-            line=1,
-            frame=0,
-            frame_offset=0,
-            fatal=False,
-        )
-
-    def _header_issue(self, what: str, index: int, start: int) -> PhysicalIssue:
-        self._header_held = False
-        return self._issue(
-            R.ZSTD_HEADER_FRAME,
-            f"{what}: it must be exactly one line (spec §9.2)",
-            index,
-            start,
-            fatal=False,
-        )
+    def _frame0_fact(self, fact: str, what: str, index: int, start: int) -> FramingFact:
+        return FramingFact(fact, what, self._frame_plain, self._frame_line, index, start)
 
     def _issue(
         self,

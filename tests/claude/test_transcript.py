@@ -30,6 +30,8 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], set[str]]] = {
     "damaged-unknown-type": ("clean", (), {"claude-unknown-type"}),
     "damaged-two-sessions": ("clean", (), {"claude-several-sessions"}),
     "damaged-entry-shape": ("clean", (), {"claude-entry-shape"}),
+    "damaged-sidechain-result": ("clean", (), set()),
+    "damaged-sidechain-orphan": ("clean", (), {"claude-orphan-tool-result"}),
 }
 
 

@@ -8,6 +8,7 @@ agent-formats §0 rows "last line cut in half", "tool_use line deleted", and §1
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -109,3 +110,42 @@ def drop_uuid(data: bytes) -> bytes:
     return _join(
         [*lines[:i], json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode(), *lines[i + 1 :]]
     )
+
+
+def _dump(entry: Json) -> bytes:
+    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def sidechain_result(data: bytes) -> bytes:
+    """The first tool_result entry flagged ``isSidechain: true`` (a writer that mislabels an
+    entry): does a sidechain entry's result still answer its call?"""
+    lines = _lines(data)
+    i = _index(lines, lambda e: e.get("type") == "user" and _has_block(e, "tool_result"))
+    entry = _entry(lines[i])
+    entry["isSidechain"] = True
+    return _join([*lines[:i], _dump(entry), *lines[i + 1 :]])
+
+
+def sidechain_orphan(data: bytes) -> bytes:
+    """A sidechain user entry spliced into the active chain after the first tool_result: a text
+    block and a result for a call that was never made (is it sent? is the result an orphan?)."""
+    lines = _lines(data)
+    i = _index(lines, lambda e: e.get("type") == "user" and _has_block(e, "tool_result"))
+    result = _entry(lines[i])
+    j = next(n for n in range(i + 1, len(lines)) if _entry(lines[n]).get("parentUuid") == result["uuid"])
+    side = {k: v for k, v in result.items() if k not in ("toolUseResult", "sourceToolAssistantUUID")}
+    side |= {
+        "isSidechain": True,
+        "parentUuid": result["uuid"],
+        "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, "sesstool lane sidechain " + result["uuid"])),
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "a sidechain entry on the chain"},
+                {"type": "tool_result", "tool_use_id": "toolu_lane_never_made", "content": "x"},
+            ],
+        },
+    }
+    child = _entry(lines[j])
+    child["parentUuid"] = side["uuid"]
+    return _join([*lines[: i + 1], _dump(side), *lines[i + 1 : j], _dump(child), *lines[j + 1 :]])

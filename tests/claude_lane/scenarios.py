@@ -229,6 +229,8 @@ SCENARIOS: dict[str, Step] = {
     "damaged-unknown-type": damaged(damage.unknown_type),
     "damaged-two-sessions": two_sessions,
     "damaged-entry-shape": damaged(damage.drop_uuid),
+    "damaged-sidechain-result": damaged(damage.sidechain_result),
+    "damaged-sidechain-orphan": damaged(damage.sidechain_orphan),
     "concurrent-writers": concurrent_writers,
 }
 

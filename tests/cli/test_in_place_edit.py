@@ -14,7 +14,10 @@ import pytest
 import sesstool.engine.migrate as migrate_engine
 import sesstool.engine.records as records_engine
 import sesstool.engine.repair as repair_engine
+import sesstool.store.digest as store_digest
+import sesstool.store.plaintext as store_plaintext
 from tests.conftest import FIXTURES, Sesstool
+from tests.store.test_hashed_plaintext import counting_open
 
 CRASHED = FIXTURES / "dsh" / "crash-dangling-call" / "session.jsonl"
 
@@ -75,3 +78,22 @@ def test_an_untouched_source_still_repairs(sesstool: Sesstool, tmp_path: Path) -
     shutil.copy(CRASHED, source)
     result = sesstool("repair", str(source))
     assert result.exit_code == 0 and "unchanged" in result.stdout
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_repair_verification_reads_the_source_once(
+    sesstool: Sesstool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    """The carried prefix and the source's digest are checked in one read of the source: after
+    the scan, the read-back reads each source byte once (raw to raw: the copy is the kernel's)."""
+    source = tmp_path / "session.jsonl"
+    shutil.copy(CRASHED, source)
+    counts: list[int] = []
+    for module in (store_plaintext, store_digest):
+        monkeypatch.setattr(module, "open", counting_open(counts, source), raising=False)
+    args = ["--encoding", "zstd"] if encoding == "zstd" else []
+    result = sesstool("repair", *args, str(source))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    committed = CRASHED.read_bytes().rindex(b"\n") + 1
+    carried_by_produce = committed if encoding == "zstd" else 0  # zstd output: read to compress
+    assert sum(counts) == carried_by_produce + source.stat().st_size

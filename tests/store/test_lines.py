@@ -247,3 +247,97 @@ def test_a_filler_run_after_clean_chunks_is_still_one_issue() -> None:
     issues = [i for i in items if isinstance(i, PhysicalIssue)]
     assert [(i.offset, i.line, i.lines, i.blank) for i in issues] == [(1600, 201, 100, True)]
     assert lines_of(items)[-1] == (b'{"b":2}', 1700, 301)
+
+
+# --- runs of filler lines (issue 12: mutants of the bulk search lived on the equivalence
+# property above, which compares two splitters that share the search) -----------------------
+
+
+def filler(offset: int, line: int, count: int, length: int, nul: bool = False) -> PhysicalIssue:
+    return PhysicalIssue(
+        "nul-bytes" if nul else "invalid-json",
+        f"{count} filler lines (empty or NUL bytes only) where records should be",
+        offset,
+        line,
+        lines=count,
+        length=length,
+        blank=not nul,
+    )
+
+
+def test_a_run_of_64_filler_lines_is_one_issue_and_63_are_lines() -> None:
+    assert split([b"\n" * 64 + b"x\n"]) == [filler(0, 1, 64, 64), ([b"x"], 64, 65, None)]
+    assert split([b"\n" * 63 + b"x\n"]) == [([b""] * 63 + [b"x"], 0, 1, None)]
+    assert split([b"\x00\n" * 64 + b"x\n"]) == [filler(0, 1, 64, 128, nul=True), ([b"x"], 128, 65, None)]
+    assert split([b"\x00\n" * 63 + b"x\n"]) == [([b"\x00"] * 63 + [b"x"], 0, 1, None)]
+
+
+def test_a_run_after_lines_in_the_same_chunk_keeps_them_and_their_addresses() -> None:
+    assert split([b"a\nbb\n" + b"\n" * 64 + b"c\n"]) == [
+        ([b"a", b"bb"], 0, 1, None),
+        filler(5, 3, 64, 64),
+        ([b"c"], 69, 67, None),
+    ]
+    mixed = b"\x00\n\n" * 32  # NUL-only and empty lines alternating: one run, its first line NUL
+    assert split([b"a\n" + mixed + b"b"]) == [
+        ([b"a"], 0, 1, None),
+        filler(2, 2, 64, 96, nul=True),
+        PartialLine(98, 1, 66),
+    ]
+
+
+def test_the_newline_that_ends_a_pending_line_does_not_start_a_run() -> None:
+    splitter = LineSplitter()
+    assert list(splitter.feed(b"abc")) == []
+    assert list(splitter.feed(b"\n" * 65 + b"x\n")) == [
+        ([b"abc"], 0, 1, None),
+        filler(4, 2, 64, 64),
+        ([b"x"], 68, 66, None),
+    ]
+    assert (splitter.offset, splitter.line, splitter.lines) == (70, 67, 66)
+
+
+def test_a_run_at_the_start_of_a_chunk_that_ends_mid_line() -> None:
+    """The first line of the chunk is filler: the run starts at its first byte, however the
+    chunk ends."""
+    assert split([b"\n" * 64 + b"x"]) == [filler(0, 1, 64, 64), PartialLine(64, 1, 65)]
+    assert split([b"\x00\n" * 64 + b"xy"]) == [filler(0, 1, 64, 128, nul=True), PartialLine(128, 2, 65)]
+    splitter = LineSplitter()
+    assert list(splitter.feed(b"a\n")) == [([b"a"], 0, 1, None)]
+    assert list(splitter.feed(b"\n" * 64 + b"{")) == [filler(2, 2, 64, 64)]
+
+
+def test_the_first_run_in_a_chunk_is_found_whichever_kind_of_line_it_starts_with() -> None:
+    """A run starts after a newline followed by a newline or by a NUL byte; where the chunk has
+    both kinds, the earlier start wins, and a chunk may have only one kind."""
+    splitter = LineSplitter()
+    list(splitter.feed(b"abc"))
+    assert list(splitter.feed(b"\n" + b"\n" * 64 + b"x\n\x00\n")) == [
+        ([b"abc"], 0, 1, None),
+        filler(4, 2, 64, 64),
+        ([b"x", b"\x00"], 68, 66, None),
+    ]
+    splitter = LineSplitter()
+    list(splitter.feed(b"abc"))
+    assert list(splitter.feed(b"\n" + b"\x00\n" * 64 + b"y\n\n")) == [
+        ([b"abc"], 0, 1, None),
+        filler(4, 2, 64, 128, nul=True),
+        ([b"y", b""], 132, 66, None),
+    ]
+    assert split([b"x\n" + b"\x00\n" * 64]) == [([b"x"], 0, 1, None), filler(2, 2, 64, 128, nul=True)]
+
+
+def test_a_run_ends_after_its_last_newline_not_inside_the_next_line() -> None:
+    """NUL bytes that begin the next (non-filler) line, or a torn tail, are not part of the run."""
+    assert split([b"\n" * 64 + b"\x00\x00x\n"]) == [filler(0, 1, 64, 64), ([b"\x00\x00x"], 64, 65, None)]
+    assert split([b"\n" * 64 + b"\x00\x00"]) == [filler(0, 1, 64, 64), PartialLine(64, 2, 65)]
+
+
+def test_every_run_in_a_chunk_is_found_after_a_short_one() -> None:
+    """A blank line too short to be a run does not end the search, nor does a first run."""
+    assert split([b"a\n\nb\n" + b"\n" * 64 + b"c\n" + b"\x00\n" * 64]) == [
+        ([b"a", b"", b"b"], 0, 1, None),
+        filler(5, 4, 64, 64),
+        ([b"c"], 69, 68, None),
+        filler(71, 69, 64, 128, nul=True),
+    ]

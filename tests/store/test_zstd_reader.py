@@ -13,7 +13,16 @@ from typing import Any, BinaryIO, cast
 import pytest
 import zstandard
 
-from sesstool.core.physical import Batch, PartialLine, PhysicalIssue, ReadSummary, TornFrame
+from sesstool.core.physical import (
+    FRAME_0_MORE_LINES,
+    FRAME_0_OPEN_LINE,
+    Batch,
+    FramingFact,
+    PartialLine,
+    PhysicalIssue,
+    ReadSummary,
+    TornFrame,
+)
 from sesstool.core.rules import RULES
 from sesstool.store.zstd_reader import ZSTD_MAGIC, ZstdReader, sniff_encoding
 
@@ -25,7 +34,6 @@ WINDOW = "zstd-window-too-large"
 CHECKSUM = "zstd-checksum"
 DECODE = "zstd-decode-error"
 BUDGET = "zstd-budget-exceeded"
-HEADER_FRAME = "zstd-header-frame"
 BOUNDARY = "zstd-frame-boundary"
 NO_CHECKSUM = "zstd-no-checksum"
 LINE_TOO_LONG = "line-too-long"
@@ -91,7 +99,7 @@ def only_fatal_last(items: list[Item], rule: str, frame: int, frame_offset: int)
 
 def test_rule_ids_are_registered() -> None:
     for rule in (BAD_MAGIC, SKIPPABLE, RESERVED_BIT, RESERVED_BLOCK, WINDOW, CHECKSUM, DECODE,
-                 BUDGET, HEADER_FRAME, BOUNDARY, NO_CHECKSUM, LINE_TOO_LONG):  # fmt: skip
+                 BUDGET, BOUNDARY, NO_CHECKSUM, LINE_TOO_LONG):  # fmt: skip
         assert rule in RULES
 
 
@@ -427,30 +435,65 @@ def test_window_too_large_is_refused_before_decoding() -> None:
     assert issues_of(items) == [] and summary.frames == 2
 
 
-def header_issue(items: list[Item]) -> PhysicalIssue:
-    """The one zstd-header-frame issue: non-fatal (the scanner judges it by dialect: corruption
-    for dsh §9.2, no rule for the mini-agent layout), addressed to frame 0."""
-    found = [i for i in issues_of(items) if i.rule == HEADER_FRAME]
+def framing_fact(items: list[Item]) -> FramingFact:
+    """The one framing fact: no rule id (the reader judges no layout: a dsh scan makes it
+    zstd-header-frame or zstd-single-frame, §9.2; other dialects set no rule on it), non-fatal,
+    addressed to frame 0; the reader reports no zstd-* issue of its own about it."""
+    found = [i for i in issues_of(items) if isinstance(i, FramingFact)]
     assert len(found) == 1, items
-    assert (found[0].fatal, found[0].frame, found[0].frame_offset) == (False, 0, 0)
+    fact = found[0]
+    assert (fact.fatal, fact.offset, fact.line, fact.frame, fact.frame_offset) == (False, 0, 1, 0, 0)
+    assert fact.rule not in RULES
     assert not [i for i in issues_of(items) if i.fatal]
-    return found[0]
+    assert [i for i in issues_of(items) if i.rule.startswith("zstd-")] == []
+    return fact
 
 
 def test_header_frame_with_two_lines() -> None:
     items, summary = read(compress(HEADER + BODY2) + compress(BODY1))
-    issue = header_issue(items)
-    # reported after the frame's lines (so the scanner knows the dialect); reading goes on
-    assert items.index(issue) > 0
+    fact = framing_fact(items)
+    assert (fact.rule, fact.message) == (FRAME_0_MORE_LINES, "frame 0 holds more than one line")
+    # right after the lines it speaks of, before frame 1's: the reader holds nothing back
+    position = items.index(fact)
+    assert [type(i) for i in items[:position]] == [tuple] and items[position - 1][3] == 0  # type: ignore[index]
+    assert all(item[3] == 1 for item in items[position + 1 :])  # type: ignore[index]
     assert [line for line, *_ in lines_of(items)] == (HEADER + BODY2 + BODY1).split(b"\n")[:-1]
-    assert summary.frames == 2 and not summary.stopped_early
+    assert summary.frames == 2 and not summary.stopped_early and not summary.one_frame
 
 
-@pytest.mark.parametrize("payload", [HEADER[:-1], b"", HEADER + b"x"])
-def test_header_frame_not_one_terminated_line(payload: bytes) -> None:
+@pytest.mark.parametrize(
+    ("payload", "fact_id"),
+    [(HEADER[:-1], FRAME_0_OPEN_LINE), (b"", FRAME_0_OPEN_LINE), (HEADER + b"x", FRAME_0_MORE_LINES)],
+)
+def test_header_frame_not_one_terminated_line(payload: bytes, fact_id: str) -> None:
     items, summary = read(compress(payload) + compress(BODY1))
-    header_issue(items)
+    assert framing_fact(items).rule == fact_id
     assert summary.frames == 2 and not summary.stopped_early
+
+
+def test_one_frame_holding_everything_is_a_fact_not_a_finding() -> None:
+    """A whole log compressed as one frame (`zstd FILE`): the reader says frame 0 holds more than
+    one line and that the log is one frame (the summary); the warning is the dsh dialect's."""
+    items, summary = read(compress(HEADER + BODY1))
+    assert framing_fact(items).rule == FRAME_0_MORE_LINES
+    assert [line for line, *_ in lines_of(items)] == (HEADER + BODY1).split(b"\n")[:-1]
+    assert summary.one_frame and summary.frames == 1 and summary.partial_line is None
+
+
+def test_one_frame_with_a_torn_last_record_is_a_partial_line() -> None:
+    """The one frame ends where the file ends: its unterminated last record is a partial line,
+    as in the raw log it was made from, not zstd-frame-boundary (only frames written one per
+    append promise to end on a record)."""
+    plain = HEADER + BODY1 + b'{"seq":6,"ty'
+    items, summary = read(compress(plain))
+    framing_fact(items)
+    assert summary.one_frame and not summary.stopped_early
+    assert summary.partial_line == PartialLine(len(HEADER + BODY1), 12, 7)
+
+
+def test_one_line_in_one_frame_says_nothing() -> None:
+    items, summary = read(compress(HEADER))
+    assert issues_of(items) == [] and summary.one_frame
 
 
 def test_torn_header_frame_is_a_tear() -> None:

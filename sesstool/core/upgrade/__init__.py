@@ -93,10 +93,14 @@ def each_event(recs: Iterator[Rec]) -> Iterator[tuple[dict[str, Any], bytes | No
     """Every event of every record: (event, the record's bytes when it holds just this event,
     whether it is the record's last event)."""
     for rec in recs:
-        raw = rec.raw if len(rec.events) == 1 else None
-        last = len(rec.events) - 1
-        for i, event in enumerate(rec.events):
-            yield event, raw, i == last
+        events = rec.events
+        last = len(events) - 1
+        if last == 0:  # the common record: one event
+            for event in events:
+                yield event, rec.raw, True
+            continue
+        for i, event in enumerate(events):
+            yield event, None, i == last
 
 
 def check_header_keys(

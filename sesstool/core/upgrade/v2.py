@@ -317,33 +317,47 @@ class _Run:
             self.open_step = None
 
     def chunk(self, event: dict[str, Any], seq: int) -> None:
-        refuse = self.refuser(seq, "assistant/chunk")
+        # the bulk of a v1 log: its refusals are built only when one is raised (issue 14)
         data = event.get("data")
         if event.keys() != _CHUNK_KEYS:
             extra = sorted(event.keys() ^ _CHUNK_KEYS)
-            raise refuse(
-                f"an assistant/chunk must have exactly type, seq, time, data to fold into a stream: {extra}"
+            raise self.refuse(
+                f"an assistant/chunk must have exactly type, seq, time, data to fold into a stream: {extra}",
+                seq,
+                "assistant/chunk",
             )
         if type(event["time"]) is not int:
-            raise refuse("assistant/chunk time is not an integer")
+            raise self.refuse("assistant/chunk time is not an integer", seq, "assistant/chunk")
         if not isinstance(data, dict) or data.keys() != _CHUNK_DATA_KEYS:
-            raise refuse("assistant/chunk data must be exactly {turn, step, chunk} to fold into a stream")
+            raise self.refuse(
+                "assistant/chunk data must be exactly {turn, step, chunk} to fold into a stream",
+                seq,
+                "assistant/chunk",
+            )
         turn, step, chunk = data["turn"], data["step"], data["chunk"]
         if type(turn) is not int or type(step) is not int or not isinstance(chunk, dict):
-            raise refuse("assistant/chunk needs integer turn/step and a chunk object")
+            raise self.refuse(
+                "assistant/chunk needs integer turn/step and a chunk object", seq, "assistant/chunk"
+            )
         key = (turn, step)
         attempt = self.open.get(key)
         if attempt is None:
             attempt = _Attempt(turn, step, seq)
             self.open[key] = attempt
             self.pending.append(attempt)
-        else:
+        elif self.seeded:
             self.check_cut(attempt, seq, "assistant/chunk")
         attempt.add(seq, event["time"], chunk)
         self.remap.drop(seq)
-        slot = _Slot(None, seq, attempt=attempt)
-        attempt.slot = slot  # the attempt now stands at its newest last chunk
-        self.buf.append(slot)
+        buf = self.buf
+        # The attempt now stands at its newest last chunk. When its slot is already the last
+        # one buffered (its previous chunk came just before), that is the same position: the
+        # slot stays, instead of a new one that supersedes it (an open attempt is pending, and
+        # ``flush`` never passes a pending attempt's slot, so the slot is still buffered).
+        if not buf or buf[-1] is not attempt.slot:
+            slot = _Slot(None, seq, attempt=attempt)
+            attempt.slot = slot
+            buf.append(slot)
         if chunk.get("type") == "finish":
             attempt.closed = True
             del self.open[key]

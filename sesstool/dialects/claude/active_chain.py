@@ -4,119 +4,143 @@ not, the off-chain entries derive needs, and whether the chain ends waiting for 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
-from sesstool.dialects.claude.entry_graph import EntryGraph, Node
+from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, USER, EntryGraph
 from sesstool.dialects.claude.findings import Findings
 from sesstool.dialects.claude.scan_facts import Compaction, ToolCall
+from sesstool.dialects.claude.tool_calls import ToolBook
 
 
 @dataclass(frozen=True, slots=True)
 class ChainView:
-    chain: list[int]  # node indexes, root first
-    reattached: set[int]  # node indexes off the chain that derive needs
+    chain: array[int]  # entries, root first
+    reattached: set[int]  # entries off the chain that derive needs
     dangling: list[ToolCall]  # calls resume closes, in chain order
+    left_open: list[ToolCall]  # in a subagent's own file: its calls without result (resume leaves them)
     orphans: list[str]  # tool_use ids of results on the chain without their call
     waiting: bool  # the chain ends on a user turn resume answers with `No response requested.`
+
+
+class _Attached:
+    """Which entries' calls are on the chain: the chain's own and the other blocks of its replies."""
+
+    def __init__(self, graph: EntryGraph, session: str | None, book: ToolBook) -> None:
+        self.graph = graph
+        self.chain, self.on_chain = graph.active_chain(session)
+        self.siblings = graph.reply_siblings(session, self.on_chain)
+        self.book = book
+        self.repeated: dict[int, list[tuple[int, int]]] = {}  # item -> (entry, block) after the first
+        for item, entry, block in book.repeated:
+            self.repeated.setdefault(item, []).append((entry, block))
+
+    def entry(self, node: int) -> bool:
+        return bool(self.on_chain[node]) or node in self.siblings
+
+    def issued(self, item: int) -> bool:
+        """Some entry carrying the call ``item`` is on the chain."""
+        first = self.book.call_entry[item]
+        return first >= 0 and (
+            self.entry(first) or any(self.entry(e) for e, _ in self.repeated.get(item, ()))
+        )
+
+    def positions(self, nodes: Iterable[int]) -> dict[int, int]:
+        """Where on the chain each of ``nodes`` — or the first block of its reply — is."""
+        anchors = {node: self._anchors(node) for node in nodes}
+        wanted = {a for found in anchors.values() for a in found}
+        at = {node: i for i, node in enumerate(self.chain) if node in wanted} if wanted else {}
+        return {
+            node: min((at[a] for a in found if a in at), default=len(self.chain))
+            for node, found in anchors.items()
+        }
+
+    def _anchors(self, node: int) -> set[int]:
+        group = self.graph.group(node)
+        if group < 0:
+            return {node}
+        return self.graph.reply(group)
 
 
 def view(
     graph: EntryGraph,
     session: str | None,
-    calls: Mapping[str, ToolCall],
-    results: Mapping[str, int],
+    book: ToolBook,
     compactions: Sequence[Compaction],
     subagent: bool,
     findings: Findings,
 ) -> ChainView:
-    """``results``: tool_use id → node index of its first result; ``subagent``: resume leaves a
-    subagent's dangling calls as they are (§0), reported as information."""
-    chain = graph.active_chain(session)
-    chain_set = set(chain)
-    reattached: set[int] = set()
-    chain_uses = _chain_uses(graph, session, chain, chain_set, reattached)
-    dangling: list[ToolCall] = []
-    for tool_id in chain_uses:
-        result = results.get(tool_id)
-        if result is None:
-            call = calls[tool_id]
-            offset = graph.nodes[graph.index[call.entry]].offset
-            if subagent:
-                findings.add(
-                    "claude-subagent-dangling",
-                    f"{call.name} call {tool_id} has no result; the CLI leaves a subagent's file so",
-                    offset,
-                    call.line,
-                )
-                continue
-            dangling.append(call)
-            findings.add(
-                "claude-dangling-tool-use",
-                f"{call.name} call {tool_id} has no result; resume appends an interrupted result",
-                offset,
-                call.line,
-            )
-        elif result not in chain_set:
+    """``subagent``: resume leaves a subagent's dangling calls as they are (§0), reported as
+    information."""
+    on = _Attached(graph, session, book)
+    reattached = set(on.siblings)
+    open_calls = _dangling(on, subagent, findings)
+    dangling, left_open = ([], open_calls) if subagent else (open_calls, [])
+    for item, result in enumerate(book.result_entry):
+        if result >= 0 and not on.on_chain[result] and on.issued(item):
             reattached.add(result)
-    orphans = _orphans(graph, chain, set(chain_uses), findings)
+    orphans = _orphans(on, findings)
     for compaction in compactions:
-        if graph.index.get(compaction.uuid) in chain_set:
-            reattached.update(graph.index[u] for u in compaction.preserved if u in graph.index)
-    waiting = not subagent and _waiting(graph, chain, bool(dangling), findings)
-    return ChainView(chain, reattached, dangling, orphans, waiting)
+        boundary = graph.find(compaction.uuid)
+        if boundary >= 0 and on.on_chain[boundary]:
+            reattached.update(n for n in map(graph.find, compaction.preserved) if n >= 0)
+    waiting = not subagent and _waiting(graph, on.chain, bool(dangling), findings)
+    return ChainView(on.chain, reattached, dangling, left_open, orphans, waiting)
 
 
-def _chain_uses(
-    graph: EntryGraph, session: str | None, chain: list[int], chain_set: set[int], reattached: set[int]
-) -> dict[str, None]:
-    """The tool_use ids on the chain, in order; a reply's blocks on side branches count (§1.9)."""
-    groups = graph.groups(session)
-    on_chain_msgs: set[str] = set()
-    chain_uses: dict[str, None] = {}  # ordered, unique
-    for idx in chain:
-        node = graph.nodes[idx]
-        if node.kind != "assistant":
-            continue
-        if node.msg_id is None:
-            chain_uses.update(dict.fromkeys(node.tool_uses))
-        elif node.msg_id not in on_chain_msgs:
-            on_chain_msgs.add(node.msg_id)
-            for member in groups.get(node.msg_id, [idx]):
-                if member not in chain_set:
-                    reattached.add(member)
-                chain_uses.update(dict.fromkeys(graph.nodes[member].tool_uses))
-    return chain_uses
+def _dangling(on: _Attached, subagent: bool, findings: Findings) -> list[ToolCall]:
+    """The calls on the chain without a result anywhere, in the order resume meets them."""
+    book, graph = on.book, on.graph
+    calls: list[tuple[list[tuple[int, int]], ToolCall]] = []  # (the entries using it, the call)
+    for item, call, block in book.waiting.values():
+        if on.issued(item):
+            used = [(book.call_entry[item], block), *on.repeated.get(item, ())]
+            calls.append(([(e, b) for e, b in used if on.entry(e)], call))
+    where = on.positions({e for used, _ in calls for e, _ in used})
+    calls.sort(key=lambda pair: min((where[e], e, b) for e, b in pair[0]))
+    dangling: list[ToolCall] = []
+    for _, call in calls:
+        offset = graph.offset(graph.find(call.entry))
+        if subagent:
+            message = f"{call.name} call {call.id} has no result; the CLI leaves a subagent's file so"
+            findings.add(CR.SUBAGENT_DANGLING, message, offset, call.line)
+        else:
+            message = f"{call.name} call {call.id} has no result; resume appends an interrupted result"
+            findings.add(CR.DANGLING_TOOL_USE, message, offset, call.line)
+        dangling.append(call)
+    return dangling
 
 
-def _orphans(graph: EntryGraph, chain: list[int], issued: set[str], findings: Findings) -> list[str]:
-    orphans: list[str] = []
-    for idx in chain:
-        node = graph.nodes[idx]
-        for tool_id in node.tool_results:
-            if tool_id not in issued:
-                orphans.append(tool_id)
-                findings.add(
-                    "claude-orphan-tool-result",
-                    f"result for {tool_id} has no tool_use on the active chain; resume drops it",
-                    node.offset,
-                    node.line,
-                )
-    return orphans
-
-
-def _waiting(graph: EntryGraph, chain: list[int], dangling: bool, findings: Findings) -> bool:
-    last: Node | None = next(
-        (graph.nodes[i] for i in reversed(chain) if graph.nodes[i].kind in ("user", "assistant")), None
-    )
-    waiting = last is not None and last.kind == "user" and last.user_kind != "local"
-    if waiting and not dangling:
-        assert last is not None
+def _orphans(on: _Attached, findings: Findings) -> list[str]:
+    graph = on.graph
+    found = [
+        (entry, tool_id)
+        for entry, tool_id, item in on.book.loose
+        if on.on_chain[entry] and not on.issued(item)
+    ]
+    at = {node: i for i, node in enumerate(on.chain) if node in {e for e, _ in found}} if found else {}
+    found.sort(key=lambda pair: at[pair[0]])
+    for entry, tool_id in found:
         findings.add(
-            "claude-unanswered-turn",
+            CR.ORPHAN_TOOL_RESULT,
+            f"result for {tool_id} has no tool_use on the active chain; resume drops it",
+            graph.offset(entry),
+            graph.lines[entry],
+        )
+    return [tool_id for _, tool_id in found]
+
+
+def _waiting(graph: EntryGraph, chain: array[int], dangling: bool, findings: Findings) -> bool:
+    last = next((i for i in reversed(chain) if graph.flags[i] & (USER | ASSISTANT)), -1)
+    waiting = last >= 0 and bool(graph.flags[last] & USER) and not graph.flags[last] & LOCAL
+    if waiting and not dangling:
+        findings.add(
+            CR.UNANSWERED_TURN,
             f"the conversation ends on a user turn with no reply; resume appends {vocab.NO_RESPONSE_TEXT!r}",
-            last.offset,
-            last.line,
+            graph.offset(last),
+            graph.lines[last],
         )
     return waiting

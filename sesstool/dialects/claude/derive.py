@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.scan_facts import TranscriptScan
 
@@ -233,7 +234,7 @@ def derive(scan: TranscriptScan, entries: Mapping[int, Json]) -> Derived:
         if entry.get("uuid") in preserved and entry.get("type") == "assistant":
             builder.reasons["a preserved message is also on the chain"] = None
         builder.item(entry)
-    if any(f.rule == "claude-parent-missing" for f in scan.findings):
+    if any(f.rule == CR.PARENT_MISSING for f in scan.findings):
         builder.reasons[
             "a parentUuid names no entry: the chain is cut there (a tool_result is bridged to "
             "the entry before it, as 2.1.332 was measured doing)"

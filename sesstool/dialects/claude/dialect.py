@@ -15,7 +15,7 @@ from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
 from sesstool.core.model import Boundaries, OpenState, ScanResult, Tail
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
@@ -79,8 +79,8 @@ class ClaudeScanner:
             self.feed_lines(lines, offset, lineno, frame)
             return
         assert isinstance(item, PhysicalIssue)
-        if item.rule in HEADER_FRAME_RULES:
-            return  # a framing rule (dsh §9.2) of a layout transcripts do not have
+        if isinstance(item, FramingFact):
+            return  # a fact of the frame layout, on which transcripts set no rule (dsh §9.2 does)
         rule = CORE_RULES.get(item.rule)
         severity = rule.severity if rule is not None else Severity.ERROR
         address = Address(self.path, item.offset, item.line, item.frame, item.frame_offset, None)

@@ -1,177 +1,270 @@
-"""The ``parentUuid`` graph of a transcript's entries (spec agent-formats §1.7, §1.9): one small
-record per graph entry, the uuid index, and the walks over them — the active chain resume
-continues, the entry before one in the file, the entries of one streamed reply, branches."""
+"""The ``parentUuid`` graph of a transcript's entries (spec agent-formats §1.7, §1.9), kept
+compactly: a few bytes per entry in flat arrays, so a 1 GiB transcript validates in flat memory
+(issue 17).
+
+Per entry: its uuid (exactly: key_index.py), flags, line and offset. The parent is the
+entry before it in the file unless recorded otherwise — the CLI appends each entry to its
+parent, so exceptions (roots, parallel results, rewinds, forks) are few. The entries of one
+streamed reply (same ``message.id``) are linked to the first of them while that id is among the
+last ``MESSAGE_WINDOW`` ids seen (a reply's blocks are written together; docs/format.md).
+"""
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterable
 
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude.findings import Findings
+from sesstool.dialects.claude.key_index import KeyIndex
 
-
-@dataclass(slots=True)
-class Node:
-    """One graph entry, as small as the pass can keep it."""
-
-    uuid: str
-    parent: int | str | None  # the parent's node index once seen, else its uuid (missing so far)
-    line: int
-    offset: int
-    kind: str
-    session: str | None
-    sidechain: bool
-    msg_id: str | None
-    tool_uses: tuple[str, ...]
-    tool_results: tuple[str, ...]
-    user_kind: str  # prompt | tool_result | local | summary | text | "" (not a user entry)
-    duplicate: bool = False
+SIDECHAIN, DUPLICATE, ASSISTANT, USER, RESULTS, LOCAL, MESSAGE = 1, 2, 4, 8, 16, 32, 64
+ROOT, MISSING = -1, -2
+MESSAGE_WINDOW = 4096
 
 
 class EntryGraph:
     def __init__(self) -> None:
-        self.nodes: list[Node] = []
-        self.index: dict[str, int] = {}
+        self.uuids = KeyIndex()  # item i is entry i
+        self.flags = bytearray()
+        self.lines = array("i")
+        self._low = array("I")  # offsets, low 32 bits…
+        self._high_at = array("i")  # …and runs of their high bits: the first entry of a run…
+        self._high_of = array("i")  # …and its high bits
+        self._parent_at = array("i")  # entries whose parent is not the entry before them…
+        self._parent_to = array("i")  # …and theirs: an entry, ROOT or MISSING (then in _unseen)
+        self._unseen: dict[int, tuple[str, str, str]] = {}  # entry -> (parent uuid, uuid, type)
+        self._group_at = array("i")  # entries of a reply after its first…
+        self._group_of = array("i")  # …and that first entry
+        self._recent: dict[str, int] = {}  # the last MESSAGE_WINDOW message ids -> first entry
+        self._session_at = array("i")  # runs of entries of one session: first entry…
+        self._session_of = array("i")  # …and the session's number in ``sessions``
+        self.sessions: list[str | None] = []
+        self._before: str | None = None  # the uuid of the last entry, when first of its uuid
 
     def __len__(self) -> int:
-        return len(self.nodes)
+        return len(self.flags)
 
-    def resolve(self, parent: str | None) -> int | str | None:
-        """A parent uuid as the node index it names when seen already."""
-        return self.index.get(parent, parent) if parent is not None else None
+    def add(self, uuid: str, parent: str | None, kind: str, at: tuple[int, int], flags: int) -> int:
+        """Append an entry at (line, offset); answer the entry that used its uuid first when it
+        is a duplicate, else -1. Its session and message id come with ``session``/``message``."""
+        line, offset = at
+        node = len(self.flags)
+        if parent is None:
+            self._except(node, ROOT)
+        elif parent != self._before:
+            found = self.uuids.find(parent)
+            if found < 0:
+                self._unseen[node] = (parent, uuid, kind)
+                self._except(node, MISSING)
+            elif found != node - 1:
+                self._except(node, found)
+        first = self.uuids.add(uuid)
+        self._before = uuid if first < 0 else None
+        if first >= 0:
+            flags |= DUPLICATE
+        self.flags.append(flags)
+        self.lines.append(line)
+        self._low.append(offset & 0xFFFFFFFF)
+        if (offset >> 32) != (self._high_of[-1] if self._high_of else 0):
+            self._high_at.append(node)
+            self._high_of.append(offset >> 32)
+        return first
 
-    def add(self, node: Node) -> int | None:
-        """Append ``node``; the line that used its uuid first when it is a duplicate."""
-        first = self.index.get(node.uuid)
-        if first is not None:
-            node.duplicate = True
+    def _except(self, node: int, parent: int) -> None:
+        self._parent_at.append(node)
+        self._parent_to.append(parent)
+
+    def message(self, node: int, msg: str) -> None:
+        """``node`` carries a block of the reply ``msg`` (``message.id``)."""
+        self.flags[node] |= MESSAGE
+        first = self._recent.get(msg)
+        if first is None:
+            self._recent[msg] = node
+            if len(self._recent) > MESSAGE_WINDOW:
+                del self._recent[next(iter(self._recent))]
         else:
-            self.index[node.uuid] = len(self.nodes)
-        self.nodes.append(node)
-        return self.nodes[first].line if first is not None else None
+            self._group_at.append(node)
+            self._group_of.append(first)
+
+    def session(self, node: int, session: str | None) -> None:
+        """``node`` belongs to ``session`` (its ``sessionId``); call once per entry, in order."""
+        if self._session_of and self.sessions[self._session_of[-1]] == session:
+            return
+        if session not in self.sessions:
+            self.sessions.append(session)
+        self._session_at.append(node)
+        self._session_of.append(self.sessions.index(session))
 
     def copy(self) -> EntryGraph:
         twin = EntryGraph()
-        twin.nodes = [Node(**{k: getattr(n, k) for k in Node.__slots__}) for n in self.nodes]
-        twin.index = dict(self.index)
+        twin.uuids = self.uuids.copy()
+        twin.flags = bytearray(self.flags)
+        for key in (
+            "lines",
+            "_low",
+            "_high_at",
+            "_high_of",
+            "_parent_at",
+            "_parent_to",
+            "_group_at",
+            "_group_of",
+            "_session_at",
+            "_session_of",
+        ):
+            setattr(twin, key, array("I" if key == "_low" else "i", getattr(self, key)))
+        twin._unseen, twin._recent, twin.sessions = (
+            dict(self._unseen),
+            dict(self._recent),
+            list(self.sessions),
+        )
+        twin._before = self._before
         return twin
 
-    def missing_parents(self, findings: Findings) -> None:
-        for node in self.nodes:
-            if isinstance(node.parent, str) and node.parent not in self.index and not node.duplicate:
-                findings.add(
-                    "claude-parent-missing",
-                    f"{node.kind} {node.uuid} names parent {node.parent}, which is not in the file",
-                    node.offset,
-                    node.line,
-                )
+    # -- per entry ------------------------------------------------------------------------------
 
-    def active_chain(self, session: str | None) -> list[int]:
+    def offset(self, node: int) -> int:
+        run = bisect_left(self._high_at, node + 1) - 1
+        return (self._high_of[run] << 32 if run >= 0 else 0) | self._low[node]
+
+    def find(self, uuid: str) -> int:
+        """The first entry with ``uuid``, or -1."""
+        return self.uuids.find(uuid)
+
+    def parent(self, node: int) -> int:
+        """The parent entry, ROOT, or MISSING (named but not in the file)."""
+        at = bisect_left(self._parent_at, node)
+        if at == len(self._parent_at) or self._parent_at[at] != node:
+            return node - 1
+        parent = self._parent_to[at]
+        if parent == MISSING:
+            found = self.find(self._unseen[node][0])  # written later in the file, perhaps
+            return found if found >= 0 else MISSING
+        return parent
+
+    def group(self, node: int) -> int:
+        """The first entry of the reply ``node`` belongs to; -1 when it carries no message id."""
+        if not self.flags[node] & MESSAGE:
+            return -1
+        at = bisect_left(self._group_at, node)
+        return self._group_of[at] if at < len(self._group_at) and self._group_at[at] == node else node
+
+    def session_of(self, node: int) -> str | None:
+        return self.sessions[self._session_of[bisect_left(self._session_at, node + 1) - 1]]
+
+    def eligible(self, node: int, session: str | None) -> bool:
+        """In the session's conversation: not a sidechain entry, not a replayed uuid."""
+        return not self.flags[node] & (SIDECHAIN | DUPLICATE) and self.session_of(node) == session
+
+    # -- walks ----------------------------------------------------------------------------------
+
+    def missing_parents(self, findings: Findings) -> None:
+        for node, (parent, uuid, kind) in self._unseen.items():
+            if self.find(parent) < 0 and not self.flags[node] & DUPLICATE:
+                message = f"{kind} {uuid} names parent {parent}, which is not in the file"
+                findings.add(CR.PARENT_MISSING, message, self.offset(node), self.lines[node])
+
+    def active_chain(self, session: str | None) -> tuple[array[int], bytearray]:
         """§1.7: the latest entry of the session (not a sidechain, not a replayed uuid) back to
-        its root. Measured (lane): resume continues from the newest entry, attachments included."""
-        leaf = next(
-            (
-                i
-                for i in range(len(self.nodes) - 1, -1, -1)
-                if not self.nodes[i].duplicate
-                and not self.nodes[i].sidechain
-                and self.nodes[i].session == session
-            ),
-            None,
-        )
-        chain: list[int] = []
-        seen: set[int] = set()
-        current = leaf
-        while current is not None and current not in seen:
-            seen.add(current)
+        its root, root first, and a byte per entry marking the chain. Measured (lane): resume
+        continues from the newest entry, attachments included."""
+        on_chain = bytearray(len(self.flags))
+        chain = array("i")
+        current = self.previous(len(self.flags), session)
+        while current >= 0 and not on_chain[current]:
+            on_chain[current] = 1
             chain.append(current)
-            node = self.nodes[current]
-            if node.parent is None:
-                break
-            found = self.parent_index(node)
-            if found is None and node.tool_results:
+            parent = self.parent(current)
+            if parent == MISSING and self.flags[current] & RESULTS:
                 # Measured (lane `damaged-orphan-result`): a tool_result entry whose parent is
                 # gone is bridged to the entry before it in the file; other entries end the chain.
-                found = self.previous(current, session)
-            current = found
+                parent = self.previous(current, session)
+            current = parent
         chain.reverse()
-        return chain
+        return chain, on_chain
 
-    def parent_index(self, node: Node) -> int | None:
-        parent = node.parent
-        if parent is None or isinstance(parent, int):
-            return parent
-        return self.index.get(parent)
-
-    def previous(self, index: int, session: str | None) -> int | None:
-        for i in range(index - 1, -1, -1):
-            node = self.nodes[i]
-            if not node.duplicate and not node.sidechain and node.session == session:
+    def previous(self, node: int, session: str | None) -> int:
+        """The last entry of the session's conversation before ``node``, or -1."""
+        for i in range(node - 1, -1, -1):
+            if self.eligible(i, session):
                 return i
-        return None
+        return -1
 
-    def groups(self, session: str | None) -> dict[str, list[int]]:
-        """The entries of each streamed reply (same ``message.id``) in the session (§1.9)."""
-        groups: dict[str, list[int]] = {}
-        for i, node in enumerate(self.nodes):
-            if (
-                node.msg_id is not None
-                and not node.duplicate
-                and not node.sidechain
-                and node.session == session
-            ):
-                groups.setdefault(node.msg_id, []).append(i)
-        return groups
+    def reply_siblings(self, session: str | None, on_chain: bytearray) -> set[int]:
+        """Entries off the chain that carry blocks of a reply on it (§1.9: parallel calls)."""
+        attached = {first for node, first in self._links() if on_chain[node] or on_chain[first]}
+        return {
+            node
+            for link in self._links()
+            if link[1] in attached
+            for node in link
+            if not on_chain[node] and self.eligible(node, session)
+        }
+
+    def reply(self, first: int) -> set[int]:
+        """The entries of the reply whose first entry is ``first`` (``group``)."""
+        return {first, *(node for node, group in self._links() if group == first)}
+
+    def _links(self) -> Iterable[tuple[int, int]]:
+        return zip(self._group_at, self._group_of, strict=True)
 
     def branch_check(self, session: str | None, findings: Findings) -> int:
         """Count conversation branches (rewinds, forks) and flag those that grew interleaved."""
-        children = self._children(session)
-        last = self._last_descendants()
         branches = 0
-        for parent, kids in children.items():
-            if len(kids) < 2:
-                continue
+        last: array[int] | None = None
+        for parent, kids in self._children(session).items():
             siblings = [
-                k
-                for k in kids
-                if self.nodes[k].msg_id is None
-                or sum(1 for o in kids if self.nodes[o].msg_id == self.nodes[k].msg_id) == 1
+                k for k in kids if self.group(k) < 0 or sum(self.group(o) == self.group(k) for o in kids) == 1
             ]
             if len(siblings) < 2:
                 continue
             branches += len(siblings) - 1
+            last = last if last is not None else self._last_descendants()
             spans = sorted((k, last[k]) for k in siblings)
             for (_, end), (start, _) in itertools.pairwise(spans):
                 if start < end:
-                    node = self.nodes[start]
                     findings.add(
-                        "claude-concurrent-writers",
+                        CR.CONCURRENT_WRITERS,
                         f"the branch starting here and the one before it (from line "
-                        f"{self.nodes[parent].line}) were appended interleaved",
-                        node.offset,
-                        node.line,
+                        f"{self.lines[parent]}) were appended interleaved",
+                        self.offset(start),
+                        self.lines[start],
                     )
                     break
         return branches
 
     def _children(self, session: str | None) -> dict[int, list[int]]:
+        """Parents with two children or more: one may follow it in the file, the others are
+        recorded exceptions."""
         children: dict[int, list[int]] = {}
-        for i, node in enumerate(self.nodes):
-            if node.duplicate or node.sidechain or node.session != session or node.parent is None:
-                continue
-            parent = self.parent_index(node)
-            if parent is None:
-                continue
-            if node.tool_results or (node.msg_id is not None and node.msg_id == self.nodes[parent].msg_id):
-                continue  # a result beside its call, or the next block of one streamed reply (§1.9)
-            children.setdefault(parent, []).append(i)
-        return children
+        for node in self._parent_at:
+            parent = self.parent(node)
+            if parent >= 0 and self._branch_child(node, parent, session):
+                children.setdefault(parent, []).append(node)
+        for parent, kids in children.items():
+            follower = parent + 1
+            if (
+                follower < len(self.flags)
+                and follower not in kids
+                and self.parent(follower) == parent
+                and self._branch_child(follower, parent, session)
+            ):
+                kids.append(follower)
+            kids.sort()
+        return {parent: kids for parent, kids in children.items() if len(kids) >= 2}
 
-    def _last_descendants(self) -> list[int]:
-        last = list(range(len(self.nodes)))
-        for i in range(len(self.nodes) - 1, -1, -1):
-            node = self.nodes[i]
-            parent = self.parent_index(node)
-            if parent is not None and parent < i and not node.duplicate:
+    def _branch_child(self, node: int, parent: int, session: str | None) -> bool:
+        if not self.eligible(node, session) or self.flags[node] & RESULTS:
+            return False
+        group = self.group(node)
+        return group < 0 or group != self.group(parent)  # not the next block of one streamed reply (§1.9)
+
+    def _last_descendants(self) -> array[int]:
+        last = array("i", range(len(self.flags)))
+        for i in range(len(self.flags) - 1, -1, -1):
+            parent = self.parent(i)
+            if 0 <= parent < i and not self.flags[i] & DUPLICATE:
                 last[parent] = max(last[parent], last[i])
         return last

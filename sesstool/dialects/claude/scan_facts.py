@@ -3,6 +3,7 @@ hands inspect, validate, derive, repair and fork. Values only: no parsing, no I/
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,7 @@ class TranscriptScan:
     tool_results: int
     answered: int
     dangling: tuple[ToolCall, ...]
+    left_open: tuple[ToolCall, ...]  # a subagent's own file: calls without result, left so by resume
     orphan_results: tuple[str, ...]
     compactions: tuple[Compaction, ...]
     subagent_calls: int
@@ -71,7 +73,7 @@ class TranscriptScan:
     usage: Usage
     first_time: str | None
     last_time: str | None
-    chain: tuple[int, ...]  # line numbers of the active chain, root first
+    chain: Sequence[int]  # line numbers of the active chain, root first (an array: it can be long)
     reattached: tuple[int, ...]  # off-chain lines derive needs (parallel siblings, results, preserved)
     leaf: str | None
     closing: Closing

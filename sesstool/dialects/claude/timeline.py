@@ -1,8 +1,8 @@
 """The report timeline of a Claude Code transcript (agent-formats §1): a turn runs from a user
 prompt to the last entry before the next one (the format writes no turn end; the last turn stays
 open when the session was interrupted), a tool call from its ``tool_use`` block to the
-``tool_result`` naming its id. Times are the entries' ``timestamp``s; sidechain entries mark time
-only."""
+``tool_result`` naming its id. Times are the entries' ``timestamp``s; a sidechain entry starts no
+turn and no call, but its ``tool_result`` answers a call (measured, docs/format.md)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ class ClaudeTimeline(SpanCollector):
             self.next_turn(t, line)
             return
         self.tick(line, None, t, offset)
-        if entry.get("isSidechain") is True:
-            return
+        if entry.get("isSidechain") is True and kind == "assistant":
+            return  # a subagent's own calls are not the session's (its results still answer calls)
         for b in blocks:
             if kind == "assistant" and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                 name = b.get("name")

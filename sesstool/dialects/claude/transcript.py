@@ -9,19 +9,22 @@ and classifies the file (findings.py). Pure: no file I/O.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
 from sesstool.core import rule_ids as R
 from sesstool.core.jsonline import LineError, loads
-from sesstool.core.model import Usage
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.claude import active_chain
 from sesstool.dialects.claude import entry_fields as fields
+from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
-from sesstool.dialects.claude.entry_graph import EntryGraph, Node
+from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, RESULTS, SIDECHAIN, USER, EntryGraph
 from sesstool.dialects.claude.findings import Findings, in_order, verdict
 from sesstool.dialects.claude.scan_facts import Closing, Compaction, ToolCall, TranscriptScan
+from sesstool.dialects.claude.tool_calls import ToolBook
+from sesstool.dialects.claude.usage_tally import UsageTally
 
 Json = dict[str, Any]
 
@@ -56,9 +59,10 @@ class TranscriptScanner:
         self.models: dict[str, None] = {}
         self.by_type: dict[str, int] = {}
         self.unknown: dict[str, int] = {}
-        self.calls: dict[str, ToolCall] = {}
-        self.results: dict[str, int] = {}  # tool_use_id -> node index of the first result
-        self.usage_by_message: dict[str, tuple[int, int, int, int]] = {}
+        self.book = ToolBook()
+        self.usage = UsageTally()
+        self.turns = 0
+        self.leaves: dict[str | None, str] = {}  # session -> uuid of its last entry (the leaf)
         self.compactions: list[Compaction] = []
         self.first_time: str | None = None
         self.last_time: str | None = None
@@ -105,7 +109,7 @@ class TranscriptScanner:
         except LineError as err:
             if err.rule in (R.INVALID_JSON, R.INVALID_UTF8):
                 message = f"line does not decode ({err.message}): the CLI skips it"
-                self.found.add("claude-fragment", message, offset, lineno)
+                self.found.add(CR.FRAGMENT, message, offset, lineno)
             else:
                 self.found.add(err.rule, err.message, offset, lineno, Severity.ERROR)
             return
@@ -117,7 +121,7 @@ class TranscriptScanner:
     def _entry(self, entry: Json, offset: int, lineno: int) -> None:
         kind = entry.get("type")
         if not isinstance(kind, str):
-            self.found.add("claude-entry-shape", "entry has no string `type`", offset, lineno)
+            self.found.add(CR.ENTRY_SHAPE, "entry has no string `type`", offset, lineno)
             return
         self.by_type[kind] = self.by_type.get(kind, 0) + 1
         self._file_facts(entry, offset, lineno)
@@ -126,7 +130,7 @@ class TranscriptScanner:
         elif kind not in vocab.METADATA_TYPES:
             if kind not in self.unknown:
                 message = f"entry type {kind!r} is not one sesstool knows; kept as is"
-                self.found.add("claude-unknown-type", message, offset, lineno)
+                self.found.add(CR.UNKNOWN_TYPE, message, offset, lineno)
             self.unknown[kind] = self.unknown.get(kind, 0) + 1
 
     def _file_facts(self, entry: Json, offset: int, lineno: int) -> None:
@@ -150,77 +154,79 @@ class TranscriptScanner:
         uuid = entry.get("uuid")
         parent = entry.get("parentUuid")
         if not (parent is None or isinstance(parent, str)):
-            self.found.add(
-                "claude-entry-shape", f"{kind} entry whose parentUuid is not a string", offset, lineno
-            )
+            self.found.add(CR.ENTRY_SHAPE, f"{kind} entry whose parentUuid is not a string", offset, lineno)
             return
         if not isinstance(uuid, str):
             # Measured (lane `damaged-entry-shape`): the CLI still uses such an entry (it can be
             # the leaf); nothing can name it as a parent.
-            self.found.add("claude-entry-shape", f"{kind} entry without a string uuid", offset, lineno)
+            self.found.add(CR.ENTRY_SHAPE, f"{kind} entry without a string uuid", offset, lineno)
             uuid = f"<no uuid: line {lineno}>"
         if isinstance(entry.get("cwd"), str):
             self.cwds[entry["cwd"]] = None
         if isinstance(entry.get("gitBranch"), str):
             self.branches_seen[entry["gitBranch"]] = None
         sidechain = entry.get("isSidechain") is True
-        if not self.graph.nodes and sidechain and isinstance(entry.get("agentId"), str):
+        if not len(self.graph) and sidechain and isinstance(entry.get("agentId"), str):
             self.subagent = True  # a subagent's own file, whatever its name: it starts on its sidechain
         if sidechain:
             self.sidechain_entries += 1
             sidechain = not self.subagent  # in a subagent's own file the sidechain is the chain
         session = fields.as_str(entry.get("sessionId"))
-        node = Node(
-            uuid, self.graph.resolve(parent), lineno, offset, kind, session, sidechain, None, (), (), ""
-        )
+        node = len(self.graph)
         message = entry.get("message")
-        if kind == "assistant" and isinstance(message, dict):
-            self._assistant(node, message)
+        flags = SIDECHAIN if sidechain else 0
+        msg_id: str | None = None
+        calls: list[ToolCall] = []
+        results: list[str] = []
+        prompt = False
+        if kind == "assistant":
+            flags |= ASSISTANT
+            if isinstance(message, dict):
+                msg_id, calls = self._assistant(message, uuid, lineno)
         elif kind == "user":
-            self._user(node, entry, message)
+            results, flags, prompt = self._user(entry, message, session, flags)
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             self._compaction(entry, uuid, lineno)
-        self._add(node, entry, offset)
+        first = self.graph.add(uuid, parent, kind, (lineno, offset), flags)
+        self.graph.session(node, session)
+        if msg_id is not None:
+            self.graph.message(node, msg_id)
+        for block, call in enumerate(calls):
+            self.book.call(node, call, block)
+        self.turns += prompt and not sidechain and first < 0
+        self._added(node, uuid, first, entry, results)
 
-    def _assistant(self, node: Node, message: Json) -> None:
+    def _assistant(self, message: Json, uuid: str, lineno: int) -> tuple[str | None, list[ToolCall]]:
         msg_id = fields.as_str(message.get("id"))
-        node.msg_id = msg_id
         model = message.get("model")
         if isinstance(model, str) and model != vocab.SYNTHETIC_MODEL:
             self.models[model] = None
         usage = message.get("usage")
         if isinstance(usage, dict) and msg_id is not None:
-            self.usage_by_message[msg_id] = (
-                fields.as_int(usage.get("input_tokens")),
-                fields.as_int(usage.get("output_tokens")),
-                fields.as_int(usage.get("cache_read_input_tokens")),
-                fields.as_int(usage.get("cache_creation_input_tokens")),
-            )
-        tool_uses: list[str] = []
+            self.usage.add(msg_id, usage)
+        calls: list[ToolCall] = []
         for block in fields.blocks(message):
             if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                tool_uses.append(block["id"])
                 name = block["name"] if isinstance(block.get("name"), str) else "?"
                 if name in ("Agent", "Task"):
                     self.subagent_calls += 1
-                if block["id"] not in self.calls:
-                    call = ToolCall(
-                        block["id"], name, fields.compact(block.get("input")), node.line, node.uuid
-                    )
-                    self.calls[block["id"]] = call
-        node.tool_uses = tuple(tool_uses)
+                calls.append(ToolCall(block["id"], name, fields.compact(block.get("input")), lineno, uuid))
+        return msg_id, calls
 
-    def _user(self, node: Node, entry: Json, message: Any) -> None:
+    def _user(
+        self, entry: Json, message: Any, session: str | None, flags: int
+    ) -> tuple[list[str], int, bool]:
         results = [
             block["tool_use_id"]
             for block in fields.blocks(message)
             if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str)
         ]
-        node.tool_results = tuple(results)
-        node.user_kind = fields.user_kind(entry, message, results)
+        kind = fields.user_kind(entry, message, results)
+        flags |= USER | (RESULTS if results else 0) | (LOCAL if kind == "local" else 0)
         prompt_id = entry.get("promptId")
-        if node.user_kind == "prompt" and isinstance(prompt_id, str) and node.session is not None:
-            self.last_prompt_id[node.session] = prompt_id
+        if kind == "prompt" and isinstance(prompt_id, str) and session is not None:
+            self.last_prompt_id[session] = prompt_id
+        return results, flags, kind == "prompt"
 
     def _compaction(self, entry: Json, uuid: str, lineno: int) -> None:
         meta = fields.as_dict(entry.get("compactMetadata"))
@@ -234,45 +240,52 @@ class TranscriptScanner:
                 fields.as_str(meta.get("trigger")),
                 meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None,
                 logical,
-                logical is not None and logical in self.graph.index,
+                logical is not None and self.graph.find(logical) >= 0,
                 tuple(u for u in uuids if isinstance(u, str)) if isinstance(uuids, list) else (),
                 fields.as_str(preserved.get("anchorUuid")),
             )
         )
 
-    def _add(self, node: Node, entry: Json, offset: int) -> None:
-        first = self.graph.add(node)
-        if first is not None:
-            message = f"uuid {node.uuid} was already used by line {first}"
-            self.found.add("claude-duplicate-uuid", message, offset, node.line)
-        elif node.session is not None and not node.sidechain:
-            self.last_envelope[node.session] = fields.envelope(entry)
-        if not node.sidechain:
-            for tool_id in node.tool_results:
-                if tool_id in self.results and not node.duplicate:
-                    first_line = self.graph.nodes[self.results[tool_id]].line
-                    self.found.add(
-                        "claude-concurrent-writers",
-                        f"a second result for {tool_id} (the first is on line {first_line}): two writers "
-                        "appended to this session at once; resume uses the first",
-                        offset,
-                        node.line,
-                    )
-                self.results.setdefault(tool_id, len(self.graph) - 1)
+    def _added(self, node: int, uuid: str, first: int, entry: Json, results: list[str]) -> None:
+        graph = self.graph
+        line, offset, flags = graph.lines[node], graph.offset(node), graph.flags[node]
+        session = graph.session_of(node)
+        if first >= 0:
+            message = f"uuid {uuid} was already used by line {graph.lines[first]}"
+            self.found.add(CR.DUPLICATE_UUID, message, offset, line)
+        elif not flags & SIDECHAIN:
+            self.leaves[session] = uuid
+            if session is not None:
+                self.last_envelope[session] = fields.envelope(entry)
+        # Measured (Claude Code 2.1.332, docs/format.md): a result answers its call and is sent
+        # whether or not its entry says `isSidechain`; only the leaf's choice skips sidechains.
+        parent = graph.parent(node) if results else -1
+        for tool_id in results:
+            earlier = self.book.result(node, tool_id, parent, first >= 0)
+            if earlier >= 0 and first < 0:
+                self.found.add(
+                    CR.CONCURRENT_WRITERS,
+                    f"a second result for {tool_id} (the first is on line {graph.lines[earlier]}): "
+                    "two writers appended to this session at once; resume uses the first",
+                    offset,
+                    line,
+                )
         if self.keep_raw:
-            self.raw[node.line] = self._current
+            self.raw[line] = self._current
 
     # -- the end ----------------------------------------------------------------------------------
 
     def copy(self) -> TranscriptScanner:
         """An independent scanner in this state, without findings (repair checks its closers on it)."""
         twin = TranscriptScanner(self.path, self.expected_session, self.max_depth, self.subagent, False)
-        for key in ("lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries"):
+        for key in (
+            "lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries", "turns",
+        ):  # fmt: skip
             setattr(twin, key, getattr(self, key))
-        twin.graph = self.graph.copy()
+        twin.graph, twin.book, twin.usage = self.graph.copy(), self.book.copy(), self.usage.copy()
         for key in (
             "sessions", "versions", "version_at", "cwds", "branches_seen", "models", "by_type", "unknown",
-            "calls", "results", "usage_by_message", "last_envelope", "last_prompt_id",
+            "last_envelope", "last_prompt_id", "leaves",
         ):  # fmt: skip
             setattr(twin, key, dict(getattr(self, key)))
         twin.compactions = list(self.compactions)
@@ -304,25 +317,22 @@ class TranscriptScanner:
         session = self._session()
         self._several_sessions(session, found)
         self.graph.missing_parents(found)
-        view = active_chain.view(
-            self.graph, session, self.calls, self.results, self.compactions, self.subagent, found
-        )
+        view = active_chain.view(self.graph, session, self.book, self.compactions, self.subagent, found)
         branches = self.graph.branch_check(session, found)
         versions = self._versions(found)
-        nodes = self.graph.nodes
-        leaf = nodes[view.chain[-1]] if view.chain else None
+        leaf = self.leaves.get(session) if view.chain else None  # the chain's last entry
         closing = Closing(
             tuple(view.dangling),
             bool(view.dangling) or view.waiting,
-            leaf.uuid if leaf is not None else None,
+            leaf,
             self.last_envelope.get(session or "", ()),
             self.last_prompt_id.get(session or ""),
             self.last_time,
         )
         findings = in_order(found.items)
         decided, reason, decided_by = verdict(findings)
-        usage = [sum(values[i] for values in self.usage_by_message.values()) for i in range(4)]
-        usage.append(0)  # core.model.Usage's reasoning tokens: Claude Code logs none
+        calls, results, answered = self.book.counts()
+        lines = self.graph.lines
         return TranscriptScan(
             path=self.path,
             lines=self.lines,
@@ -335,22 +345,23 @@ class TranscriptScanner:
             git_branches=tuple(self.branches_seen),
             models=tuple(self.models),
             by_type=tuple(sorted(self.by_type.items())),
-            entries=len(nodes),
-            turns=sum(1 for n in nodes if n.user_kind == "prompt" and not n.sidechain and not n.duplicate),
-            tool_uses=len(self.calls),
-            tool_results=len(self.results),
-            answered=sum(1 for t in self.calls if t in self.results),
+            entries=len(self.graph),
+            turns=self.turns,
+            tool_uses=calls,
+            tool_results=results,
+            answered=answered,
             dangling=tuple(view.dangling),
+            left_open=tuple(view.left_open),
             orphan_results=tuple(view.orphans),
             compactions=tuple(self.compactions),
             subagent_calls=self.subagent_calls,
             sidechain_entries=self.sidechain_entries,
-            usage=Usage(*usage),
+            usage=self.usage.total(),
             first_time=self.first_time,
             last_time=self.last_time,
-            chain=tuple(nodes[i].line for i in view.chain),
-            reattached=tuple(sorted(nodes[i].line for i in view.reattached)),
-            leaf=leaf.uuid if leaf is not None else None,
+            chain=_as_lines(view.chain, lines),
+            reattached=tuple(sorted(lines[i] for i in view.reattached)),
+            leaf=leaf,
             closing=closing,
             branches=branches,
             findings=findings,
@@ -369,7 +380,7 @@ class TranscriptScanner:
             others = [s for s in self.sessions if s != session]
             first_other = min(self.sessions[s] for s in others)
             found.add(
-                "claude-several-sessions",
+                CR.SEVERAL_SESSIONS,
                 f"{len(self.sessions)} session ids in one file; resume follows {session}, "
                 f"not {', '.join(others)}",
                 None,
@@ -384,8 +395,15 @@ class TranscriptScanner:
             if vocab.version_key(newest) > vocab.version_key(vocab.MEASURED_VERSION):
                 note = f" (newer than {vocab.MEASURED_VERSION}, the version sesstool was measured against)"
             found.add(
-                "claude-writer-version",
+                CR.WRITER_VERSION,
                 "written by Claude Code " + ", ".join(v for v, _ in versions) + note,
                 *self.version_at[newest],  # where the newest version first wrote
             )
         return versions
+
+
+def _as_lines(chain: array[int], lines: array[int]) -> array[int]:
+    """The chain's entries as their line numbers, in place (it is as long as the file)."""
+    for i, node in enumerate(chain):
+        chain[i] = lines[node]
+    return chain

@@ -15,6 +15,7 @@ from sesstool.core.model import NO_STATS, Boundaries, OpenState, PendingCall, Sc
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import ReadSummary
 from sesstool.core.rules import RULES, Finding, Severity
+from sesstool.dialects.codex import rule_ids as CX
 from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexFacts
 from sesstool.dialects.codex.vocabulary import RULES as CODEX_RULE_LIST
@@ -82,7 +83,7 @@ def tail_of(path: str, committed: int, summary: ReadSummary | None) -> tuple[Tai
     if partial is not None:
         address = Address(path, partial.offset, partial.line)
         finding = _finding(
-            "codex-torn-tail",
+            CX.TORN_TAIL,
             f"the last {partial.length} byte(s) have no newline: a torn write; Codex skips them, a "
             "repair drops them",
             address,

@@ -18,9 +18,10 @@ from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.model import ScanResult, Usage
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import HEADER_FRAME_RULES, Batch, PhysicalIssue, ReadSummary
+from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Rule
+from sesstool.dialects.codex import rule_ids as CX
 from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verdict_of
 from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn
@@ -42,8 +43,9 @@ CODEX_RULES: dict[str, Rule] = {r.id: r for r in RULES}
 _NUL_RUN = b"\0" * 8
 # Reader findings that are dsh layout rules (spec §9.2), not Codex's: Codex reads a .jsonl.zst as
 # one plaintext stream across frames (a line may span frames, the first frame is not a header
-# frame), and its compression worker writes frames without a content checksum (observed).
-_NOT_CODEX_RULES = HEADER_FRAME_RULES | {R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM}
+# frame, so the reader's facts on frame 0 set no rule either), and its compression worker
+# writes frames without a content checksum (observed).
+_NOT_CODEX_RULES = frozenset({R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM})
 
 
 def rule(rule_id: str) -> Rule:
@@ -249,7 +251,7 @@ class CodexScanner:
             return
         if issue.rule == R.ZSTD_TORN_FRAME:
             return  # the summary's torn frame becomes the tail finding in finish()
-        if issue.rule in _NOT_CODEX_RULES:
+        if issue.rule in _NOT_CODEX_RULES or isinstance(issue, FramingFact):
             return
         if issue.fatal:
             self._fatal = issue
@@ -262,7 +264,7 @@ class CodexScanner:
             self._skipped += issue.lines
             self.committed = issue.offset + issue.length if issue.offset is not None else self.committed
             self._add(
-                "codex-nul-run",
+                CX.NUL_RUN,
                 f"{issue.lines} lines of NUL bytes only ({issue.length} bytes): Codex skips them on load",
                 address,
             )
@@ -310,7 +312,7 @@ class CodexScanner:
         self._first_time = meta["timestamp"]
         self._by_type["legacy session meta"] = 1
         self._add(
-            "codex-legacy-rollout",
+            CX.LEGACY_ROLLOUT,
             "a pre-envelope rollout (a bare session meta, bare response items and record_type state "
             "lines, as Codex wrote before openai/codex PR #1600): Codex 0.171 decodes none of its "
             'lines and refuses to resume it ("rollout at … is empty"); sesstool shows what it holds '
@@ -343,7 +345,7 @@ class CodexScanner:
         if _NUL_RUN in line:
             count = line.count(0)
             self._add(
-                "codex-nul-run",
+                CX.NUL_RUN,
                 f"{count} NUL byte(s) in a {len(line)}-byte line: Codex skips this line on load",
                 address,
             )
@@ -356,7 +358,7 @@ class CodexScanner:
                 rest = None
             if is_rollout_line(rest):
                 self._add(
-                    "codex-interleaved-line",
+                    CX.INTERLEAVED_LINE,
                     f"{again} byte(s) of a partial line, then a complete {rest['type']} line, written "
                     "into one line: Codex skips both (the complete one is lost to resume)",
                     address,
@@ -364,7 +366,7 @@ class CodexScanner:
                 return
         what = "not valid JSON" if obj is None else "JSON but not a rollout line {timestamp, type, payload}"
         self._add(
-            "codex-undecodable-line",
+            CX.UNDECODABLE_LINE,
             f"line is {what}: Codex skips it on load (counted as a "
             "parse error) and its content is lost to resume",
             address,
@@ -373,7 +375,7 @@ class CodexScanner:
     def _no_meta_first(self, kind: str, offset: int, lineno: int, frame: int | None) -> None:
         if self._meta_problem is None and self._meta is None:
             self._meta_problem = (
-                "codex-missing-session-meta",
+                CX.MISSING_SESSION_META,
                 f"the first line is {kind!r}, not session_meta: Codex 0.171 refuses the rollout "
                 '("does not start with session metadata")',
                 self._address(offset, lineno, frame),
@@ -384,7 +386,7 @@ class CodexScanner:
         if self._meta is not None or self._meta_problem is not None:
             if self._meta is not None:
                 self._add(
-                    "codex-session-meta-repeated",
+                    CX.SESSION_META_REPEATED,
                     "a later session_meta: the first one stays "
                     "canonical, but Codex 0.171 drops every history item before this line on "
                     "resume",
@@ -397,7 +399,7 @@ class CodexScanner:
             or not isinstance(payload.get("cwd"), str)
         ):
             self._meta_problem = (
-                "codex-session-meta-invalid",
+                CX.SESSION_META_INVALID,
                 'session_meta has no string id or cwd: Codex fails with "failed to parse thread ID '
                 'from rollout file"',
                 address,
@@ -408,14 +410,14 @@ class CodexScanner:
         mode = payload.get("history_mode")
         if mode is not None and mode not in HISTORY_MODES:
             self._add(
-                "codex-unknown-history-mode",
+                CX.UNKNOWN_HISTORY_MODE,
                 f"history_mode {mode!r} is unknown to Codex 0.171: it refuses to load the rollout",
                 address,
             )
         version = cli_version(payload.get("cli_version"))
         if version is not None and version > KNOWN_CLI_VERSION:
             self._add(
-                "codex-newer-cli-version",
+                CX.NEWER_CLI_VERSION,
                 f"written by Codex {payload['cli_version']}, newer than "
                 "0.171.0: read as 0.171 reads it (unknown items tolerated)",
                 address,
@@ -426,7 +428,7 @@ class CodexScanner:
             return
         self._unknown_reported.add(what)
         self._add(
-            "codex-unknown-item-type",
+            CX.UNKNOWN_ITEM_TYPE,
             f"{what} is unknown to Codex 0.171 (first seen here; tolerated, never sent to the model)",
             self._address(offset, lineno, frame),
         )
@@ -448,7 +450,7 @@ class CodexScanner:
             else:
                 self._orphans += 1
                 self._add(
-                    "codex-output-without-call",
+                    CX.OUTPUT_WITHOUT_CALL,
                     f"{kind} for call_id {call_id!r}: no call "
                     "with that id is waiting for an output; Codex drops it from the prompt",
                     self._address(offset, lineno, frame),
@@ -507,13 +509,13 @@ class CodexScanner:
             self.findings.append(torn)
         if not self._first_seen and not self._nonblank and self._fatal is None:
             self._add(
-                "codex-empty-file",
+                CX.EMPTY_FILE,
                 'no non-empty line: Codex 0.171 refuses the file ("… is empty")',
                 Address(self.path, 0, 1),
             )
         elif all(x is None for x in (self._meta, self._meta_problem, self._fatal, self._legacy)):
             self._meta_problem = (
-                "codex-missing-session-meta",
+                CX.MISSING_SESSION_META,
                 "no session_meta line: Codex 0.171 "
                 'refuses the rollout ("does not start with session metadata")',
                 Address(self.path, 0, 1),
@@ -524,14 +526,14 @@ class CodexScanner:
         dangling = self._dangling()
         for call in dangling:
             self._add(
-                "codex-call-without-output",
+                CX.CALL_WITHOUT_OUTPUT,
                 f"{call.kind} {call.name or ''} call_id {call.call_id} has no output: Codex "
                 'sends {"output": "aborted"} right after it on every resume',
                 Address(self.path, call.offset, call.line),
             )
         for turn in self._turns.values():
             self._add(
-                "codex-unfinished-turn",
+                CX.UNFINISHED_TURN,
                 f"turn {turn.turn_id} started and never completed or "
                 "aborted: the CLI was killed (Codex writes no turn_aborted after SIGKILL)",
                 Address(self.path, turn.offset, turn.line),

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sesstool.core import rule_ids as R
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
 from sesstool.core.model import ScanResult
+from sesstool.core.physical import FRAME_0_MORE_LINES, FRAME_0_OPEN_LINE, FramingFact
 from sesstool.core.profile import HeaderProblem, Profile
 from sesstool.core.upgrade import Step
 from sesstool.core.upgrade.chain import chain
@@ -20,6 +22,16 @@ from sesstool.dialects.dsh.handlers import projected_message
 from sesstool.dialects.envelope import EnvelopeDialect
 from sesstool.store.generations import canonical_name
 from sesstool.store.layout import dsh_session_dir, encode_session_id
+
+_FRAME_0 = {
+    FRAME_0_MORE_LINES: "frame 0 holds more than the header line",
+    FRAME_0_OPEN_LINE: "frame 0 does not end with a newline",
+}
+_ONE_FRAME = (
+    "the whole log is one zstd frame (as `zstd FILE` writes it), not the harness's "
+    "header frame and a frame per append (spec §9.2): the harness refuses to load it; "
+    "sesstool reads it, and repair or migrate write the harness's framing"
+)
 
 
 class DshDialect(EnvelopeDialect):
@@ -45,6 +57,18 @@ class DshDialect(EnvelopeDialect):
 
     def profile(self, version: int) -> Profile:
         return profiles.profile(version)
+
+    def framing_finding(self, fact: FramingFact, one_frame: bool) -> tuple[str, str] | None:
+        """§9.2: frame 0 holds exactly the header line (the harness rejects anything else). A log
+        that is one frame holding everything is a generic compressor's (``zstd FILE``), read with
+        a warning; frame 0 holding more lines with frames after it is a writer breaking §9.2
+        (docs/format.md "zstd")."""
+        what = _FRAME_0.get(fact.rule)
+        if what is None:
+            return None
+        if one_frame and fact.rule == FRAME_0_MORE_LINES:
+            return R.ZSTD_SINGLE_FRAME, _ONE_FRAME
+        return R.ZSTD_HEADER_FRAME, f"{what}: it must be exactly one line (spec §9.2)"
 
     def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
         if scan.version is None:
