@@ -179,3 +179,33 @@ def test_report_and_markdown(sesstool: Sesstool, tmp_path: Path, encoding: str) 
     md = sesstool("derive", "--format", "markdown", str(log))
     assert md.exit_code == 0, md.stderr
     assert "## 2 · toy\n\n```text\nagain\n```" in md.stdout
+
+
+class _ToyWithSideFiles(toy_dialect.ToyDialect):
+    """The toy dialect plus one hook: ``<stem>.side/*.jsonl`` belong to ``<stem>.jsonl``."""
+
+    def companion_patterns(self, path: str) -> tuple[str, ...]:
+        name = Path(path).name
+        return (f"{name.removesuffix('.jsonl')}.side/*.jsonl",) if name.endswith(".jsonl") else ()
+
+
+def test_side_files_are_one_hook(sesstool: Sesstool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``companion_patterns`` alone makes inspect show a log's side files (the generic row:
+    name and verdict) and validate check them after it, each under its own path; the engine
+    knows no dialect's side files (Claude Code's subagents use the same hook)."""
+    monkeypatch.setattr(registry, "DIALECTS", (*registry.DIALECTS, _ToyWithSideFiles()))
+    log = tmp_path / "main.jsonl"
+    log.write_bytes(HEADER + b"".join(BODY) + CLOSER)
+    (tmp_path / "main.side").mkdir()
+    side = tmp_path / "main.side" / "one.jsonl"
+    side.write_bytes(HEADER + BODY[0] + b'{"type":"toy/end","seq":1,"time":1001,"data":{"turn":7}}\n')
+    text = sesstool("inspect", str(log)).stdout
+    assert "side file   one.jsonl: clean" in text
+    doc = _json(sesstool("inspect", "--json", str(log)))
+    (entry,) = doc["companions"]
+    assert entry["path"] == str(side) and entry["verdict"]["verdict"] == "clean"
+    assert [f["rule"] for f in entry["findings"]] == ["turn-end-mismatch"]
+    run = sesstool("validate", "--format", "json", "--fail-on", "warning", str(log))
+    assert [f["path"] for f in _json(run)["files"]] == [str(log), str(side)] and run.exit_code == 1
+    alone = sesstool("validate", "--format", "json", "--fail-on", "warning", str(log), str(side), str(log))
+    assert [f["path"] for f in _json(alone)["files"]] == [str(log), str(side)]

@@ -24,8 +24,8 @@ from sesstool.cli.talk import talk_options
     "repair",
     epilog=examples(
         "sesstool repair crashed.jsonl                    # writes crashed.repaired.jsonl",
-        "sesstool repair --dry-run crashed.jsonl.zstd",
         "sesstool repair --salvage -o kept.jsonl corrupt.jsonl",
+        "sesstool repair --relink --dry-run session-id.jsonl  # Claude: broken parentUuid links",
     ),
 )
 @click.argument("path", type=LOG_PATH)
@@ -34,6 +34,14 @@ from sesstool.cli.talk import talk_options
     is_flag=True,
     help="Repair a corrupt log anyway: keep the prefix before the first defect and "
     "save every dropped byte in a sidecar file with a report.",
+)
+@click.option(
+    "--relink",
+    is_flag=True,
+    help="Also re-point broken parent links (Claude Code: a parentUuid naming no entry in the "
+    "file) to the graph entry before each in file order, or null when there is none. An edit, "
+    "not an append, so only when asked: every changed line (line, uuid, field, old and new "
+    "value, reason) is listed in a manifest, <output>.relink.json, beside the output.",
 )
 @write_options(
     "<stem>.repaired.jsonl[.zstd] beside the source",
@@ -51,6 +59,7 @@ def repair_cmd(
     encoding: str | None,
     dry_run: bool,
     salvage: bool,
+    relink: bool,
     fmt: str,
     **kwargs: Any,
 ) -> None:
@@ -58,6 +67,8 @@ def repair_cmd(
 
     Appends exactly the closers of spec §7.1 (results for pending tool calls, step/end,
     turn/end {interrupted}) after the committed prefix, which is copied byte for byte.
+    A parent link that names no entry cannot be mended by appending: it is reported, and edited
+    only with --relink (the source still untouched; a manifest records each change).
     Exit 0 (also when already balanced), 3 corrupt, 4 unsupported, 5 live, 6 write refused.
     """
     # imported on call: other commands stay fast to start
@@ -68,7 +79,7 @@ def repair_cmd(
 
     verbose = bool(kwargs.pop("verbose"))
     encoded = as_encoding(encoding, output)
-    request = RepairRequest(path, output, encoded, dry_run, salvage, limits_from(kwargs))
+    request = RepairRequest(path, output, encoded, dry_run, salvage, limits_from(kwargs), relink)
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
         report = run_repair(request, progress)

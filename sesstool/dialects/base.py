@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol
@@ -27,6 +28,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 from sesstool.core.encode import encode_record
 from sesstool.core.errors import UnsupportedError
 from sesstool.core.fork_plan import ForkPlan
+from sesstool.core.line_edit import LineEdit
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
@@ -62,6 +64,14 @@ class RootLayout:
 
     patterns: tuple[str, ...]
     suffixes: tuple[str, ...]
+
+
+class LineEditor(Protocol):
+    """An opt-in edit of committed lines (``repair --relink``), fed every committed line in file
+    order: the line as it is to be written and the edit made to it (None: unchanged, the same
+    bytes)."""
+
+    def edit(self, line: bytes, lineno: int, offset: int) -> tuple[bytes, LineEdit | None]: ...
 
 
 class DialectScanner(Protocol):
@@ -125,8 +135,11 @@ class Dialect(ABC):
       frame layout's rule, if any); ``timeline`` (the report's collector).
     * **showing a scan**: ``inspect_rows``, ``inspect_body``, ``derived_message``,
       ``derive_notes``, ``derive_excludes``, ``list_facts``.
+    * **side files** (default: none): ``companion_patterns`` (which files belong to a log),
+      ``companion_rows`` / ``companion_body`` (how inspect sums them up).
     * **repair**: ``closers`` (what balances the log), ``encode_record``, ``describe_closer``,
-      ``repaired_name``, ``refuse_default_output``; ``skips_bad_lines`` /
+      ``repaired_name``, ``refuse_default_output``, ``relinker`` (the opt-in link edit);
+      ``skips_bad_lines`` /
       ``salvage_readable_from`` for a salvage that keeps every line the agent's loader reads.
     * **fork** (default: refused): ``plan_fork``, ``fork_child_problems``, the child's
       ``new_child_id`` / ``child_name`` / ``root_child``, and the fork screen's two notes.
@@ -200,6 +213,26 @@ class Dialect(ABC):
         """``cwd`` and ``last_time`` of a log for ``sesstool list`` (absent: unknown)."""
         return {}
 
+    # -- side files (optional: by default a log stands alone) ---------------------------------------
+
+    companion_label: ClassVar[str] = "side file"  # the inspect rows' label for one of them
+
+    def companion_patterns(self, path: str) -> tuple[str, ...]:
+        """Globs, relative to the directory of the log at ``path``, of the side files that belong
+        to it (Claude Code: its subagents' transcripts): ``inspect`` shows them with the log and
+        ``validate`` reads them with it. Names only; none by default."""
+        return ()
+
+    def companion_rows(self, companions: tuple[tuple[str, ScanResult], ...]) -> tuple[Row, ...]:
+        """The ``inspect`` rows summing up the side files read with a log, given as (name, scan):
+        one row per file, after the dialect's own rows."""
+        return ()
+
+    def companion_body(self, scan: ScanResult) -> dict[str, Any]:
+        """One side file's members of ``inspect --json``'s ``companions`` list (beside its path,
+        verdict and findings)."""
+        return {}
+
     # -- repair ------------------------------------------------------------------------------------
 
     def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
@@ -229,6 +262,14 @@ class Dialect(ABC):
         """File name of a repaired log beside its source (DESIGN §3: ``session.jsonl.zstd`` →
         ``session.repaired.jsonl.zstd``)."""
         return log_name(f"{log_stem(source_name)}.repaired", zstd)
+
+    def relinker(self, scan: ScanResult) -> Callable[[], LineEditor] | None:
+        """``repair --relink``: a maker of fresh editors that re-point the broken parent links
+        ``scan`` found (each pass over the lines gets a new one), or None when none is broken.
+        A dialect whose entries have no parent links refuses (exit 4)."""
+        raise UnsupportedError(
+            f"sesstool cannot relink {self.title} logs: their entries have no parent links"
+        )
 
     def refuse_default_output(self, source: Path) -> str | None:
         """Why ``repair`` / ``fork`` without ``-o`` must not write beside ``source`` (None: they

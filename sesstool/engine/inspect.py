@@ -1,4 +1,5 @@
-"""inspect: scan one log and predict what a repair would append.
+"""inspect: scan one log and predict what a repair would append; its side files (a Claude
+session's subagent transcripts, ``engine.companions``) are scanned and shown with it.
 
 The timeline is never held for a file: the summary comes from one pass, and the timeline is
 replayed by a second pass straight into the renderer (issue 11 item 1c: memory flat in the
@@ -16,6 +17,7 @@ from typing import Any
 from sesstool.core.errors import InputError
 from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
+from sesstool.engine.companions import Companion, scan_companions
 from sesstool.engine.listing import ListReport, ListRequest, classify, nothing_found, run_list
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits, is_stream
@@ -34,6 +36,7 @@ class InspectRequest:
     max_timeline: int = DEFAULT_MAX_TIMELINE  # entries kept from a stream (a file has no limit)
     timeline_turn: int | None = None  # --turn N: only the entries of turn N
     timeline_last: int | None = None  # --last N: only the last N entries (of that turn)
+    companions: bool = True  # scan the log's side files too (the fleet lists them on their own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,7 @@ class InspectReport:
     repairable: bool
     # with --timeline: call with a sink to receive every entry in order (a second pass for a file)
     replay_timeline: Callable[[TimelineSink], None] | None = None
+    companions: tuple[Companion, ...] = ()  # side files read with it (Claude Code: its subagents)
 
 
 class _Kept(list[TimelineEntry]):
@@ -103,7 +107,14 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
 
     if replay is not None:
         replay = _selected(replay, request.timeline_turn, request.timeline_last)
-    return InspectReport(report, closers, repairable, replay)
+    sides = (
+        ()
+        if stream or not request.companions
+        else scan_companions(
+            request.path, report.dialect, ScanOptions(fixture=request.fixture), request.limits
+        )
+    )
+    return InspectReport(report, closers, repairable, replay, sides)
 
 
 def _selected(

@@ -21,20 +21,28 @@ from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
-from sesstool.core.physical import Encoding, FramingFact, PhysicalIssue
+from sesstool.core.physical import Encoding, PhysicalIssue
 from sesstool.core.repair_plan import RepairPlan, Salvage, plan_repair
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.dialects.registry import DetectingScanner
 from sesstool.engine.line_salvage import DroppedRange, plan_line_salvage, publish_line_salvage
+from sesstool.engine.relink import RelinkReport, manifest_path, plan_relink, write_relinked
 from sesstool.engine.scan import Progress, ScanReport
-from sesstool.engine.write import SourceRead, gate, output_target, phased, read_for_write
+from sesstool.engine.write import (
+    SourceRead,
+    gate,
+    output_target,
+    phased,
+    read_back_lines,
+    read_for_write,
+)
 from sesstool.store.digest import sha256_file
 from sesstool.store.framing import FrameWriter, compress_frame
 from sesstool.store.generations import check_publication_name
 from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
-from sesstool.store.plaintext import HashedPlaintext, LogReading, file_range, plaintext_range, sha256_range
+from sesstool.store.plaintext import HashedPlaintext, file_range, plaintext_range, sha256_range
 from sesstool.store.publish import FileIdentity, Published, Sink, copy_into, publish
 from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import ReadLimits
@@ -50,6 +58,7 @@ class RepairRequest:
     dry_run: bool = False
     salvage: bool = False
     limits: ReadLimits = field(default_factory=ReadLimits)
+    relink: bool = False  # also re-point broken parent links (engine.relink), with a manifest
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,7 @@ class RepairReport:
     lock: LockState | None
     notes: tuple[str, ...]
     dropped_ranges: tuple[DroppedRange, ...] = ()  # a line salvage: each range it drops
+    relink: RelinkReport | None = None  # --relink: the lines edited and the manifest
 
 
 def repaired_name(dialect: Dialect, source: Path, encoding: Encoding) -> str:
@@ -95,6 +105,8 @@ def run_repair(request: RepairRequest, progress: Progress | None = None) -> Repa
         request.path, "repair", request.limits, progress, on_frame_end, dry_run=request.dry_run
     ) as source:
         scan, scanner = source.scan, source.scanner
+        if request.relink and (relinked := _relink(request, source)) is not None:
+            return relinked
         salvage: Salvage | None = None
         if scan.verdict == "corrupt" and request.salvage and source.dialect.skips_bad_lines:
             return _salvage_lines(request, source)
@@ -167,6 +179,35 @@ def _repair(
         source_identity=source.identity,
     )
     return RepairReport("repaired", *done, plan, target, published, salvage_report, lock, notes)
+
+
+def _relink(request: RepairRequest, source: SourceRead) -> RepairReport | None:
+    """``--relink``: the relinked copy and its manifest (``engine.relink``); None when no link is
+    broken (then an ordinary repair follows, and a note says so)."""
+    if request.salvage:
+        raise UsageError("--relink and --salvage do not combine: relink edits a log that reads whole")
+    scan, dialect, path = source.scan, source.dialect, source.path
+    gate(
+        scan,
+        "repair",
+        corrupt=f"refusing to relink a corrupt log: {scan.verdict_reason} (the committed region is damaged)",
+    )
+    editor = dialect.relinker(scan)
+    if editor is None:
+        source.notes.append("--relink: no parent link is broken, nothing to re-point: an ordinary repair")
+        return None
+    out_encoding: Encoding = request.encoding or source.report.source.encoding
+    planned = plan_relink(source, editor, out_encoding, request.limits)
+    if not request.output and (why := dialect.refuse_default_output(path)) is not None:
+        raise UsageError(why)
+    target = output_target(request.output, path.parent / repaired_name(dialect, path, out_encoding))
+    done = (path, source.sha256, source.report)
+    lock, notes = source.lock, tuple(source.notes)
+    if request.dry_run:
+        relink = RelinkReport(planned.edits, manifest_path(target), None)
+        return RepairReport("planned", *done, planned.plan, target, None, None, lock, notes, relink=relink)
+    output, relink = write_relinked(source, planned, editor, target, request.limits)
+    return RepairReport("repaired", *done, planned.plan, target, output, None, lock, notes, relink=relink)
 
 
 def _one_frame(scan: ScanResult) -> bool:
@@ -435,29 +476,11 @@ def _verify_lines(
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
     the header line) and compare its lines with the committed source lines (the plaintext
     ``carried``), then the closers."""
-    reading = LogReading(tmp, plan.output_encoding, limits)
     expected = itertools.chain(
         _lines_of(carried, limits.max_line),
         (line[:-1] for line in closers),
     )
-    count = 0
-    for item in reading.batches():
-        if isinstance(item, PhysicalIssue):
-            if isinstance(item, FramingFact) and not plan.header_frame:
-                continue  # frame 0 of a layout without a header frame (mini-agent) may hold more
-            raise WriteRefusedError(f"verification: the new file has {item.rule}: {item.message}")
-        for line in item[0]:
-            count += 1
-            if line != next(expected, None):
-                raise WriteRefusedError(
-                    f"verification: line {count} of the new file differs from what was planned"
-                )
-    if next(expected, None) is not None:
-        raise WriteRefusedError("verification: the new file is shorter than planned")
-    summary = reading.summary
-    assert summary is not None
-    if summary.partial_line is not None or summary.torn_frame is not None:
-        raise WriteRefusedError("verification: the new file ends in a torn record")
+    read_back_lines(tmp, plan.output_encoding, expected, limits, plan.header_frame, "the new file")
 
 
 def _check_closers(

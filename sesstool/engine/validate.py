@@ -1,13 +1,16 @@
-"""validate: scan many logs (files, directories, globs) and collect their findings."""
+"""validate: scan many logs (files, directories, globs) and collect their findings; a log's side
+files (a Claude session's subagent transcripts, ``engine.companions``) are checked with it."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from sesstool.core.errors import InputError, NotASessionLog, UsageError
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
 from sesstool.dialects import registry
+from sesstool.engine.companions import companion_paths
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.paths import glob_matches, is_directory, is_glob, walk_logs
@@ -23,6 +26,7 @@ class ValidateRequest:
     assume_version: int = 0
     max_findings: int = 1000
     strict: bool = False
+    companions: bool = True  # a log's side files too (the fleet lists them as items of their own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +89,17 @@ def expand_paths(args: tuple[str, ...]) -> list[str]:
 
 
 def run_validate(request: ValidateRequest, progress: Progress | None = None) -> ValidateReport:
+    """Every path given (directories walked), each reported once under its own path; a log's
+    side files (``Dialect.companion_patterns``) are checked right after it."""
     results: list[FileResult] = []
-    for path in expand_paths(request.paths):
+    paths = expand_paths(request.paths)
+    done: set[str] = set()
+    while paths:
+        path = paths.pop(0)
+        key = path if path == "-" else os.path.normpath(path)
+        if key in done:
+            continue
+        done.add(key)
         options = ScanOptions(
             fixture=request.fixture,
             assume_version=request.assume_version,
@@ -99,6 +112,9 @@ def run_validate(request: ValidateRequest, progress: Progress | None = None) -> 
             results.append(FileResult(path, None, err.message, isinstance(err, NotASessionLog)))
             continue
         results.append(FileResult(path, report, None))
+        if request.companions:
+            sides = companion_paths(path, report.dialect)
+            paths[:0] = [p for p in sides if os.path.normpath(p) not in done]
     return ValidateReport(tuple(results), request.fail_on)
 
 

@@ -20,12 +20,14 @@ from pathlib import Path
 from sesstool.core.errors import InputError, UnsupportedError, WriteRefusedError
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
+from sesstool.core.physical import Encoding, FramingFact, PhysicalIssue
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.base import Dialect, DialectScanner
 from sesstool.engine.cold import cold_session
 from sesstool.engine.scan import FrameHook, Progress, ScanReport, Tap, run_scan
 from sesstool.store.liveness import LockState
 from sesstool.store.paths import is_directory
+from sesstool.store.plaintext import LogReading
 from sesstool.store.publish import FileIdentity, Sink
 from sesstool.store.source import ReadLimits
 
@@ -141,6 +143,36 @@ def phased(
         verify(tmp)
 
     return producing, verifying
+
+
+def read_back_lines(
+    tmp: Path,
+    encoding: Encoding,
+    expected: Iterator[bytes],
+    limits: ReadLimits,
+    header_frame: bool,
+    what: str,
+) -> None:
+    """The temporary file read back with the project's reader (zstd: every frame decoded, its
+    checksum checked): its lines must be exactly ``expected``, complete, nothing after them. A
+    framing rule of a layout the dialect does not have (``header_frame``) is not a defect."""
+    reading = LogReading(tmp, encoding, limits)
+    count = 0
+    for item in reading.batches():
+        if isinstance(item, PhysicalIssue):
+            if isinstance(item, FramingFact) and not header_frame:
+                continue  # frame 0 of a layout without a header frame may hold more
+            raise WriteRefusedError(f"verification: {what} has {item.rule}: {item.message}")
+        for line in item[0]:
+            count += 1
+            if line != next(expected, None):
+                raise WriteRefusedError(f"verification: line {count} of {what} differs from what was planned")
+    if next(expected, None) is not None:
+        raise WriteRefusedError(f"verification: {what} is shorter than planned")
+    summary = reading.summary
+    assert summary is not None
+    if summary.partial_line is not None or summary.torn_frame is not None:
+        raise WriteRefusedError(f"verification: {what} ends in a torn record")
 
 
 def refuse_unless_valid(report: ScanReport, what: str) -> None:

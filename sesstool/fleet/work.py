@@ -105,7 +105,10 @@ def _since(started: float) -> float:
 
 
 def _validate(settings: FleetSettings, item: Item, started: float) -> Row:
-    request = ValidateRequest((item.path,), settings.fail_on, settings.limits, settings.fixture)
+    # one row per file: a session's subagent files are items of their own in a fleet run
+    request = ValidateRequest(
+        (item.path,), settings.fail_on, settings.limits, settings.fixture, companions=False
+    )
     report = run_validate(request)
     (result,) = report.files
     if result.report is None:
@@ -122,7 +125,8 @@ def _validate(settings: FleetSettings, item: Item, started: float) -> Row:
 
 
 def _inspect(settings: FleetSettings, item: Item, started: float) -> Row:
-    report = run_inspect(InspectRequest(item.path, settings.limits, fixture=settings.fixture))
+    request = InspectRequest(item.path, settings.limits, fixture=settings.fixture, companions=False)
+    report = run_inspect(request)
     return scan_row(
         item.path, "inspect", "ok", int(ExitStatus.OK), report.scan.scan, _size(report.scan, item),
         _since(started),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import PurePath
 from typing import Any
 
 from rich.console import Console
@@ -12,6 +13,7 @@ from sesstool.core import rule_ids as R
 from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
+from sesstool.dialects.base import Row
 from sesstool.engine.inspect import InspectReport
 from sesstool.render.console import print_hanging
 from sesstool.render.escape import safe_line
@@ -59,6 +61,7 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
         )
     for row in sr.dialect.inspect_rows(s):
         grid.add_row(row.label, Text(safe_line(row.text), row.style or ""))
+    _render_companions(rep, grid)
     _render_findings(s, console)
     _render_repair(rep, console)
     if rep.replay_timeline is not None:  # --turn / --last narrow it (engine.inspect)
@@ -68,6 +71,21 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
     elif s.timeline is not None:
         console.print()
         render_timeline(s.timeline, console)
+
+
+def _render_companions(rep: InspectReport, grid: _Rows) -> None:
+    """One row per side file read with the log (a Claude session's subagent transcripts), in
+    path order, as the side file's dialect sums it up; one that could not be read says why."""
+    label = rep.scan.dialect.companion_label
+    for side in rep.companions:
+        name = PurePath(side.path).name
+        if side.report is None:
+            grid.add_row(label, Text(safe_line(f"{name}: not read ({side.error})"), "red"))
+            continue
+        scan = side.report.scan
+        rows = side.report.dialect.companion_rows(((name, scan),)) or (Row(label, f"{name}: {scan.verdict}"),)
+        for row in rows:
+            grid.add_row(row.label, Text(safe_line(row.text), row.style or ""))
 
 
 def _file_line(rep: InspectReport) -> Text:

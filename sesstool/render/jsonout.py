@@ -9,6 +9,7 @@ from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
 
 if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the writer) costs start-up
+    from sesstool.engine.companions import Companion
     from sesstool.engine.derive import DeriveReport
     from sesstool.engine.inspect import InspectReport
     from sesstool.engine.scan import ScanReport
@@ -71,8 +72,28 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     }
     doc.update(scan_summary(rep.scan))
     doc["repair"] = {"repairable": rep.repairable, "closers": list(rep.closers)}
+    if rep.companions:
+        doc["companions"] = [companion_doc(c) for c in rep.companions]
     if s.timeline is not None and rep.replay_timeline is None:
         doc["timeline"] = [timeline_entry(e) for e in s.timeline]
+    return doc
+
+
+def companion_doc(side: Companion) -> dict[str, Any]:
+    """A side file read with the log (a Claude session's subagent transcript): its path, verdict,
+    the dialect's summary of it and its findings, each addressed by its own path."""
+    if side.report is None:
+        return {"path": side.path, "error": side.error}
+    s = side.report.scan
+    doc: dict[str, Any] = {
+        "path": side.report.source.display,
+        "encoding": side.report.source.encoding,
+        "size": side.report.source.size,
+        "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
+    }
+    doc.update(side.report.dialect.companion_body(s))
+    doc["findings"] = [finding_doc(f) for f in s.findings]
+    doc["findings_dropped"] = s.findings_dropped
     return doc
 
 

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from sesstool.core.documents import defect_doc, document, kept_source_doc
 from sesstool.engine.cold import visible_notes
+from sesstool.engine.relink import edit_doc
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
 from sesstool.render.published import already
@@ -49,6 +50,13 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "size": rep.output.size,
             "sha256": rep.output.sha256,
             "identical": rep.output.identical,
+        }
+    if rep.relink is not None:
+        manifest = rep.relink.manifest
+        doc["relink"] = {
+            "manifest": str(manifest.path if manifest is not None else rep.relink.manifest_target),
+            "manifest_sha256": manifest.sha256 if manifest is not None else None,
+            "changes": [edit_doc(e) for e in rep.relink.edits],
         }
     if plan is not None and plan.salvage is not None:
         sv = plan.salvage
@@ -128,6 +136,8 @@ def render_repair(rep: RepairReport, console: Console, verbose: bool = False) ->
                 f"            saved to {safe_line(str(rep.salvage.sidecar.path))} "
                 f"(sha256 {rep.salvage.dropped_sha256})"
             )
+    if rep.relink is not None:
+        _render_relink(rep, console)
     if plan.closers:
         console.print(f"  appended  {len(plan.closers)} closer(s):")
         for c in plan.closers:
@@ -138,6 +148,30 @@ def render_repair(rep: RepairReport, console: Console, verbose: bool = False) ->
         console.print(f"  output    {already(rep.output)}{rep.output.size} bytes, sha256 {rep.output.sha256}")
     for note in visible_notes(rep.notes, verbose):
         console.print(Text(f"  note      {safe_line(note)}", style="yellow"))
+
+
+def _render_relink(rep: RepairReport, console: Console) -> None:
+    """--relink: every line edited (an edit, not an append) and the manifest that lists them."""
+    relink = rep.relink
+    assert relink is not None
+    console.print(
+        Text(
+            f"  relinked  {len(relink.edits)} broken link(s) re-pointed, each line edited in place:",
+            style="yellow",
+        )
+    )
+    for e in relink.edits:
+        new = e.new if e.new is not None else "null (a root)"
+        edit = f"{e.field} {safe_line(str(e.old))} → {safe_line(str(new))}"
+        console.print(f"    line {e.line} {safe_line(str(e.uuid))}: {edit}")
+    written = relink.manifest
+    where = safe_line(str(written.path if written is not None else relink.manifest_target))
+    if written is None:
+        console.print(f"  manifest  would be written to {where}")
+    else:
+        console.print(
+            f"  manifest  {already(written)}{where} ({written.size} bytes, sha256 {written.sha256})"
+        )
 
 
 def _render_line_salvage(rep: RepairReport, console: Console) -> None:

@@ -14,6 +14,7 @@ from tests.conftest import FIXTURES
 CLAUDE = FIXTURES / "claude"
 PROJECTS = CLAUDE / "projects"
 LANE = CLAUDE / "lane"
+EXPECTED_DIR = CLAUDE / "expected"  # goldens
 SCENARIOS = sorted(p.name for p in PROJECTS.iterdir() if p.is_dir())
 RESUME_PROMPT = "lane: continue"
 
@@ -43,6 +44,12 @@ class Scenario:
     @property
     def subagents(self) -> list[Path]:
         return sorted((PROJECTS / self.name / self.session_id / "subagents").glob("agent-*.jsonl"))
+
+
+def zstd_twin(path: Path) -> Path:
+    """The zstd twin of a fixture transcript (tests/claude_lane/twins.py), in the same layout
+    under ``fixtures/claude/zstd``."""
+    return CLAUDE / "zstd" / path.relative_to(PROJECTS).parent / (path.name + ".zstd")
 
 
 def scan_bytes(data: bytes, path: str, session: str | None, subagent: bool = False) -> TranscriptScan:

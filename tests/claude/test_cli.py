@@ -11,26 +11,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.claude._support import CLAUDE, RESUME_PROMPT, SCENARIOS, Scenario
+from tests.claude._support import (
+    CLAUDE,
+    EXPECTED_DIR,
+    RESUME_PROMPT,
+    SCENARIOS,
+    Scenario,
+    scan_file,
+    zstd_twin,
+)
 from tests.claude.test_transcript import EXPECTED
 from tests.claude_lane.judge import appended_by_cli, shape
-from tests.conftest import ROOT, UPDATE_GOLDENS, Sesstool
+from tests.conftest import ROOT, Sesstool, check_golden
 
-EXPECTED_DIR = CLAUDE / "expected"
 LOGS = [Scenario(n).transcript for n in SCENARIOS] + [
     CLAUDE / "zstd" / n / (Scenario(n).transcript.name + ".zstd") for n in SCENARIOS
 ]
 IDS = [f"{p.parent.parent.name}/{p.parent.name}" for p in LOGS]
-
-
-def _check(path: Path, actual: str | bytes) -> None:
-    data = actual.encode() if isinstance(actual, str) else actual
-    if UPDATE_GOLDENS:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        return
-    assert path.exists(), f"missing golden {path.relative_to(ROOT)}: run make goldens"
-    assert data == path.read_bytes(), f"output differs from {path.relative_to(ROOT)}"
 
 
 def _golden(log: Path, command: str, ext: str) -> Path:
@@ -47,12 +44,12 @@ def test_inspect(sesstool: Sesstool, log: Path) -> None:
     human = sesstool("inspect", _rel(log))
     assert human.exit_code == 0, human.stderr
     assert "\x1b" not in human.stdout
-    _check(_golden(log, "inspect", "txt"), human.stdout)
+    check_golden(_golden(log, "inspect", "txt"), human.stdout)
     doc = sesstool("inspect", "--json", _rel(log))
     assert doc.exit_code == 0, doc.stderr
     parsed = json.loads(doc.stdout)
     assert parsed["verdict"]["verdict"] == EXPECTED[log.parent.name][0]
-    _check(_golden(log, "inspect", "json"), doc.stdout)
+    check_golden(_golden(log, "inspect", "json"), doc.stdout)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -60,7 +57,7 @@ def test_validate(sesstool: Sesstool, log: Path) -> None:
     result = sesstool("validate", "--format", "json", _rel(log))
     doc = json.loads(result.stdout)
     assert result.exit_code == (1 if doc["failed"] else 0), result.stderr
-    _check(_golden(log, "validate", "json"), result.stdout)
+    check_golden(_golden(log, "validate", "json"), result.stdout)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
@@ -70,7 +67,7 @@ def test_derive(sesstool: Sesstool, log: Path) -> None:
         assert result.exit_code == 3, result.stderr
         return
     assert result.exit_code == 0, result.stderr
-    _check(_golden(log, "derive", "json"), result.stdout)
+    check_golden(_golden(log, "derive", "json"), result.stdout)
 
 
 REPAIRABLE = [n for n in SCENARIOS if EXPECTED[n][0] in ("interrupted", "torn")]
@@ -93,7 +90,7 @@ def test_repair(sesstool: Sesstool, tmp_path: Path, name: str, zstd: bool) -> No
     committed = raw[: raw.rfind(b"\n") + 1]
     repaired = out.read_bytes()
     assert repaired.startswith(committed)
-    _check(EXPECTED_DIR / name / "repaired.jsonl", repaired)
+    check_golden(EXPECTED_DIR / name / "repaired.jsonl", repaired)
     # entry for entry (uuid/timestamp values aside) what Claude Code appended on resume (§0)
     ours = [json.loads(line) for line in repaired[len(committed) :].split(b"\n")[:-1]]
     cli = appended_by_cli(raw, scenario.resumed.read_bytes(), RESUME_PROMPT)
@@ -144,7 +141,7 @@ def test_fork(sesstool: Sesstool, tmp_path: Path, name: str) -> None:
     out = tmp_path / f"{child}.jsonl"
     result = sesstool("fork", _rel(scenario.transcript), "--id", child, "-o", str(out))
     assert result.exit_code == 0, result.stderr
-    _check(EXPECTED_DIR / name / "fork.jsonl", out.read_bytes())
+    check_golden(EXPECTED_DIR / name / "fork.jsonl", out.read_bytes())
     doc = json.loads(sesstool("inspect", "--json", str(out)).stdout)
     assert doc["verdict"]["verdict"] == "clean", doc["verdict"]
     for line in out.read_bytes().split(b"\n")[:-1]:
@@ -167,9 +164,9 @@ def test_list_a_claude_home(sesstool: Sesstool) -> None:
         assert row["verdict"]["verdict"] == EXPECTED[scenario.name][0]
         assert row["version"] == "2.1.332" and row["size"] == scenario.transcript.stat().st_size
         assert row["cwd"] == f"/tmp/sesstool-claude-lane/{scenario.name}/work" and row["last_time"]
-    _check(EXPECTED_DIR / "list.json", result.stdout)
+    check_golden(EXPECTED_DIR / "list.json", result.stdout)
     human = sesstool("list", "fixtures/claude")
-    _check(EXPECTED_DIR / "list.txt", human.stdout)
+    check_golden(EXPECTED_DIR / "list.txt", human.stdout)
 
 
 def test_validate_a_home_covers_subagent_files(sesstool: Sesstool) -> None:
@@ -178,3 +175,135 @@ def test_validate_a_home_covers_subagent_files(sesstool: Sesstool) -> None:
     rules = {f["rule"] for file in doc["files"] for f in file["findings"]}
     assert "claude-subagent-dangling" in rules
     assert result.exit_code == 1  # the corrupt fixtures fail at --fail-on error
+
+
+SUBAGENT_SCENARIOS = [n for n in SCENARIOS if Scenario(n).subagents]
+SIDE_FILES = [p for n in SUBAGENT_SCENARIOS for p in Scenario(n).subagents]
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+@pytest.mark.parametrize("name", SUBAGENT_SCENARIOS)
+def test_inspect_shows_a_sessions_subagent_files_with_it(sesstool: Sesstool, name: str, zstd: bool) -> None:
+    """Issue 17: subagent transcripts are part of their session: inspect reads each one and shows
+    its verdict, size and the calls it leaves without result — what an independent scan of the
+    file alone says."""
+    scenario = Scenario(name)
+    main = zstd_twin(scenario.transcript) if zstd else scenario.transcript
+    sides = [zstd_twin(p) if zstd else p for p in scenario.subagents]
+    doc = json.loads(sesstool("inspect", "--json", _rel(main)).stdout)
+    listed = doc["companions"]
+    assert [c["path"] for c in listed] == [_rel(p) for p in sides] != []
+    text = sesstool("inspect", _rel(main)).stdout
+    for entry, raw_side, side in zip(listed, scenario.subagents, sides, strict=True):
+        scan = scan_file(raw_side, subagent=True)
+        assert entry["encoding"] == ("zstd" if zstd else "raw") and entry["size"] == side.stat().st_size
+        assert entry["verdict"]["verdict"] == scan.verdict
+        facts = entry["claude"]
+        assert facts["subagent_file"] is True and facts["session_id"] == scenario.session_id
+        assert (facts["lines"], facts["entries"]) == (scan.lines, scan.entries)
+        assert [c["id"] for c in facts["tool_calls"]["left_open"]] == [c.id for c in scan.left_open]
+        assert [f["rule"] for f in entry["findings"]] == [f.rule for f in scan.findings]
+        assert {f["address"]["file"] for f in entry["findings"]} == {_rel(side)}
+        row = next(line for line in text.splitlines() if line.startswith("agent file") and side.name in line)
+        assert f"{side.name}: {scan.verdict} · {scan.lines} lines" in row
+        for call in scan.left_open:
+            assert f"{call.name} {call.id} (line {call.line})" in row
+    alone = json.loads(sesstool("inspect", "--json", _rel(sides[0])).stdout)
+    assert "companions" not in alone  # a subagent's file has no side files of its own
+
+
+def test_the_killed_subagents_open_call_is_listed(sesstool: Sesstool) -> None:
+    """kill-subagent: the CLI was killed while the subagent's Bash call ran; that call stays open
+    in the subagent's file (resume leaves it, §0), and inspect of the session says so."""
+    doc = json.loads(sesstool("inspect", "--json", _rel(Scenario("kill-subagent").transcript)).stdout)
+    (side,) = doc["companions"]
+    assert [c["id"] for c in side["claude"]["tool_calls"]["left_open"]] == ["toolu_lane_subslow_0"]
+    assert "claude-subagent-dangling" in {f["rule"] for f in side["findings"]}
+    clean = json.loads(sesstool("inspect", "--json", _rel(Scenario("subagent").transcript)).stdout)
+    assert [c["claude"]["tool_calls"]["left_open"] for c in clean["companions"]] == [[]]
+    alone = sesstool("inspect", "--json", _rel(Scenario("tool-one").transcript))
+    assert "companions" not in json.loads(alone.stdout)
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+def test_validate_reads_a_transcripts_subagent_files_with_it_once(sesstool: Sesstool, zstd: bool) -> None:
+    """validate of a session checks its subagent files too, each once, findings under its path,
+    however the paths are given."""
+    scenario = Scenario("kill-subagent")
+    main = _rel(zstd_twin(scenario.transcript) if zstd else scenario.transcript)
+    (side_path,) = scenario.subagents
+    side = _rel(zstd_twin(side_path) if zstd else side_path)
+    both = ([main], [main, side], [side, main], [main, str(Path(side).parent)], [str(Path(main).parent)])
+    for args in both:
+        result = sesstool("validate", "--format", "json", *args)
+        assert result.exit_code == 0, result.stderr
+        doc = json.loads(result.stdout)
+        paths = [f["path"] for f in doc["files"]]
+        assert sorted(paths) == sorted([main, side]), args
+        checked = doc["files"][paths.index(side)]
+        assert "claude-subagent-dangling" in {f["rule"] for f in checked["findings"]}
+        assert {f["address"]["file"] for f in checked["findings"]} == {side}
+
+
+@pytest.mark.parametrize("side", SIDE_FILES + [zstd_twin(p) for p in SIDE_FILES], ids=lambda p: p.name)
+def test_a_subagent_file_alone(sesstool: Sesstool, side: Path) -> None:
+    """Goldens of a subagent's file read on its own: inspect (text, JSON) and validate."""
+    kind = "zstd" if side.name.endswith(".zstd") else "raw"
+    golden = EXPECTED_DIR / side.relative_to(CLAUDE).parts[1] / "subagents"
+    human = sesstool("inspect", _rel(side))
+    assert human.exit_code == 0, human.stderr
+    check_golden(golden / f"{kind}.inspect.txt", human.stdout)
+    doc = sesstool("inspect", "--json", _rel(side))
+    assert json.loads(doc.stdout)["claude"]["subagent_file"] is True
+    check_golden(golden / f"{kind}.inspect.json", doc.stdout)
+    result = sesstool("validate", "--format", "json", _rel(side))
+    assert result.exit_code == 0, result.stderr
+    check_golden(golden / f"{kind}.validate.json", result.stdout)
+
+
+def test_a_subagent_file_that_is_no_transcript_is_named(sesstool: Sesstool, tmp_path: Path) -> None:
+    """A side file that cannot be read is shown with why (inspect) and fails validate under its
+    own path; the session itself is still read."""
+    scenario = Scenario("subagent")
+    home = tmp_path / "project"
+    shutil.copytree(scenario.transcript.parent, home)
+    bad = home / scenario.session_id / "subagents" / "agent-zz.jsonl"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n not a transcript\n")
+    main = home / scenario.transcript.name
+    human = sesstool("inspect", str(main))
+    assert human.exit_code == 0, human.stderr
+    assert "agent file  agent-zz.jsonl: not read (" in human.stdout
+    doc = json.loads(sesstool("inspect", "--json", str(main)).stdout)
+    assert doc["verdict"]["verdict"] == "clean"
+    found = sorted(bad.parent.glob("agent-*.jsonl"))
+    assert [c["path"] for c in doc["companions"]] == [str(p) for p in found]
+    assert doc["companions"][-1]["path"] == str(bad) and doc["companions"][-1]["error"]
+    result = sesstool("validate", "--format", "json", str(main))
+    assert result.exit_code == 1, result.stderr
+    files = json.loads(result.stdout)["files"]
+    assert files[0]["path"] == str(main) and files[-1]["path"] == str(bad) and files[-1]["error"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_zstd_findings_address_their_frame(sesstool: Sesstool, name: str) -> None:
+    """In a zstd transcript a finding names the frame its line was decoded from and the offset
+    in the decoded plaintext (as a dsh log's zstd findings do); the raw file's findings are the
+    same, at the same lines and offsets, without a frame. The twins hold eight lines a frame."""
+    from tests.claude_lane.twins import LINES_PER_FRAME
+
+    scenario = Scenario(name)
+    raw = json.loads(sesstool("validate", "--format", "json", _rel(scenario.transcript)).stdout)
+    packed = json.loads(sesstool("validate", "--format", "json", _rel(zstd_twin(scenario.transcript))).stdout)
+    plain = [f for f in raw["files"][0]["findings"] if f["rule"] != "torn-tail"]
+    framed = [f for f in packed["files"][0]["findings"] if f["rule"] != "zstd-torn-frame"]
+    assert [(f["rule"], f["address"]["line"], f["address"]["offset"]) for f in framed] == [
+        (f["rule"], f["address"]["line"], f["address"]["offset"]) for f in plain
+    ]
+    assert all(f["address"]["frame"] is None for f in plain)
+    for f in framed:
+        assert f["address"]["frame"] == (f["address"]["line"] - 1) // LINES_PER_FRAME, f
+    text = sesstool("validate", _rel(zstd_twin(scenario.transcript))).stdout
+    for f in framed:
+        at = f["address"]
+        where = f"decoded byte {at['offset']}, " if at["offset"] is not None else ""
+        assert f":{at['line']} ({where}frame {at['frame']})" in text

@@ -110,12 +110,18 @@ def test_cutting_a_transcript_anywhere_never_raises() -> None:
 def test_zstd_twins_are_the_committed_transcripts() -> None:
     """fixtures/claude/zstd holds exactly twins.twin() of every transcript (never edited by hand)."""
     from tests.claude._support import CLAUDE
-    from tests.claude_lane.twins import twin
+    from tests.claude_lane.twins import sources, twin, twin_path
 
     for name in SCENARIOS:
         raw = Scenario(name).transcript
         packed = CLAUDE / "zstd" / name / (raw.name + ".zstd")
         assert packed.read_bytes() == twin(raw.read_bytes()), name
+    subagents = [p for name in SCENARIOS for p in Scenario(name).subagents]
+    assert subagents and set(subagents) <= set(sources(CLAUDE))
+    for raw in subagents:
+        assert twin_path(CLAUDE, raw).read_bytes() == twin(raw.read_bytes()), raw
+    written = {p for p in (CLAUDE / "zstd").rglob("*.zstd")}
+    assert written == {twin_path(CLAUDE, p) for p in sources(CLAUDE)}  # no stale twin
 
 
 def test_a_copy_continues_from_the_same_state_without_findings() -> None:

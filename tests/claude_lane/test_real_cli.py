@@ -146,14 +146,56 @@ def test_the_cli_resumes_the_repair_and_adds_no_closer(
     after_scan = scan_file(target)
     assert after_scan.verdict == "clean", after_scan.verdict_reason
     derived = _derived(target)
+    sent = _resumed_without_closers(claude_binary, home, mock, target, rec.session_id)
+    assert resume_mismatch(derived, sent, RESUME_PROMPT) is None
+
+
+def _resumed_without_closers(
+    claude_binary: str, home: Home, mock: MockServer, target: Path, session_id: str
+) -> list[Json]:
+    """Resume the session ``target`` holds with the real CLI: it must keep the file as an exact
+    prefix and append no closer of its own; returns the messages of its first model request."""
+    written = target.read_bytes()
     before = len(mock.recorder.snapshot())
-    run_cli(claude_binary, home, mock, RESUME_PROMPT, resume=rec.session_id)
+    run_cli(claude_binary, home, mock, RESUME_PROMPT, resume=session_id)
     requests = [
         r["body"]
         for r in mock.recorder.snapshot()[before:]
         if r["path"].startswith("/v1/messages") and not is_compaction(r["body"])
     ]
     after = target.read_bytes()
-    assert after.startswith(repaired)
-    assert appended_by_cli(repaired, after, RESUME_PROMPT) == []  # no closer of its own
-    assert resume_mismatch(derived, normalize_messages(requests[0]["messages"]), RESUME_PROMPT) is None
+    assert after.startswith(written)
+    assert appended_by_cli(written, after, RESUME_PROMPT) == []  # no closer of its own
+    sent: list[Json] = normalize_messages(requests[0]["messages"])
+    return sent
+
+
+def test_the_cli_resumes_a_relinked_transcript(
+    recordings: dict[str, Recording], claude_binary: str, mock: MockServer, tmp_path: Path
+) -> None:
+    """``repair --relink`` of damaged-broken-parent (an attachment line deleted: the next entry's
+    parent is gone, and the CLI then sends nothing before it, not even the first prompt): the
+    CLI resumes the relinked copy, sends what ``derive`` of it says — the first prompt again —
+    and appends no closer of its own."""
+    from tests.conftest import run_sesstool
+
+    rec = recordings["damaged-broken-parent"]
+    home = Home.make(tmp_path, "relinked")
+    project = home.config / "projects" / "-lane-relinked"
+    project.mkdir(parents=True)
+    target = project / rec.transcript.name
+    result = run_sesstool("repair", "--relink", str(rec.transcript), "-o", str(target))
+    assert result.exit_code == 0, result.stderr
+    manifest = json.loads((project / (target.name + ".relink.json")).read_text())
+    assert [c["field"] for c in manifest["changes"]] == ["parentUuid"]
+    relinked = target.read_bytes()
+    scan = scan_file(target)
+    assert scan.verdict == "clean" and "claude-parent-missing" not in {f.rule for f in scan.findings}
+    first = json.loads(relinked.split(b"\n")[scan.chain[0] - 1])
+    prompt = first["message"]["content"]
+    prompt_text = prompt if isinstance(prompt, str) else prompt[0]["text"]
+    derived = _derived(target)
+    assert prompt_text in json.dumps(derived)
+    sent = _resumed_without_closers(claude_binary, home, mock, target, rec.session_id)
+    assert resume_mismatch(derived, sent, RESUME_PROMPT) is None
+    assert prompt_text in json.dumps(sent)  # the history before the broken link is sent again

@@ -1,4 +1,5 @@
-"""zstd twins of the Claude fixtures (``fixtures/claude/zstd/<scenario>/<session>.jsonl.zstd``).
+"""zstd twins of the Claude fixtures (``fixtures/claude/zstd/<scenario>/<session>.jsonl.zstd``, and
+``<session>/subagents/agent-*.jsonl.zstd`` beside it for the subagents' files).
 
 Claude Code writes plain JSONL; sesstool also reads compressed copies (issue 17). Each twin is
 a multi-frame zstd file (libzstd level 3, content checksums), one frame per eight lines, like
@@ -29,11 +30,23 @@ def twin(raw: bytes) -> bytes:
     return b"".join(frames)
 
 
+def sources(claude: Path) -> list[Path]:
+    """Every transcript that gets a twin: the sessions and their subagents' files, whose twins
+    sit in the same layout (``<session>/subagents/agent-*.jsonl.zstd`` beside the session's)."""
+    projects = claude / "projects"
+    return sorted([*projects.glob("*/*.jsonl"), *projects.glob("*/*/subagents/agent-*.jsonl")])
+
+
+def twin_path(claude: Path, source: Path) -> Path:
+    relative = source.relative_to(claude / "projects")
+    return claude / "zstd" / relative.parent / (source.name + ".zstd")
+
+
 def build(claude: Path) -> list[Path]:
     """Write every twin; returns their paths."""
     written = []
-    for source in sorted((claude / "projects").glob("*/*.jsonl")):
-        target = claude / "zstd" / source.parent.name / (source.name + ".zstd")
+    for source in sources(claude):
+        target = twin_path(claude, source)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(twin(source.read_bytes()))
         written.append(target)

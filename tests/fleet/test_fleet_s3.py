@@ -382,3 +382,25 @@ def test_a_prefix_walk_finds_every_log_suffix_in_any_case(s3: S3, tmp_path: Path
     from sesstool.engine.validate import expand_paths
 
     assert expand_paths((str(local),)) == [str(local / name)]
+
+
+def test_a_claude_sessions_subagent_files_are_rows_of_their_own(cluster: Any, tmp_path: Path) -> None:
+    """Single-file validate and inspect read a Claude session's subagent files with it; the fleet
+    lists those files as items of their own, so each of its rows is about one file — the
+    session's row is the session's alone, and nothing is counted twice."""
+    home = tmp_path / "kill-subagent"
+    shutil.copytree(FIXTURES / "claude" / "projects" / "kill-subagent", home)
+    files = sorted(str(p) for p in home.rglob("*.jsonl"))
+    assert len(files) == 2
+    for command in ("validate", "inspect"):
+        summary = tmp_path / f"{command}.jsonl"
+        request = FleetRequest((str(home),), FleetSettings(command), scheduler=cluster.scheduler.address)
+        report = run_fleet(request, FleetOutput(summary, None, None))
+        rows = [Row.from_dict(d) for d in read_jsonl(summary)]
+        assert sorted(r.path for r in rows) == files and report.processed == 2, command
+        for row in rows:
+            _, doc = cli_json("validate", "--format", "json", row.path)
+            single = next(f for f in doc["files"] if f["path"] == row.path)
+            assert row.status != "crashed", row
+            assert row.verdict == single["verdict"]["verdict"]
+            assert row.rules == tuple(sorted({f["rule"] for f in single["findings"]}))

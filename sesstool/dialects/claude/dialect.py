@@ -5,6 +5,7 @@ Claude Code 2.1.332 (tests/claude_lane); pure: the store ring reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,9 @@ from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummar
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
-from sesstool.dialects.base import Cause, Dialect, DialectScanner, ForkInput, RootLayout, Row
+from sesstool.dialects.base import Cause, Dialect, DialectScanner, ForkInput, LineEditor, RootLayout, Row
 from sesstool.dialects.claude import closers as closer_plan
+from sesstool.dialects.claude import relink, subagents
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, derive
 from sesstool.dialects.claude.fork import fork_line
@@ -95,6 +97,7 @@ class ClaudeScanner:
             # --at SEQ (derive, fork): a line's seq is its 0-based line number
             lines = lines[: max(0, at + 1 - (lineno - 1))]
             self.stopped = True
+        self.inner.found.at_frame(offset, lineno, frame)  # findings name the zstd frame, as dsh's do
         self.inner.feed_lines(lines, offset, lineno)
         self.committed = self.inner.committed if lines else self.committed
         if self.stopped:
@@ -194,10 +197,16 @@ class ClaudeDialect(Dialect):
     name = "claude"
     title = "Claude Code"
     layout = RootLayout(
-        ("projects/*/*.jsonl", "projects/*/*.jsonl.zstd", "projects/*/*/subagents/agent-*.jsonl"),
+        (
+            "projects/*/*.jsonl",
+            "projects/*/*.jsonl.zstd",
+            "projects/*/*/subagents/agent-*.jsonl",
+            "projects/*/*/subagents/agent-*.jsonl.zstd",
+        ),
         (".jsonl", ".jsonl.zstd"),
     )
     rules = RULES
+    companion_label = "agent file"
 
     def detect(self, first: Any) -> float:
         """A transcript line: a known entry ``type`` with a Claude envelope key (§1.3, §1.4)."""
@@ -223,6 +232,16 @@ class ClaudeDialect(Dialect):
 
     def describe_closer(self, record: dict[str, Any]) -> str:
         return closer_plan.describe(record)
+
+    def relinker(self, scan: ScanResult) -> Callable[[], LineEditor] | None:
+        """Every entry whose ``parentUuid`` names no entry (``claude-parent-missing``, counted
+        from the whole scan, not the shown findings) is re-pointed by ``relink.Relinker``."""
+        broken = frozenset(
+            f.address.line
+            for f in _facts(scan).scan.findings
+            if f.rule == relink.RULE and f.address.line is not None
+        )
+        return (lambda: relink.Relinker(broken)) if broken else None
 
     def refuse_default_output(self, source: Path) -> str | None:
         """A transcript inside a Claude home (``projects/<project>/…``) is never written beside
@@ -275,6 +294,20 @@ class ClaudeDialect(Dialect):
     def list_facts(self, scan: ScanResult) -> dict[str, str | None]:
         t = _facts(scan).scan
         return {"cwd": t.cwds[-1] if t.cwds else None, "last_time": t.last_time}
+
+    def companion_patterns(self, path: str) -> tuple[str, ...]:
+        """A main transcript's subagent files: ``<session-id>/subagents/agent-*.jsonl[.zstd]``
+        (§1.2); ``inspect`` and ``validate`` read them with it."""
+        return subagents.patterns(path)
+
+    def companion_rows(self, companions: tuple[tuple[str, ScanResult], ...]) -> tuple[Row, ...]:
+        return subagents.rows(
+            tuple((name, _facts(scan).scan, scan) for name, scan in companions), self.companion_label
+        )
+
+    def companion_body(self, scan: ScanResult) -> dict[str, Any]:
+        facts = _facts(scan)
+        return subagents.body(facts.scan, facts.subagent)
 
     def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
         derived = _facts(scan).derived
@@ -370,10 +403,7 @@ class ClaudeDialect(Dialect):
                 "tool_calls": {
                     "made": t.tool_uses,
                     "answered": t.answered,
-                    "dangling": [
-                        {"id": c.id, "name": c.name, "input": c.input, "line": c.line, "entry": c.entry}
-                        for c in t.dangling
-                    ],
+                    "dangling": [subagents.call_doc(c) for c in t.dangling],
                     "orphan_results": list(t.orphan_results),
                 },
                 "compactions": [

@@ -3,6 +3,9 @@ and the verdict they decide (clean | interrupted | torn | corrupt)."""
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
+
 from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.rules import Finding, Severity
@@ -14,11 +17,39 @@ _VERDICT_OF = {r.id: r.verdict for r in RULES}
 
 
 class Findings:
-    """Collects findings at addresses in one file."""
+    """Collects findings at addresses in one file. In a zstd file an address also names the
+    frame its line was decoded from (``at_frame``), as every dialect's zstd addresses do:
+    ``decoded byte N, frame K`` (``core.errors.Address``)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.items: list[Finding] = []
+        # where each zstd frame's batches begin (plaintext offset, line number) and that frame's
+        # index: one entry per frame, not per line
+        self._frame_starts = array("q")
+        self._frame_lines = array("q")
+        self._frames = array("q")
+
+    def at_frame(self, offset: int, line: int, frame: int | None) -> None:
+        """The lines from plaintext ``offset`` (line number ``line``) on were decoded from zstd
+        frame ``frame`` (the reader's batch; None for raw input)."""
+        if frame is not None and (not self._frames or self._frames[-1] != frame):
+            self._frame_starts.append(offset)
+            self._frame_lines.append(line)
+            self._frames.append(frame)
+
+    def frame_of(self, offset: int | None, line: int | None) -> int | None:
+        """The zstd frame the line at plaintext ``offset`` (else line number ``line``) came
+        from; None for raw input or an address with neither."""
+        if not self._frames:
+            return None
+        if offset is not None:
+            i = bisect_right(self._frame_starts, offset) - 1
+        elif line is not None:
+            i = bisect_right(self._frame_lines, line) - 1
+        else:
+            return None
+        return self._frames[i] if i >= 0 else None
 
     def add(
         self, rule: str, message: str, offset: int | None, line: int | None, severity: Severity | None = None
@@ -28,11 +59,15 @@ class Findings:
             if severity is not None
             else _SEVERITY.get(rule, _PHYSICAL_SEVERITY.get(rule, Severity.ERROR))
         )
-        self.items.append(Finding(rule, sev, message, Address(self.path, offset, line)))
+        address = Address(self.path, offset, line, self.frame_of(offset, line))
+        self.items.append(Finding(rule, sev, message, address))
 
     def copy(self) -> Findings:
         twin = Findings(self.path)
         twin.items = list(self.items)
+        twin._frame_starts = array("q", self._frame_starts)
+        twin._frame_lines = array("q", self._frame_lines)
+        twin._frames = array("q", self._frames)
         return twin
 
 

@@ -19,7 +19,7 @@ from sesstool.dialects.claude import vocabulary as vocab
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]')
 
 
-def _top_level_key_value(line: bytes, key: bytes, value: bytes) -> int | None:
+def top_level_key_value(line: bytes, key: bytes, value: bytes) -> int | None:
     """Offset of ``"key":"value"`` where it is a key of the outermost object, else None."""
     needle = b'"' + key + b'":"' + value + b'"'
     start = 0
@@ -48,7 +48,7 @@ def fork_line(line: bytes, old: str, new: str) -> tuple[bytes, bool]:
     if not isinstance(entry, dict) or entry.get("sessionId") != old:
         return line, False
     old_text, new_text = dumps(old)[1:-1], dumps(new)[1:-1]
-    at = _top_level_key_value(line, b"sessionId", old_text)
+    at = top_level_key_value(line, b"sessionId", old_text)
     if at is None:
         return line, False  # written with escapes or spacing this copier does not rewrite
     start = at + len(b'"sessionId":"')
