@@ -38,6 +38,7 @@ class WritePath(RuleBasedStateMachine):
         self.bad_line = False  # a write appended after a tear merged into a line nobody can read
         self.corrupt = False  # ... and a later turn/end committed it (§6.3)
         self.published: dict[Path, str] = {}
+        self.repaired_from: dict[Path, str] = {}  # a repair's output → the log's SHA-256 it repaired
         self.source_sha = sha(self.log)
         self.n = 0
 
@@ -205,6 +206,8 @@ class WritePath(RuleBasedStateMachine):
         if doc is not None:
             assert doc["status"] == ("balanced" if verdict == "clean" else "repaired"), (verdict, doc)
         self._record(doc)
+        if doc is not None and doc.get("output"):
+            self.repaired_from[out] = sha(self.log)
 
     @rule()
     def repair_again_to_the_same_target(self) -> None:
@@ -212,10 +215,15 @@ class WritePath(RuleBasedStateMachine):
             return
         target = next(iter(self.published))
         result = run_sesstool("repair", "-o", str(target), str(self.log))
-        # never overwrites: 6 — unless there is nothing to write (balanced, 0) or the log is
-        # corrupt (3, refused before any target is considered)
-        expected = {"clean": 0, "corrupt": 3}.get(self.expected_verdict(), 6)
+        # never overwrites: 6 — unless there is nothing to write (balanced, 0), the log is
+        # corrupt (3, refused before any target is considered), or the target is the repair of
+        # this very log, byte for byte (repair is deterministic: "already published, identical",
+        # 0, nothing linked; issue 15 item 12, docs/format.md)
+        identical = self.repaired_from.get(target) == sha(self.log)
+        expected = {"clean": 0, "corrupt": 3}.get(self.expected_verdict(), 0 if identical else 6)
         assert result.exit_code == expected, (self.expected_verdict(), result.stderr)
+        if identical and expected == 0:
+            assert "already published, identical" in result.stdout, result.stdout
 
     @rule()
     def fork(self) -> None:
@@ -259,3 +267,17 @@ WritePath.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestWritePath = WritePath.TestCase
+
+
+def test_repairing_a_torn_log_again_to_the_same_target_is_identical() -> None:
+    """Pinned (found by `make test-deep`, issue 12): a torn write, a repair, the same repair to
+    the same target — identical bytes, exit 0, not the refusal (6) the machine once expected."""
+    state = WritePath()
+    try:
+        state.start()
+        state.tear_a_write(cut=1)
+        state.repair()
+        state.repair_again_to_the_same_target()
+        state.published_files_never_change()
+    finally:
+        state.teardown()

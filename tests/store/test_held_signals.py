@@ -116,6 +116,17 @@ def test_a_signal_meant_for_the_default_action_is_sent_again_after_the_block(
             assert sent == []
         assert sent == [(os.getpid(), signal.SIGTERM)]
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        sent.clear()  # two arrive: the first is the one sent again
+        hup = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        try:
+            with signals_held():
+                for sig in (signal.SIGHUP, signal.SIGTERM):
+                    held = signal.getsignal(sig)
+                    assert callable(held)
+                    held(sig, None)
+            assert sent == [(os.getpid(), signal.SIGHUP)]
+        finally:
+            signal.signal(signal.SIGHUP, hup)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
