@@ -43,45 +43,12 @@ def test_readme_transcripts_are_current(sesstool: Sesstool) -> None:
         (ROOT / "README.md").write_text(text)
 
 
-_ROW = re.compile(r"^\| `sesstool ([a-z]+) ([^`]*)` \|", re.M)
-
-
-def _synopses() -> list[tuple[str, str]]:
-    rows = _ROW.findall((ROOT / "README.md").read_text())
-    return [(command, synopsis.replace("\\|", "|")) for command, synopsis in rows if command != "fleet"]
-
-
-def test_the_commands_table_agrees_with_help(sesstool: Sesstool) -> None:
-    """Issue 15 item 2: every option the README's table shows is one the command takes, and the
-    formats it lists are exactly the command's ``--format`` choices; each takes ``--json``."""
-    synopses = _synopses()
-    assert {c for c, _ in synopses} >= {"inspect", "validate", "derive", "repair", "fork", "migrate"}
-    for command, synopsis in synopses:
-        help_text = sesstool(command, "--help").stdout
-        for option in re.findall(r"(?<![\w-])(-o|--[a-z][a-z-]*)", synopsis):
-            assert re.search(rf"(?<![\w-]){re.escape(option)}\b", help_text), (command, option)
-        shown = re.search(r"--format ([a-z|]+)", synopsis)
-        assert shown is not None, f"the README's {command} row shows no --format"
-        choices = re.search(r"--format \[([a-z|]+)\]", help_text)
-        assert choices is not None and set(choices.group(1).split("|")) == set(shown.group(1).split("|")), (
-            command
-        )
-        assert "--json" in help_text, command
-
-
 # -- every other command the README shows (issue 15 item 15) ----------------------------------
 
 TEXT_BLOCK = re.compile(r"```text\n(\$ sesstool .*?)```", re.S)
 INLINE = re.compile(r"`(sesstool [^`]+)`")
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)]+)\)")
 TABLE_ROW = re.compile(r"^\| `(sesstool [^|`]+(?:\\\|[^|`]+)*)`", re.M)
-
-
-def _repository() -> str:
-    text = (ROOT / "pyproject.toml").read_text()
-    match = re.search(r'^Repository = "([^"]+)"$', text, re.M)
-    assert match, "pyproject.toml names no Repository URL"
-    return match.group(1)
 
 
 def test_readme_redact_transcript_is_current(
@@ -114,30 +81,68 @@ def test_readme_inline_commands_run(
 
 
 def test_readme_command_table_agrees_with_help(sesstool: Sesstool) -> None:
-    """Each option the Commands table shows is one the command's --help lists."""
+    """Issue 15 items 2 and 15: each option the Commands table shows is one the command's
+    --help lists; a row that shows ``--format`` shows exactly the command's choices (every row
+    but fleet's shows it), and every command takes ``--json``."""
     rows = TABLE_ROW.findall((ROOT / "README.md").read_text())
     assert len(rows) >= 10
+    commands = set()
     for row in rows:
-        words = row.replace("\\|", "|").split()
-        command = [w for w in words[1:3] if re.fullmatch(r"[a-z]+", w)]
-        if words[1] == "fleet":
-            command = ["fleet", "validate"]
-        shown = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", row))
+        synopsis = row.replace("\\|", "|")
+        words = synopsis.split()
+        command = ["fleet", "validate"] if words[1] == "fleet" else [words[1]]
+        commands.add(words[1])
         helped = sesstool(*command, "--help")
         assert helped.exit_code == 0, command
-        for option in shown:
+        for option in set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", synopsis)):
             assert re.search(rf"(?<![\w-]){re.escape(option)}\b", helped.stdout), (row, option)
+        shown = re.search(r"--format ([a-z|]+)", synopsis)
+        assert shown is not None or words[1] == "fleet", f"the README's {words[1]} row shows no --format"
+        if shown is not None:
+            choices = re.search(r"--format \[([a-z|]+)\]", helped.stdout)
+            assert choices is not None, command
+            assert set(choices.group(1).split("|")) == set(shown.group(1).split("|")), command
+        assert "--json" in helped.stdout, command
+    assert commands >= {
+        "inspect",
+        "validate",
+        "derive",
+        "repair",
+        "fork",
+        "migrate",
+        "report",
+        "redact",
+        "list",
+    }
 
 
 def test_readme_links_work_on_a_package_index() -> None:
-    """A package index shows the README without the repository around it: every link is an
-    absolute URL, and each into the repository names a file that exists."""
-    base = _repository()
-    links = LINK.findall((ROOT / "README.md").read_text())
-    assert links
-    for target in links:
-        assert target.startswith("https://"), f"relative link {target!r}"
-        for kind in ("blob", "raw"):
-            prefix = f"{base}/{kind}/main/"
-            if target.startswith(prefix):
-                assert (ROOT / target[len(prefix) :]).exists(), target
+    """Issue 15 item 15: the README is also the package index page, where a relative link
+    resolves to nothing, and the project has no public home to link to; so it holds no link,
+    no image and no placeholder host, and every document it names by path exists and is
+    shipped in the source distribution (MANIFEST.in; docs/format.md "Packaging")."""
+    text = (ROOT / "README.md").read_text()
+    assert LINK.findall(text) == []
+    assert re.findall(r"<(?:a|img)\b", text) == []
+    assert "OWNER" not in text and "example.com" not in text
+    named = sorted(set(DOC_PATH.findall(text)))
+    assert {"docs/format.md", "docs/rules.md", "docs/report.png", "bench/README.md"} <= set(named)
+    shipped = _manifest()
+    for path in named:
+        assert (ROOT / path).is_file(), path
+        assert any(path == f or path.startswith(d + "/") for f, d in shipped), f"{path} is not in MANIFEST.in"
+
+
+DOC_PATH = re.compile(r"(?<![\w./-])((?:docs|bench|fixtures|tests)/[\w./-]+\.(?:md|png))")
+
+
+def _manifest() -> list[tuple[str, str]]:
+    """(file, directory) pairs of MANIFEST.in's ``include`` and ``graft`` lines."""
+    pairs: list[tuple[str, str]] = []
+    for line in (ROOT / "MANIFEST.in").read_text().splitlines():
+        words = line.split()
+        if words and words[0] == "include":
+            pairs.extend((w, "\0") for w in words[1:])
+        elif words and words[0] == "graft":
+            pairs.extend(("\0", w) for w in words[1:])
+    return pairs

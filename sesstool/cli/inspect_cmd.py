@@ -73,8 +73,9 @@ def inspect_cmd(
 
     Each PATH is a .jsonl, .jsonl.zst or .jsonl.zstd file (encoding sniffed), a session
     directory (its highest generation), - for standard input, or a directory of sessions: a
-    root such as a Claude Code or Codex home, or any directory of logs, listed one row per
-    session (id, dialect, version, verdict, size, last time; newest first). Exit 0 whatever the
+    root such as a Claude Code or Codex home, or any directory of logs (searched at most 8
+    levels deep and 100,000 entries, as ``list``), listed one row per session (id, dialect,
+    version, verdict, size, last time; newest first). Exit 0 whatever the
     verdict; 3 if unreadable, 4 if not a session log. With several PATHs every one is shown
     (--json: one document with a "reports" list) and the exit status is the highest of theirs.
     """

@@ -29,9 +29,10 @@ def list_cmd(ctx: click.Context, /, root: str, fmt: str, **kwargs: Any) -> None:
     ROOT is a directory in a dialect's root layout — a Claude Code home (``~/.claude``:
     ``projects/<project>/<session-id>.jsonl``, subagent files included), a Codex home
     (``~/.codex``: ``sessions/YYYY/MM/DD/rollout-*.jsonl[.zst]``), a dsh root — or any directory
-    of logs (every *.jsonl[.zst|.zstd] file below it, any case), or a session directory (each
-    generation). The same view as ``inspect ROOT``; newest first. Exit 0 whatever the verdicts;
-    3 if ROOT holds no session log.
+    of logs (every *.jsonl[.zst|.zstd] file below it, any case, searched at most 8 directory
+    levels deep and 100,000 entries; what was not searched is said), or a session directory
+    (each generation). The same view as ``inspect ROOT``; newest first. Exit 0 whatever the
+    verdicts; 3 if ROOT holds no session log.
     """
     from sesstool.core.jsonline import dumps_pretty
     from sesstool.engine.listing import ListRequest, run_list

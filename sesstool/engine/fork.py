@@ -330,6 +330,7 @@ def _publish(
         (full.source.encoding, report.encoding),
         request.limits,
         full.dialect,
+        progress,
     )
     if directory is not None:
         create_directory(directory, 0o700)
@@ -374,7 +375,9 @@ class _ChildWriter:
         encodings: tuple[Encoding, Encoding],
         limits: ReadLimits,
         dialect: Dialect,
+        progress: Progress | None = None,
     ) -> None:
+        self.progress = progress
         self.dialect = dialect
         self.plan = plan
         self.source = source
@@ -485,7 +488,7 @@ class _ChildWriter:
         source = BackgroundDigest(self.source)
         plain = _PlaintextDigest()
         try:
-            report = rescan(temp, self.dialect, self.limits, tap=plain.tap)
+            report = rescan(temp, self.dialect, self.limits, self.progress, tap=plain.tap)
         finally:
             read_back = plain.close()
             after = source.result()  # waits for the thread (and re-raises its OSError) either way

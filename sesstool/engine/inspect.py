@@ -18,7 +18,7 @@ from sesstool.core.errors import InputError
 from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
 from sesstool.engine.companions import Companion, scan_companions
-from sesstool.engine.listing import ListReport, ListRequest, classify, run_list
+from sesstool.engine.listing import ListReport, ListRequest, classify, nothing_found, run_list
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.source import ReadLimits, is_stream
 
@@ -76,6 +76,8 @@ def run_inspect_path(request: InspectRequest, progress: Progress | None = None) 
     found = classify(request.path)
     if found.listable:
         return run_list(ListRequest(request.path, request.limits), progress, found)
+    if found.kind == "empty-dir" and found.walk is not None and found.walk.skipped:
+        raise InputError(nothing_found(request.path, found))  # say what the bounded search skipped
     return run_inspect(request, progress)
 
 

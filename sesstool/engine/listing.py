@@ -4,7 +4,8 @@ forensic triage view; issue 15 item 11).
 What a path is comes from the store (``store.paths.classify_path``): a dialect's root (a Claude
 Code home, a Codex home, a dsh root: its logs found by that dialect's ``layout.patterns`` and
 read as that dialect), a directory of logs (every file with a log suffix, any case, found by a
-recursive walk, its dialect detected), a session directory (each of its generations) or a
+walk bounded in depth and entries — ``store.paths.bounded_walk``; the report says what it did not
+search —, its dialect detected), a session directory (each of its generations) or a
 remote prefix. Every log is scanned once and summarised: id, dialect, version, verdict, size,
 last time, cwd, lines, pending calls and findings. Rows are sorted newest activity first
 (a log without a time after those with one), then by path (docs/format.md "Listing a root").
@@ -15,13 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sesstool.core.errors import InputError, NotASessionLog, SesstoolError
+from sesstool.core.errors import Address, InputError, NotASessionLog, SesstoolError
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
 from sesstool.dialects import registry
 from sesstool.engine.scan import Progress, scan_source
 from sesstool.store.generations import generations
-from sesstool.store.paths import Group, PathClass, classify_path, file_size
+from sesstool.store.paths import Group, PathClass, WalkBound, classify_path, file_size
 from sesstool.store.source import ReadLimits
 
 
@@ -47,6 +48,8 @@ class SessionRow:
     pending: tuple[str, ...] = ()  # call ids of the dangling tool calls
     findings: tuple[int, int, int] = (0, 0, 0)  # info, warning, error
     error: str | None = None
+    verdict_reason: str | None = None  # why the verdict (a scan's reason, or ``error``)
+    verdict_address: Address | None = None  # where it was decided
 
     @property
     def version_text(self) -> str | None:
@@ -63,6 +66,7 @@ class ListReport:
     layout: str  # what the directory is: "<dialect title> root", "directory of logs", …
     layout_dialect: str | None  # the dialect whose root layout it has (None: found by suffix)
     sessions: tuple[SessionRow, ...]
+    walk: WalkBound | None = None  # a directory of logs: how far its search went
 
 
 def classify(arg: str) -> PathClass:
@@ -81,21 +85,28 @@ def run_list(
         found = replace(found, groups=(Group(None, logs),))
     elif not found.listable:
         why = found.reason or f"{request.root}: not a directory of session logs"
-        raise InputError(why if found.kind in ("missing", "unreadable") else _nothing(request.root, found))
+        unusable = found.kind in ("missing", "unreadable")
+        raise InputError(why if unusable else nothing_found(request.root, found))
     rows = [_row(log, group.layout, request.limits, progress) for group in found.groups for log in group.logs]
     if not rows:
-        raise InputError(_nothing(request.root, found))
+        raise InputError(nothing_found(request.root, found))
     rows.sort(key=lambda r: r.path)
     rows.sort(key=lambda r: r.last_time or "", reverse=True)  # stable: newest first, then by path
     layout_dialect = next((g.layout for g in found.groups if g.layout is not None), None)
-    return ListReport(request.root, _layout_text(found, layout_dialect), layout_dialect, tuple(rows))
+    layout = _layout_text(found, layout_dialect)
+    return ListReport(request.root, layout, layout_dialect, tuple(rows), found.walk)
 
 
-def _nothing(root: str, found: PathClass) -> str:
+def nothing_found(root: str, found: PathClass) -> str:
+    """Why ``root`` lists nothing; for a directory whose search was bounded, what it skipped."""
     if found.kind in ("log", "stream", "stdin", "remote-object"):
         return f"{root}: a single log, not a directory of sessions (inspect it)"
     endings = ", ".join("*" + s for s in registry.log_suffixes())
-    return f"{root}: no session logs in any known root layout, nor any {endings} file"
+    why = f"{root}: no session logs in any known root layout, nor any {endings} file"
+    walk = found.walk
+    if walk is not None and walk.skipped:
+        why += f" within {walk.max_depth} levels and {walk.max_entries} entries ({walk.describe()})"
+    return why
 
 
 def _layout_text(found: PathClass, owner: str | None) -> str:
@@ -113,7 +124,19 @@ def _row(path: str, layout: str | None, limits: ReadLimits, progress: Progress |
     except SesstoolError as err:
         verdict = "not-a-log" if isinstance(err, NotASessionLog) else "unreadable"
         why = err.message.removeprefix(f"{path}: ")  # the row names the path already
-        return SessionRow(path, layout, None, None, None, None, verdict, file_size(path), None, error=why)
+        return SessionRow(
+            path,
+            layout,
+            None,
+            None,
+            None,
+            None,
+            verdict,
+            file_size(path),
+            None,
+            error=why,
+            verdict_reason=why,
+        )
     scan, dialect = report.scan, report.dialect
     facts = dialect.list_facts(scan)
     counts = tuple(sum(1 for f in scan.findings if f.severity is sev) for sev in Severity)
@@ -131,4 +154,6 @@ def _row(path: str, layout: str | None, limits: ReadLimits, progress: Progress |
         report.read.lines,
         tuple(p.call_id for p in scan.open.pending),
         (counts[0], counts[1], counts[2]),
+        verdict_reason=scan.verdict_reason,
+        verdict_address=scan.verdict_address,
     )

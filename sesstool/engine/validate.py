@@ -33,7 +33,15 @@ class ValidateRequest:
 class FileResult:
     path: str
     report: ScanReport | None
-    error: str | None  # the file could not be opened at all
+    error: str | None  # the file could not be scanned: unreadable, or not a session log
+    not_a_log: bool = False  # ``error`` is a NotASessionLog (what the file looks like)
+
+    @property
+    def verdict(self) -> str:
+        """The scan's verdict, or ``not-a-log`` / ``unreadable`` for a file not scanned."""
+        if self.report is not None:
+            return self.report.scan.verdict
+        return "not-a-log" if self.not_a_log else "unreadable"
 
     def failing(self, fail_on: Severity) -> bool:
         if self.report is None:
@@ -101,7 +109,7 @@ def run_validate(request: ValidateRequest, progress: Progress | None = None) -> 
         try:
             report = scan_source(path, options, request.limits, progress)
         except (InputError, NotASessionLog) as err:  # reported per file: the run goes on
-            results.append(FileResult(path, None, err.message))
+            results.append(FileResult(path, None, err.message, isinstance(err, NotASessionLog)))
             continue
         results.append(FileResult(path, report, None))
         if request.companions:

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core.documents import SCHEMA_VERSION
+from sesstool.core.documents import SCHEMA_VERSION, scan_verdict_doc
 from sesstool.core.jsonline import dumps
 from sesstool.engine.fork import ForkReport
 from sesstool.render.escape import safe_line
@@ -27,7 +27,7 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
             "encoding": src.source.encoding,
             "session": header.id if header is not None else src.scan.session_id,
             "version": src.scan.version,
-            "verdict": src.scan.verdict,
+            "verdict": scan_verdict_doc(src.scan),
             "sha256": rep.source_sha256,
             "sha256_after": rep.source_sha256_after,
             "unchanged": rep.source_unchanged,

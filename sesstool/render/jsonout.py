@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc, verdict_doc
+from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc, scan_verdict_doc, verdict_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
 
@@ -47,7 +47,7 @@ def scan_summary(r: ScanReport) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "header": s.header.raw if s.header is not None else None,
         "version": s.version if s.version is not None else s.version_label,
-        "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
+        "verdict": scan_verdict_doc(s),
     }
     doc.update(r.dialect.inspect_body(s))
     doc["tail"] = {
@@ -150,7 +150,7 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
                 {
                     "path": fr.path,
                     "error": fr.error,
-                    "verdict": None,
+                    "verdict": verdict_doc(fr.verdict, fr.error, None),
                     "version": None,
                     "findings": [],
                     "findings_dropped": 0,
@@ -165,7 +165,7 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
             {
                 "path": fr.path,
                 "error": None,
-                "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
+                "verdict": scan_verdict_doc(s),
                 "version": s.version if s.version is not None else s.version_label,
                 "encoding": fr.report.source.encoding,
                 "events": s.stats.events,
@@ -197,7 +197,7 @@ def derive_doc(rep: DeriveReport, messages: Any, request: Any) -> dict[str, Any]
         "session": s.session_id,
         "version": rep.as_version if rep.as_version is not None else s.version,
         "source_version": s.version,
-        "verdict": s.verdict,
+        "verdict": scan_verdict_doc(s),
         "at": rep.at,
         "last_seq": s.open.last_seq if rep.at is None else s.stopped_at,
         "messages": messages,

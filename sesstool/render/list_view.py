@@ -8,11 +8,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core.documents import SCHEMA_VERSION
+from sesstool.core.documents import SCHEMA_VERSION, verdict_doc
 from sesstool.core.humanize import plural
 from sesstool.core.rules import Severity
 from sesstool.engine.listing import ListReport, SessionRow
 from sesstool.render.escape import safe_line
+from sesstool.store.paths import WalkBound
 
 VERDICT_STYLE = {"clean": "green", "interrupted": "yellow", "torn": "yellow", "corrupt": "red"}
 INDENT = " " * 12
@@ -26,6 +27,20 @@ def list_doc(rep: ListReport, command: str = "list") -> dict[str, Any]:
         "layout": rep.layout,
         "dialect": rep.layout_dialect,
         "sessions": [_session(r) for r in rep.sessions],
+        "walk": None if rep.walk is None else _walk(rep.walk),
+    }
+
+
+def _walk(w: WalkBound) -> dict[str, Any]:
+    """How far the search of a directory of logs went (null for a root layout's logs)."""
+    return {
+        "max_depth": w.max_depth,
+        "max_entries": w.max_entries,
+        "entries": w.entries,
+        "deeper_directories": w.deeper,
+        "unreadable_directories": w.unreadable,
+        "stopped": w.stopped,
+        "complete": not w.skipped,
     }
 
 
@@ -36,7 +51,7 @@ def _session(r: SessionRow) -> dict[str, Any]:
         "session": r.session_id,
         "cwd": r.cwd,
         "version": r.version_text,
-        "verdict": r.verdict,
+        "verdict": verdict_doc(r.verdict, r.verdict_reason, r.verdict_address),
         "size": r.size,
         "last_time": r.last_time,
         "encoding": r.encoding,
@@ -47,11 +62,29 @@ def _session(r: SessionRow) -> dict[str, Any]:
     }
 
 
-def render_list(rep: ListReport, console: Console) -> None:
+UNSCANNED = ("not-a-log", "unreadable")  # the verdicts of a row that is not a session read
+
+
+def counted(rep: ListReport) -> tuple[str, str]:
+    """What the rows are, for the header and for the summary line: "3 session logs" when every
+    row is a log read, else "N files: …" with the files that are not session logs (or could not
+    be opened) counted apart, so that no file is called a session log it is not."""
     n = len(rep.sessions)
-    console.print(
-        Text(f"{safe_line(rep.root)}: {rep.layout}, {plural(n, 'session log')}, newest first", style="bold")
-    )
+    other = {v: sum(1 for r in rep.sessions if r.verdict == v) for v in UNSCANNED}
+    if not any(other.values()):
+        return plural(n, "session log"), plural(n, "session log")
+    parts = [plural(n - sum(other.values()), "session log")]
+    if other["not-a-log"]:
+        k = other["not-a-log"]
+        parts.append(f"{k} not a session log" if k == 1 else f"{k} not session logs")
+    if other["unreadable"]:
+        parts.append(f"{other['unreadable']} unreadable")
+    return f"{plural(n, 'file')}: {', '.join(parts)}", plural(n, "file")
+
+
+def render_list(rep: ListReport, console: Console) -> None:
+    head, noun = counted(rep)
+    console.print(Text(f"{safe_line(rep.root)}: {rep.layout}, {head}, newest first", style="bold"))
     for r in rep.sessions:
         line = Text(f"{r.verdict:<12}", style=VERDICT_STYLE.get(r.verdict, "red"))
         if r.error is not None:
@@ -70,4 +103,12 @@ def render_list(rep: ListReport, console: Console) -> None:
     for r in rep.sessions:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     summary = ", ".join(f"{k} {v}" for v, k in sorted(counts.items()))
-    console.print(Text(f"{plural(n, 'session log')}: {summary}", style="dim"))
+    console.print(Text(f"{noun}: {summary}", style="dim"))
+    if rep.walk is not None and rep.walk.skipped:
+        w = rep.walk
+        console.print(
+            Text(
+                f"not searched (at most {w.max_depth} levels, {w.max_entries} entries): {w.describe()}",
+                style="yellow",
+            )
+        )

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core.documents import SCHEMA_VERSION
+from sesstool.core.documents import SCHEMA_VERSION, scan_verdict_doc
 from sesstool.engine.cold import visible_notes
 from sesstool.engine.migrate import MigrateReport
 from sesstool.render.escape import safe_line
@@ -28,7 +28,7 @@ def migrate_doc(rep: MigrateReport) -> dict[str, Any]:
             "version": rep.from_version,
             "encoding": rep.scan.source.encoding,
             "events": rep.scan.scan.stats.events,
-            "verdict": rep.scan.scan.verdict,
+            "verdict": scan_verdict_doc(rep.scan.scan),
         },
         "to_version": rep.to_version,
         "steps": list(rep.steps),
@@ -41,7 +41,7 @@ def migrate_doc(rep: MigrateReport) -> dict[str, Any]:
             "sha256": out.sha256,
             "identical": out.identical,
             "events": checked.stats.events if checked else None,
-            "verdict": checked.verdict if checked else None,
+            "verdict": scan_verdict_doc(checked) if checked else None,
         },
         "closers_added": rep.closers_added,
         "torn_tail_dropped": {"bytes": rep.torn_dropped_bytes, "lines": rep.torn_dropped_lines},

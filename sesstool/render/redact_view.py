@@ -19,9 +19,7 @@ def redact_doc(rep: RedactReport) -> dict[str, Any]:
     return document(
         "redact",
         status=rep.status,
-        source=kept_source_doc(
-            str(rep.source), rep.source_sha256, rep.scan.source.encoding, scan.version, scan.verdict
-        ),
+        source=kept_source_doc(str(rep.source), rep.source_sha256, rep.scan.source.encoding, scan),
         target=str(rep.target),
         output=(
             {

@@ -18,13 +18,11 @@ from sesstool.render.published import already
 def repair_doc(rep: RepairReport) -> dict[str, Any]:
     scan = rep.scan.scan
     plan = rep.plan
-    source = kept_source_doc(
-        str(rep.source), rep.source_sha256, rep.scan.source.encoding, scan.version, scan.verdict
-    )
+    source = kept_source_doc(str(rep.source), rep.source_sha256, rep.scan.source.encoding, scan)
     doc = document(
         "repair",
         status=rep.status,
-        source={**source, "verdict_reason": scan.verdict_reason},
+        source=source,
         target=str(rep.target) if rep.target is not None else None,
         output=None,
         plan=None,

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool import __version__
+from sesstool.core.documents import scan_verdict_doc, verdict_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.rules import RULES, Finding, Rule, Severity
 from sesstool.engine.validate import FileResult, ValidateReport
@@ -33,6 +34,16 @@ def _where(f: Finding) -> str:
     return head + (f" ({', '.join(extra)})" if extra else "")
 
 
+def unscanned_text(fr: FileResult) -> str:
+    """Why a file was not scanned, as every format labels it (issue 15 items 2 and 9): ``not a
+    session log: it looks like …`` for a file that is not one, ``unreadable: …`` for one that
+    could not be opened. Its path is not repeated when the message starts with it."""
+    why = fr.error or ""
+    if fr.not_a_log:
+        return why.removeprefix(f"{fr.path}: ")
+    return f"unreadable: {why}"
+
+
 def render_text(rep: ValidateReport, console: Console, quiet: bool = False) -> None:
     totals = {sev: 0 for sev in Severity}
     for fr in rep.files:
@@ -40,7 +51,7 @@ def render_text(rep: ValidateReport, console: Console, quiet: bool = False) -> N
             totals[Severity.ERROR] += 1
             line = Text(f"{safe_line(fr.path)}: ")
             line.append("error", "red")
-            line.append(f" unreadable: {safe_line(fr.error or '')}")
+            line.append(f" {safe_line(unscanned_text(fr))}")
             console.print(line)
             continue
         s = fr.report.scan
@@ -89,8 +100,9 @@ def render_github(rep: ValidateReport, out: TextIO) -> None:
     """GitHub Actions workflow commands: one annotation per finding."""
     for fr in rep.files:
         if fr.report is None:
+            title = "sesstool not a session log" if fr.not_a_log else "sesstool unreadable"
             out.write(
-                f"::error file={_gh_escape(fr.path, True)},title=sesstool unreadable::"
+                f"::error file={_gh_escape(fr.path, True)},title={_gh_escape(title, True)}::"
                 f"{_gh_escape(fr.error or '')}\n"
             )
             continue
@@ -138,7 +150,7 @@ def render_junit(rep: ValidateReport, out: TextIO) -> None:
 def _junit_case(fr: FileResult, fail_on: Severity, out: TextIO) -> None:
     if fr.report is None:
         out.write(
-            f'\n      <failure message={quoteattr(safe_line(fr.error or ""))} type="unreadable"/>\n    '
+            f'\n      <failure message={quoteattr(safe_line(fr.error or ""))} type="{fr.verdict}"/>\n    '
         )
         return
     failing = [f for f in fr.report.scan.findings if f.severity >= fail_on]
@@ -158,9 +170,22 @@ def _junit_case(fr: FileResult, fail_on: Severity, out: TextIO) -> None:
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-# A synthetic rule for a path that could not be read at all; it exists only in SARIF output
-# (text, JSON, GitHub and JUnit report such a path without a rule id).
+# Synthetic rules for a path that could not be read at all, and for a file that is not a
+# session log (issue 15 item 9); they exist only in SARIF output (text, JSON, GitHub and JUnit
+# report such a path without a rule id).
 UNREADABLE_RULE = "file-unreadable"
+NOT_A_LOG_RULE = "file-not-a-log"
+_UNSCANNED_RULES = {
+    UNREADABLE_RULE: (
+        "path could not be opened (missing, permission denied, empty glob)",
+        "A path given to sesstool validate that it could not open; it always fails.",
+    ),
+    NOT_A_LOG_RULE: (
+        "not a session log (a binary, a compressed file, a JSON document, another kind of JSON Lines)",
+        "A file given to sesstool validate that is no agent's session log; the message says what "
+        "it looks like. It always fails.",
+    ),
+}
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 # Characters kept as they are in an artifact URI; everything else is percent-encoded (UTF-8).
 _URI_SAFE = "/!$&'()*+,;=@~"
@@ -195,14 +220,19 @@ def _sarif_rule(rule: Rule) -> dict[str, Any]:
     }
 
 
-def _unreadable_rule() -> dict[str, Any]:
+def _unscanned_rule(rule_id: str) -> dict[str, Any]:
+    title, help_text = _UNSCANNED_RULES[rule_id]
     return {
-        "id": UNREADABLE_RULE,
-        "shortDescription": {"text": "path could not be opened (missing, permission denied, empty glob)"},
-        "help": {"text": "A path given to sesstool validate that it could not open; it always fails."},
+        "id": rule_id,
+        "shortDescription": {"text": title},
+        "help": {"text": help_text},
         "defaultConfiguration": {"level": "error"},
         "properties": {"severity": "error"},
     }
+
+
+def _unscanned_rule_id(fr: FileResult) -> str:
+    return NOT_A_LOG_RULE if fr.not_a_log else UNREADABLE_RULE
 
 
 def _sarif_location(uri: str, index: int, line: int | None) -> dict[str, Any]:
@@ -216,7 +246,11 @@ def _sarif_artifact(fr: FileResult, fail_on: Severity) -> dict[str, Any]:
     artifact: dict[str, Any] = {"location": {"uri": sarif_uri(fr.path)}}
     if fr.report is None:
         artifact["roles"] = ["analysisTarget"]
-        artifact["properties"] = {"error": fr.error, "failed": True}
+        artifact["properties"] = {
+            "error": fr.error,
+            "verdict": verdict_doc(fr.verdict, fr.error, None),
+            "failed": True,
+        }
         return artifact
     if fr.report.source.size is not None:
         artifact["length"] = fr.report.source.size
@@ -224,7 +258,7 @@ def _sarif_artifact(fr: FileResult, fail_on: Severity) -> dict[str, Any]:
     s = fr.report.scan
     props: dict[str, Any] = {
         "encoding": fr.report.source.encoding,
-        "verdict": s.verdict,
+        "verdict": scan_verdict_doc(s),
         "version": s.version,
         "events": s.stats.events,
         "live": fr.report.live,
@@ -271,25 +305,25 @@ def sarif_log(rep: ValidateReport) -> dict[str, Any]:
     used: set[str] = set()
     for fr in rep.files:
         if fr.report is None:
-            used.add(UNREADABLE_RULE)
+            used.add(_unscanned_rule_id(fr))
         else:
             used.update(f.rule for f in fr.report.scan.findings)
     descriptors = [_sarif_rule(rule) for rule in RULES.values() if rule.id in used]
     # a finding whose id the registry does not know would still get a (bare) descriptor
     known = {d["id"] for d in descriptors}
-    descriptors.extend({"id": rid} for rid in sorted(used - known - {UNREADABLE_RULE}))
-    if UNREADABLE_RULE in used:
-        descriptors.append(_unreadable_rule())
+    descriptors.extend({"id": rid} for rid in sorted(used - known - set(_UNSCANNED_RULES)))
+    descriptors.extend(_unscanned_rule(rid) for rid in _UNSCANNED_RULES if rid in used)
     rule_index = {d["id"]: i for i, d in enumerate(descriptors)}
 
     results: list[dict[str, Any]] = []
     for index, fr in enumerate(rep.files):
         uri = sarif_uri(fr.path)
         if fr.report is None:
+            rid = _unscanned_rule_id(fr)
             results.append(
                 {
-                    "ruleId": UNREADABLE_RULE,
-                    "ruleIndex": rule_index[UNREADABLE_RULE],
+                    "ruleId": rid,
+                    "ruleIndex": rule_index[rid],
                     "level": "error",
                     "message": {"text": fr.error or f"{fr.path}: unreadable"},
                     "locations": [_sarif_location(uri, index, None)],

@@ -5,10 +5,10 @@ store) before a command decides what to do with it.
 file, a log file (its size and sniffed encoding), a session directory (canonical generations,
 spec §10), a dialect's root (a directory whose files match a ``RootLayout.patterns``: a Claude
 Code home's ``projects/<slug>/*.jsonl``, a Codex home's ``sessions/YYYY/MM/DD/rollout-*``), a
-directory of logs (files ending in a log suffix, any case, found by a recursive walk), a
-directory with none, a remote object or a remote prefix. The layouts and suffixes come from the
-caller (the dialects sit above the store); the engine and the fleet never stat, walk or glob
-themselves (``tests/test_architecture.py``).
+directory of logs (files ending in a log suffix, any case, found by a walk bounded in depth and
+in entries: ``bounded_walk``), a directory with none, a remote object or a remote prefix. The
+layouts and suffixes come from the caller (the dialects sit above the store); the engine and
+the fleet never stat, walk or glob themselves (``tests/test_architecture.py``).
 """
 
 from __future__ import annotations
@@ -53,6 +53,45 @@ class Group:
     logs: tuple[str, ...]
 
 
+# How far ``classify_path`` searches a directory that is neither a session directory nor a
+# dialect's root (``inspect /usr`` must not walk a whole system): directory levels below the one
+# named — a Claude Code or Codex home one level down still has its deepest logs within 6 —, and
+# directory entries examined in all. Found breadth first, so what is cut is the deepest part.
+WALK_MAX_DEPTH = 8
+WALK_MAX_ENTRIES = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class WalkBound:
+    """How far a bounded walk went, and what it did not search."""
+
+    max_depth: int
+    max_entries: int
+    entries: int = 0  # directory entries examined
+    deeper: int = 0  # directories more than ``max_depth`` levels down: not entered
+    unreadable: int = 0  # directories that could not be listed
+    stopped: bool = False  # ``max_entries`` reached: the rest was not examined
+
+    @property
+    def skipped(self) -> bool:
+        return bool(self.deeper or self.unreadable or self.stopped)
+
+    def describe(self) -> str:
+        """What was not searched, as a user reads it ("" when the walk saw everything)."""
+        parts = []
+        if self.stopped:
+            parts.append(f"stopped at the limit of {self.max_entries} entries")
+        if self.deeper:
+            parts.append(f"{_dirs(self.deeper)} deeper than {self.max_depth} levels not entered")
+        if self.unreadable:
+            parts.append(f"{_dirs(self.unreadable)} could not be read")
+        return "; ".join(parts)
+
+
+def _dirs(n: int) -> str:
+    return f"{n} director{'y' if n == 1 else 'ies'}"
+
+
 @dataclass(frozen=True, slots=True)
 class PathClass:
     arg: str
@@ -61,6 +100,7 @@ class PathClass:
     size: int | None = None  # a log file or remote object
     encoding: Encoding | None = None  # a log file: sniffed from its first bytes
     groups: tuple[Group, ...] = ()  # a root, a directory of logs, a remote prefix
+    walk: WalkBound | None = None  # a directory searched by ``bounded_walk``: how far it went
 
     @property
     def listable(self) -> bool:
@@ -122,12 +162,12 @@ def _classify_directory(arg: str | Path, text: str, layouts: Layouts, suffixes: 
         found = tuple(g for g in groups if g.logs)
         if found:
             return PathClass(text, "root", groups=found)
-        logs = walk_logs(directory, suffixes)
+        logs, walk = bounded_walk(directory, suffixes)
     except OSError as err:
         return PathClass(text, "unreadable", _reason(arg, err))
     if logs:
-        return PathClass(text, "log-dir", groups=(Group(None, tuple(logs)),))
-    return PathClass(text, "empty-dir")
+        return PathClass(text, "log-dir", groups=(Group(None, tuple(logs)),), walk=walk)
+    return PathClass(text, "empty-dir", walk=walk)
 
 
 def _classify_remote(url: str, suffixes: tuple[str, ...]) -> PathClass:
@@ -150,8 +190,51 @@ def is_log_name(name: str, suffixes: tuple[str, ...]) -> bool:
     return name.lower().endswith(tuple(s.lower() for s in suffixes))
 
 
+def bounded_walk(
+    directory: str | Path,
+    suffixes: tuple[str, ...],
+    max_depth: int | None = None,
+    max_entries: int | None = None,
+) -> tuple[list[str], WalkBound]:
+    """The files under ``directory`` whose name ends in a log suffix (any case), sorted, found
+    breadth first no deeper than ``max_depth`` directory levels and among at most
+    ``max_entries`` entries; links to directories are not followed. The bound says what was not
+    searched. Raises OSError only when ``directory`` itself cannot be listed."""
+    max_depth = WALK_MAX_DEPTH if max_depth is None else max_depth
+    max_entries = WALK_MAX_ENTRIES if max_entries is None else max_entries
+    wanted = tuple(s.lower() for s in suffixes)
+    found: list[str] = []
+    entries = deeper = unreadable = 0
+    level = [str(directory)]
+    depth = 0
+    while level:
+        below: list[str] = []
+        for folder in level:
+            try:
+                with os.scandir(folder) as listing:
+                    for entry in listing:
+                        entries += 1
+                        if entries > max_entries:
+                            bound = WalkBound(max_depth, max_entries, max_entries, deeper, unreadable, True)
+                            return sorted(found), bound
+                        if entry.is_dir(follow_symlinks=False):
+                            if depth < max_depth:
+                                below.append(entry.path)
+                            else:
+                                deeper += 1
+                        elif entry.name.lower().endswith(wanted) and entry.is_file():
+                            found.append(entry.path)
+            except OSError:
+                if depth == 0:
+                    raise
+                unreadable += 1
+        level, depth = sorted(below), depth + 1
+    return sorted(found), WalkBound(max_depth, max_entries, entries, deeper, unreadable)
+
+
 def walk_logs(directory: str | Path, suffixes: tuple[str, ...]) -> list[str]:
-    """Every file under ``directory`` (recursively) whose name ends in a log suffix, sorted."""
+    """Every file under ``directory`` (recursively, no bound: ``validate`` checks a fixture tree
+    whole, a CI check must not skip a log) whose name ends in a log suffix, sorted."""
     wanted = tuple(s.lower() for s in suffixes)
     return sorted(
         str(p) for p in Path(directory).rglob("*") if p.name.lower().endswith(wanted) and p.is_file()

@@ -118,7 +118,7 @@ def test_clean_log_has_no_results(sesstool: Sesstool) -> None:
     (artifact,) = run["artifacts"]
     assert artifact["location"] == {"uri": CLEAN}
     assert artifact["length"] == (FIXTURES.parent / CLEAN).stat().st_size
-    assert artifact["properties"]["verdict"] == "clean"
+    assert artifact["properties"]["verdict"]["verdict"] == "clean"
     assert artifact["properties"]["version"] == 4
 
 
@@ -154,7 +154,7 @@ def test_corrupt_log_one_exact_result(sesstool: Sesstool) -> None:
     ]
     assert run["invocations"][0]["exitCode"] == 1
     assert run["properties"] == {"fail_on": "error", "failed": True}
-    assert run["artifacts"][0]["properties"]["verdict"] == "corrupt"
+    assert run["artifacts"][0]["properties"]["verdict"]["verdict"] == "corrupt"
 
 
 def test_torn_log_raw_and_zstd(sesstool: Sesstool) -> None:
@@ -183,7 +183,7 @@ def test_unsupported_log(sesstool: Sesstool) -> None:
     run = only_run(sarif(sesstool, UNSUPPORTED, exit_code=1))
     assert [(r["ruleId"], r["level"]) for r in run["results"]] == [("header-newer-version", "error")]
     assert run["tool"]["driver"]["rules"][0]["properties"]["verdict"] == "unsupported"
-    assert run["artifacts"][0]["properties"]["verdict"] == "unsupported"
+    assert run["artifacts"][0]["properties"]["verdict"]["verdict"] == "unsupported"
 
 
 def test_unreadable_path_is_a_synthetic_rule(sesstool: Sesstool) -> None:

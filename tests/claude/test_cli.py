@@ -161,7 +161,7 @@ def test_list_a_claude_home(sesstool: Sesstool) -> None:
     for row in main:
         scenario = Scenario(Path(row["path"]).parent.name)
         assert row["session"] == scenario.session_id
-        assert row["verdict"] == EXPECTED[scenario.name][0]
+        assert row["verdict"]["verdict"] == EXPECTED[scenario.name][0]
         assert row["version"] == "2.1.332" and row["size"] == scenario.transcript.stat().st_size
         assert row["cwd"] == f"/tmp/sesstool-claude-lane/{scenario.name}/work" and row["last_time"]
     check_golden(EXPECTED_DIR / "list.json", result.stdout)

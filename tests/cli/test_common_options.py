@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,7 +99,7 @@ def test_json_is_format_json(sesstool: Sesstool, command: list[str], tmp_path: P
         assert a.keys() == b.keys() and a["output"] == b["output"]
     else:
         assert as_json.stdout == as_format.stdout
-    assert json.loads(as_json.stdout)["schema_version"] == 1
+    assert json.loads(as_json.stdout)["schema_version"] == 2
     clash = sesstool(*command, "--json", "--format", "text", str(source))
     assert clash.exit_code == 2 and "contradicts --format text" in clash.stderr
 
@@ -115,12 +117,48 @@ def test_report_has_no_json_and_says_where_it_is(sesstool: Sesstool) -> None:
     assert sesstool("report", "--format", "html", CRASHED).stdout.startswith("<!DOCTYPE html>")
 
 
-@pytest.mark.parametrize(
-    "log", ["crash-dangling-call/session.jsonl", "seq-gap/session.jsonl", "v4-tiny/session.v4.jsonl"]
-)
-def test_one_verdict_shape_in_inspect_and_validate(sesstool: Sesstool, log: str) -> None:
-    path = str(FIXTURES / "dsh" / log)
-    inspected = json.loads(sesstool("inspect", "--json", path).stdout)["verdict"]
-    validated = json.loads(sesstool("validate", "--json", path).stdout)["files"][0]["verdict"]
-    assert inspected == validated
+# every document that reports the log's verdict, and where in it (issue 15 item 2)
+VERDICT_MEMBERS: dict[str, tuple[list[str], Callable[[Any], Any]]] = {
+    "validate": (["validate"], lambda d: d["files"][0]["verdict"]),
+    "sarif": (
+        ["validate", "--format", "sarif"],
+        lambda d: d["runs"][0]["artifacts"][0]["properties"]["verdict"],
+    ),
+    "derive": (["derive"], lambda d: d["verdict"]),
+    "repair": (["repair", "--dry-run"], lambda d: d["source"]["verdict"]),
+    "migrate": (["migrate", "--dry-run"], lambda d: d["source"]["verdict"]),
+    "redact": (["redact", "--dry-run"], lambda d: d["source"]["verdict"]),
+    "fork": (["fork", "--dry-run", "--at", "2"], lambda d: d["source"]["verdict"]),
+    "list": (["list", "{dir}"], lambda d: d["sessions"][0]["verdict"]),
+    "inspect DIR": (["inspect", "{dir}"], lambda d: d["sessions"][0]["verdict"]),
+}
+# the commands that refuse the log (no document): a corrupt log is not derived, repaired,
+# migrated or forked; an interrupted v0 log has no fork boundary at seq 2
+REFUSED = {
+    "crash-dangling-call/session.jsonl": {"fork"},
+    "seq-gap/session.jsonl": {"derive", "repair", "migrate", "fork"},
+    "v4-tiny/session.v4.jsonl": set(),
+}
+
+
+@pytest.mark.parametrize("log", sorted(REFUSED))
+def test_one_verdict_shape_in_every_document(sesstool: Sesstool, tmp_path: Path, log: str) -> None:
+    source = tmp_path / "root" / "s" / Path(log).name  # root: a directory of logs, listed
+    source.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / "dsh" / log, source)
+    inspected = json.loads(sesstool("inspect", "--json", str(source)).stdout)["verdict"]
     assert set(inspected) == {"verdict", "reason", "address"} and isinstance(inspected["verdict"], str)
+    assert inspected["reason"]
+    reported = []
+    for name, (args, member) in VERDICT_MEMBERS.items():
+        argv = [a.replace("{dir}", str(tmp_path / "root")) for a in args]
+        result = sesstool(
+            *argv, *([] if "{dir}" in args else [str(source)]), *(["--json"] if name != "sarif" else [])
+        )
+        if name in REFUSED[log]:
+            assert result.exit_code in (3, 4) and result.stdout == "", (name, result.stderr)
+            continue
+        assert result.exit_code in (0, 1), (name, result.stderr)
+        assert member(json.loads(result.stdout)) == inspected, name
+        reported.append(name)
+    assert len(reported) == len(VERDICT_MEMBERS) - len(REFUSED[log])

@@ -96,7 +96,7 @@ def test_fork_fixture(sesstool: Sesstool, tmp_path: Path, name: str, zstd: bool)
     assert doc["output"]["sha256"] == sha256(target)
     assert doc["source"]["sha256"] == doc["source"]["sha256_after"] == before == sha256(source)
     assert doc["source"]["unchanged"] is True
-    assert doc["schema_version"] == 1 and doc["command"] == "fork" and doc["dry_run"] is False
+    assert doc["schema_version"] == 2 and doc["command"] == "fork" and doc["dry_run"] is False
 
     assert_validates(sesstool, target)
     boundary = doc["boundary"]["seq"]
@@ -338,7 +338,8 @@ def test_usage_errors(sesstool: Sesstool, tmp_path: Path) -> None:
 def test_torn_and_interrupted_logs_fork_their_committed_events(sesstool: Sesstool, tmp_path: Path) -> None:
     torn = copy_log("torn-tail", tmp_path)
     doc = fork_json(sesstool, str(torn), "--id", "t")
-    assert doc["source"]["verdict"] == "torn"
+    assert doc["source"]["verdict"]["verdict"] == "torn"
+    assert doc["source"]["verdict"]["address"]["line"] is not None  # where the torn tail starts
     assert_validates(sesstool, tmp_path / "t.jsonl")
     crashed = copy_log("crash-dangling-call", tmp_path, zstd=True)
     result = sesstool("fork", str(crashed))  # no completed turn

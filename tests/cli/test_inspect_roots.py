@@ -63,7 +63,7 @@ def test_inspect_a_directory_of_logs_lists_every_session(sesstool: Sesstool, tri
     assert HOSTILE in {Path(r["path"]).name for r in rows}  # JSON carries the real name
     times = [r["last_time"] for r in rows if r["last_time"] is not None]
     assert times == sorted(times, reverse=True) and len(times) >= 4  # newest first
-    assert sorted(r["verdict"] for r in rows) == ["clean"] * 4 + ["torn"] * 2
+    assert sorted(r["verdict"]["verdict"] for r in rows) == ["clean"] * 4 + ["torn"] * 2
     assert all(r["lines"] > 1 for r in rows)
     for row in rows:
         assert row["size"] == (Path(row["path"])).stat().st_size
@@ -103,7 +103,7 @@ def test_inspect_several_paths(sesstool: Sesstool, triage: Path) -> None:
     code, text, _ = _run(sesstool, "inspect", "--json", *paths)
     assert code == 3
     doc = json.loads(text)
-    assert (doc["schema_version"], doc["command"]) == (1, "inspect")
+    assert (doc["schema_version"], doc["command"]) == (2, "inspect")
     reports = doc["reports"]
     assert reports[2] == {
         "path": "triage/missing.jsonl",

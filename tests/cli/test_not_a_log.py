@@ -97,8 +97,35 @@ def test_validate_reports_each_and_goes_on(sesstool: Sesstool) -> None:
 
 def test_a_listing_marks_them_not_a_log(sesstool: Sesstool) -> None:
     doc = json.loads(sesstool("list", "--json", rel(NOT_A_LOG)).stdout)
-    assert {r["verdict"] for r in doc["sessions"]} == {"not-a-log"}
+    assert {r["verdict"]["verdict"] for r in doc["sessions"]} == {"not-a-log"}
     assert all(r["error"].startswith("not a session log: it ") for r in doc["sessions"])
+    assert all(
+        r["verdict"] == {"verdict": "not-a-log", "reason": r["error"], "address": None}
+        for r in doc["sessions"]
+    )
+
+
+def test_a_listing_calls_no_file_a_session_log_it_is_not(sesstool: Sesstool, tmp_path: Path) -> None:
+    """The header and the summary count files when some rows are not session logs."""
+    n = sum(1 for p in FILES if p.name.lower().endswith((".jsonl", ".jsonl.zst", ".jsonl.zstd")))
+    lines = sesstool("list", rel(NOT_A_LOG)).stdout.splitlines()
+    counted = f"{n} files: 0 session logs, {n} not session logs"
+    assert lines[0] == f"{rel(NOT_A_LOG)}: directory of logs, {counted}, newest first"
+    assert lines[-1] == f"{n} files: {n} not-a-log"
+    shutil.copy(FIXTURES / "dsh" / "v0-tiny" / "session.jsonl", tmp_path / "a.jsonl")
+    shutil.copy(NOT_A_LOG / "gzip.jsonl", tmp_path / "b.jsonl")
+    mixed = sesstool("inspect", str(tmp_path)).stdout.splitlines()
+    assert (
+        mixed[0]
+        == f"{tmp_path}: directory of logs, 2 files: 1 session log, 1 not a session log, newest first"
+    )
+    assert mixed[-1] == "2 files: 1 clean, 1 not-a-log"
+    (tmp_path / "b.jsonl").unlink()
+    alone = sesstool("list", str(tmp_path)).stdout.splitlines()
+    assert (alone[0], alone[-1]) == (
+        f"{tmp_path}: directory of logs, 1 session log, newest first",
+        "1 session log: 1 clean",
+    )
 
 
 @pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
@@ -139,3 +166,39 @@ def test_a_two_line_log_stopped_at_its_header_counts_two_lines(
     assert (doc["file"]["lines"], doc["file"]["plaintext_bytes"]) == (2, len(data))
     text = sesstool("inspect", str(log)).stdout
     assert " · 2 lines" in text.splitlines()[1] and "0 lines" not in text
+
+
+@pytest.mark.parametrize("name", ["elf.jsonl.zstd", "package.json", "two-lines.jsonl"])
+def test_every_validate_format_labels_it_not_a_log(sesstool: Sesstool, tmp_path: Path, name: str) -> None:
+    """text, json, github, junit and sarif name the file as what it is, not "unreadable" (a
+    missing path beside it stays unreadable), with the exit status of the text format."""
+    path, missing = rel(NOT_A_LOG / name), str(tmp_path / "missing.jsonl")
+    text = sesstool("validate", path, missing)
+    assert text.exit_code == 1
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith(f"{path}: error not a session log: it ")
+    assert lines[1].startswith(f"{missing}: error unreadable: ")
+    why = lines[0].removeprefix(f"{path}: error ")
+    results = {fmt: sesstool("validate", "--format", fmt, path, missing) for fmt in FORMATS}
+    assert {fmt: r.exit_code for fmt, r in results.items()} == dict.fromkeys(FORMATS, 1)
+    doc = json.loads(results["json"].stdout)
+    assert [f["verdict"] for f in doc["files"]] == [
+        {"verdict": "not-a-log", "reason": f"{path}: {why}", "address": None},
+        {"verdict": "unreadable", "reason": doc["files"][1]["error"], "address": None},
+    ]
+    github = results["github"].stdout.splitlines()
+    assert github[0] == f"::error file={path},title=sesstool not a session log::{path}: {why}"
+    assert github[1].startswith(f"::error file={missing},title=sesstool unreadable::")
+    junit = results["junit"].stdout
+    assert junit.count('type="not-a-log"') == 1 and junit.count('type="unreadable"') == 1
+    run = json.loads(results["sarif"].stdout)["runs"][0]
+    assert [(r["ruleId"], r["level"]) for r in run["results"]] == [
+        ("file-not-a-log", "error"),
+        ("file-unreadable", "error"),
+    ]
+    assert run["results"][0]["message"]["text"] == f"{path}: {why}"
+    assert [d["id"] for d in run["tool"]["driver"]["rules"]] == ["file-unreadable", "file-not-a-log"]
+    assert run["artifacts"][0]["properties"]["verdict"]["verdict"] == "not-a-log"
+
+
+FORMATS = ("json", "github", "junit", "sarif")

@@ -141,6 +141,30 @@ def test_migrate_draws_one_named_bar_per_phase_within_60_columns(tmp_path: Path,
     assert b"migrated" in term.stdout
 
 
+VERIFY = re.compile(r"^verify .* (\d+(?:\.\d)?)/(\d+(?:\.\d)?) MB")
+
+
+def test_fork_verify_bar_counts_bytes(tmp_path: Path, big_log: Path) -> None:
+    """The fork's verify phase reads the child back (digesting its plaintext on the way; the
+    source is hashed again beside it): its bar counts the child's bytes to their known total
+    (~12.6 MB), rising, within 60 columns."""
+    source = _copy(big_log, tmp_path)
+    term = run_in_terminal(["fork", "--id", "child", str(source)], tmp_path, show_after=FAST)
+    assert term.returncode == 0, term.raw[-2000:]
+    assert term.phases() == ["scan", "write", "verify"]
+    verify = [line for line in term.bar_lines() if line.startswith("verify")]
+    counts = [VERIFY.match(line) for line in verify]
+    assert verify and all(counts), verify
+    done = [float(m.group(1)) for m in counts if m]
+    totals = {m.group(2) for m in counts if m}
+    size = (tmp_path / "child.jsonl").stat().st_size
+    assert totals == {f"{size / 1e6:.1f}"}, (totals, size)
+    assert done == sorted(done), done
+    assert all(len(line) <= 60 for line in verify)
+    assert term.screens[-1] == [" " * 60] * 24
+    assert b"forked" in term.stdout
+
+
 def test_a_narrow_terminal_has_no_wrapped_bar(tmp_path: Path, big_log: Path) -> None:
     term = run_in_terminal(["validate", str(big_log)], tmp_path, columns=60, show_after=FAST)
     assert term.returncode == 0

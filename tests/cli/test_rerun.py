@@ -83,7 +83,7 @@ def test_migrate_repair_after_migrate_takes_its_own_name(sesstool: Sesstool, tmp
     assert repaired.exit_code == 0, repaired.stderr
     doc = json.loads(repaired.stdout)
     assert Path(doc["output"]["path"]).name == "session.v4.repaired.jsonl"
-    assert doc["closers_added"] > 0 and doc["output"]["verdict"] == "clean"
+    assert doc["closers_added"] > 0 and doc["output"]["verdict"]["verdict"] == "clean"
     again = sesstool("migrate", "--repair", str(source))
     assert again.exit_code == 0 and "already published, identical" in again.stdout
     assert _entries(source.parent) == [

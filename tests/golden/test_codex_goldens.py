@@ -127,7 +127,7 @@ def test_codex_home_listing(sesstool: Sesstool) -> None:
     assert listing.exit_code == 0, listing.stderr
     check_golden(CODEX / "home" / "expected" / "inspect.txt", listing.stdout)
     doc = sesstool("inspect", "--json", home)
-    verdicts = [entry["verdict"] for entry in json.loads(doc.stdout)["sessions"]]
+    verdicts = [entry["verdict"]["verdict"] for entry in json.loads(doc.stdout)["sessions"]]
     assert verdicts == ["clean", "interrupted", "clean"]  # newest first
     check_golden(CODEX / "home" / "expected" / "inspect.json", doc.stdout)
     checked = sesstool("validate", "--format", "json", home)
