@@ -936,3 +936,17 @@ def test_after_a_refusal_the_kernel_copy_is_not_asked_again(
     )
     assert calls == [1]  # four chunks: the first asks, the plain copy takes the rest
     assert published.path.read_bytes() == source.read_bytes()
+
+
+def test_the_sink_refuses_a_copy_after_the_producer_returned(tmp_path: Path, out_dir: Path) -> None:
+    source = _source_file(tmp_path, 100)
+    kept: list[Sink] = []
+
+    def produce(sink: Sink) -> None:
+        kept.append(sink)
+        copy_into(sink, source, 0, 100)
+
+    publish(out_dir / "out", produce, verify=lambda path: None)
+    with pytest.raises(RuntimeError, match="copy_range called after the producer returned"):
+        copy_into(kept[0], source, 0, 100)
+    assert (out_dir / "out").read_bytes() == source.read_bytes()
