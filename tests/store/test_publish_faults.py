@@ -18,23 +18,9 @@ import pytest
 
 from sesstool.core.errors import InputError, WriteRefusedError
 from sesstool.store.publish import FileIdentity, Sink, copy_into, create_directory, publish
+from tests.store.test_publish import _expecting, _producer
 
 MIB = 1 << 20
-
-
-def _producer(data: bytes) -> Callable[[Sink], None]:
-    def produce(sink: Sink) -> None:
-        sink.write(data)
-
-    return produce
-
-
-def _expecting(data: bytes) -> Callable[[Path], None]:
-    def verify(path: Path) -> None:
-        if path.read_bytes() != data:
-            raise InputError("staged bytes differ")
-
-    return verify
 
 
 def _the_temp(directory: Path) -> Path:
@@ -82,6 +68,19 @@ def _is_open(fd: int) -> bool:
         assert exc.errno == errno.EBADF
         return False
     return True
+
+
+def _modes_at_fchmod(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The mode each file or directory had when os.fchmod was about to change it."""
+    seen: list[int] = []
+    real = os.fchmod
+
+    def fchmod(fd: int, mode: int) -> None:
+        seen.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        real(fd, mode)
+
+    monkeypatch.setattr(os, "fchmod", fchmod)
+    return seen
 
 
 # --- the exact words of a refusal ------------------------------------------------------------
@@ -176,14 +175,7 @@ def test_the_temp_is_owner_only_from_its_creation_whatever_the_umask(
     out_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before the fchmod that gives it the published mode, nobody else may open the temp."""
-    seen: list[int] = []
-    real = os.fchmod
-
-    def fchmod(fd: int, mode: int) -> None:
-        seen.append(stat.S_IMODE(os.fstat(fd).st_mode))
-        real(fd, mode)
-
-    monkeypatch.setattr(os, "fchmod", fchmod)
+    seen = _modes_at_fchmod(monkeypatch)
     with _umask(0):
         publish(out_dir / "out.jsonl", _producer(b"x"), verify=_expecting(b"x"), mode=0o644)
     assert seen == [0o600]
@@ -534,14 +526,7 @@ def _open_descriptors() -> list[str]:
 def test_a_new_directory_is_never_wider_than_asked_nor_than_0700_while_set_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: int
 ) -> None:
-    seen: list[int] = []
-    real = os.fchmod
-
-    def fchmod(fd: int, new_mode: int) -> None:
-        seen.append(stat.S_IMODE(os.fstat(fd).st_mode))
-        real(fd, new_mode)
-
-    monkeypatch.setattr(os, "fchmod", fchmod)
+    seen = _modes_at_fchmod(monkeypatch)
     before = _open_descriptors()
     with _umask(0):
         create_directory(tmp_path / "d", mode)
@@ -597,12 +582,12 @@ def test_a_new_directory_swapped_before_its_mode_is_set_changes_nothing_else(
 # --- the descriptors the caller owns -----------------------------------------------------------
 
 
-def _fail_creating_the_temp(monkeypatch: pytest.MonkeyPatch) -> None:
+def _fail_creating_the_temp(monkeypatch: pytest.MonkeyPatch, err: int = errno.EDQUOT) -> None:
     real = os.open
 
     def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
         if flags & os.O_CREAT:
-            raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+            raise OSError(err, os.strerror(err))
         return real(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", open_)
@@ -669,14 +654,7 @@ def test_a_directory_that_takes_no_new_file_is_named_for_o(
 ) -> None:
     """Permissions or a read-only file system: the refusal names the directory, so that the
     command line can suggest writing elsewhere with -o; a full disk is not that."""
-    real = os.open
-
-    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if flags & os.O_CREAT:
-            raise OSError(err, os.strerror(err))
-        return real(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", open_)
+    _fail_creating_the_temp(monkeypatch, err)
     with pytest.raises(WriteRefusedError) as info:
         publish(out_dir / "out.jsonl", _producer(b"x"), verify=_expecting(b"x"))
     assert info.value.unwritable_directory == (str(out_dir) if unwritable else None)
@@ -916,3 +894,45 @@ def test_a_kernel_copy_error_that_is_not_a_refusal_fails_the_publication(
         str(info.value) == f"copy into the temporary file failed for {temp}: EIO ({os.strerror(errno.EIO)})"
     )
     assert os.listdir(out_dir) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")
+def test_a_kernel_copy_error_is_raised_by_copy_into_itself(
+    tmp_path: Path, out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The producer learns of the failure where it happens, not only at the end."""
+    source = _source_file(tmp_path, 3 * MIB)
+
+    def copy(*args: Any) -> int:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "copy_file_range", copy)
+    raised: list[str] = []
+
+    def produce(sink: Sink) -> None:
+        with pytest.raises(WriteRefusedError, match="copy into the temporary file") as info:
+            copy_into(sink, source, 0, 3 * MIB)
+        raised.append(str(info.value))
+
+    with pytest.raises(WriteRefusedError, match="copy into the temporary file"):
+        publish(out_dir / "out", produce, verify=lambda path: None)
+    assert len(raised) == 1 and os.listdir(out_dir) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")
+def test_after_a_refusal_the_kernel_copy_is_not_asked_again(
+    tmp_path: Path, out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _source_file(tmp_path, 3 * MIB + 5)
+    calls: list[int] = []
+
+    def copy(*args: Any) -> int:
+        calls.append(1)
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+
+    monkeypatch.setattr(os, "copy_file_range", copy)
+    published = publish(
+        out_dir / "out", lambda sink: copy_into(sink, source, 0, 3 * MIB + 5), verify=lambda p: None
+    )
+    assert calls == [1]  # four chunks: the first asks, the plain copy takes the rest
+    assert published.path.read_bytes() == source.read_bytes()
