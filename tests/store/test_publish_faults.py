@@ -10,6 +10,7 @@ import errno
 import os
 import signal
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -518,8 +519,28 @@ def test_a_temp_numbered_0_is_closed_when_the_producer_fails(
 # --- create_directory -----------------------------------------------------------------------
 
 
-def _open_descriptors() -> list[str]:
-    return sorted(os.listdir("/proc/self/fd"))
+def _left_open(monkeypatch: pytest.MonkeyPatch) -> set[int]:
+    """The descriptors this thread opens with ``os.open`` and has not closed with ``os.close``
+    (the process's whole fd table would also see other threads' files come and go: the fleet
+    suite's servers run beside these tests)."""
+    me = threading.get_ident()
+    left: set[int] = set()
+    real_open, real_close = os.open, os.close
+
+    def spy_open(*args: Any, **kwargs: Any) -> int:
+        fd = real_open(*args, **kwargs)
+        if threading.get_ident() == me:
+            left.add(fd)
+        return fd
+
+    def spy_close(fd: int) -> None:
+        real_close(fd)
+        if threading.get_ident() == me:
+            left.discard(fd)
+
+    monkeypatch.setattr(os, "open", spy_open)
+    monkeypatch.setattr(os, "close", spy_close)
+    return left
 
 
 @pytest.mark.parametrize("mode", [0o755, 0o750, 0o500])
@@ -527,12 +548,12 @@ def test_a_new_directory_is_never_wider_than_asked_nor_than_0700_while_set_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: int
 ) -> None:
     seen = _modes_at_fchmod(monkeypatch)
-    before = _open_descriptors()
+    left = _left_open(monkeypatch)
     with _umask(0):
         create_directory(tmp_path / "d", mode)
     assert seen == [0o700 & mode]
     assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == mode
-    assert _open_descriptors() == before  # the directory and its parent were closed again
+    assert left == set()  # the directory and its parent were closed again
 
 
 @pytest.mark.parametrize("step", ["fchmod", "fsync"])
@@ -543,12 +564,12 @@ def test_a_new_directory_is_removed_when_its_set_up_fails(
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
     monkeypatch.setattr(os, step, fail)
-    before = _open_descriptors()
+    left = _left_open(monkeypatch)
     what = "setting the mode of the new directory" if step == "fchmod" else "fsync of the parent directory"
     with pytest.raises(WriteRefusedError, match=what):
         create_directory(tmp_path / "d", 0o750)
     assert os.listdir(tmp_path) == []
-    assert _open_descriptors() == before
+    assert left == set()
 
 
 @pytest.mark.parametrize("replacement", ["symlink", "file"])
