@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -10,13 +9,11 @@ import click
 from sesstool.cli.options import (
     LOG_PATH,
     as_encoding,
-    consoles,
     examples,
-    limit_options,
     limits_from,
+    run_write,
     write_options,
 )
-from sesstool.cli.talk import talk_options
 from sesstool.core.header import MAX_SAFE
 
 
@@ -46,8 +43,6 @@ from sesstool.core.header import MAX_SAFE
     "its own session directory in a dsh root, else <child-id>.jsonl[.zstd] beside the source",
     "the plan (boundary, header, marker, closers)",
 )
-@limit_options
-@talk_options
 @click.pass_context
 def fork_cmd(
     ctx: click.Context,
@@ -70,10 +65,8 @@ def fork_cmd(
     3 for a corrupt log, 6 when the target exists.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
-    from sesstool.core.jsonline import dumps_pretty
     from sesstool.engine.fork import ForkRequest, run_fork
     from sesstool.render.fork_view import fork_doc, render_fork
-    from sesstool.render.progress import scan_progress
 
     request = ForkRequest(
         path=path,
@@ -85,10 +78,4 @@ def fork_cmd(
         dry_run=dry_run,
         limits=limits_from(kwargs),
     )
-    cons = consoles(ctx)
-    with scan_progress(cons) as progress:
-        report = run_fork(request, progress)
-    if fmt == "json":
-        sys.stdout.buffer.write(dumps_pretty(fork_doc(report)) + b"\n")
-    else:
-        render_fork(report, cons.out)
+    run_write(ctx, fmt, run_fork, request, fork_doc, render_fork)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from functools import partial
 from typing import Any
 
 import click
@@ -10,14 +10,12 @@ import click
 from sesstool.cli.options import (
     LOG_PATH,
     as_encoding,
-    consoles,
     examples,
-    limit_options,
     limits_from,
+    run_write,
     verbose_option,
     write_options,
 )
-from sesstool.cli.talk import talk_options
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 
@@ -47,8 +45,6 @@ from sesstool.core.vocabulary import CURRENT_VERSION
     "the canonical generation name (session.vN.jsonl[.zstd]) beside the source",
     "the plan",
 )
-@limit_options
-@talk_options
 @verbose_option
 @click.pass_context
 def migrate_cmd(
@@ -68,19 +64,11 @@ def migrate_cmd(
     Exit 0 (also when already up to date), 3 corrupt, 4 unsupported or a step refuses (named),
     5 live, 6 the target exists or fails verification.
     """
-    from sesstool.core.jsonline import dumps_pretty
     from sesstool.engine.migrate import MigrateRequest, run_migrate
     from sesstool.render.migrate_view import migrate_doc, render_migrate
-    from sesstool.render.progress import scan_progress
 
     verbose = bool(kwargs.pop("verbose"))
     request = MigrateRequest(
         path, to, output, as_encoding(encoding, output), dry_run, repair_first, limits_from(kwargs)
     )
-    cons = consoles(ctx)
-    with scan_progress(cons) as progress:
-        report = run_migrate(request, progress)
-    if fmt == "json":
-        sys.stdout.buffer.write(dumps_pretty(migrate_doc(report)) + b"\n")
-    else:
-        render_migrate(report, cons.out, verbose)
+    run_write(ctx, fmt, run_migrate, request, migrate_doc, partial(render_migrate, verbose=verbose))

@@ -10,6 +10,7 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
+from sesstool.cli.talk import talk_options
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.physical import Encoding
 from sesstool.dialects import registry
@@ -179,11 +180,13 @@ def format_options(
 
 
 def write_options(default_output: str, dry_run_shows: str = "the plan") -> Callable[[F], F]:
-    """``-o/--output``, ``--encoding``, ``--dry-run`` and ``--format text|json`` (``--json``):
-    shared by every command that publishes a file (DESIGN §3 "Where write commands put their
-    output")."""
+    """Every option of a command that publishes a file (DESIGN §3 "Where write commands put
+    their output"): ``-o/--output``, ``--encoding``, ``--dry-run``, ``--format text|json``
+    (``--json``), then the read limits and the talk options (``--color``, ``-q``,
+    ``--no-progress``)."""
 
     def decorate(func: F) -> F:
+        func = limit_options(talk_options(func))
         func = format_options("text", "json", help="text: a summary for people; json: one JSON document.")(
             func
         )
@@ -269,3 +272,31 @@ def consoles(ctx: click.Context) -> Consoles:
     obj = ctx.find_object(Consoles)
     assert obj is not None
     return obj
+
+
+R = TypeVar("R")
+
+
+def run_write(
+    ctx: click.Context,
+    fmt: str,
+    run: Callable[[Any, Any], R],
+    request: Any,
+    doc: Callable[[R], Any],
+    show: Callable[[R, Any], None],
+) -> None:
+    """A write command's one run: ``run(request, progress)`` under the progress bars, then the
+    report as one JSON document (``--format json``) or ``show(report, console)`` for people."""
+    # imported on call: other commands stay fast to start
+    import sys
+
+    from sesstool.core.jsonline import dumps_pretty
+    from sesstool.render.progress import scan_progress
+
+    cons = consoles(ctx)
+    with scan_progress(cons) as progress:
+        report = run(request, progress)
+    if fmt == "json":
+        sys.stdout.buffer.write(dumps_pretty(doc(report)) + b"\n")
+    else:
+        show(report, cons.out)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from functools import partial
 from typing import Any
 
 import click
@@ -10,14 +10,12 @@ import click
 from sesstool.cli.options import (
     LOG_PATH,
     as_encoding,
-    consoles,
     examples,
-    limit_options,
     limits_from,
+    run_write,
     verbose_option,
     write_options,
 )
-from sesstool.cli.talk import talk_options
 
 
 @click.command(
@@ -30,8 +28,6 @@ from sesstool.cli.talk import talk_options
 )
 @click.argument("path", type=LOG_PATH)
 @write_options("<stem>.redacted.jsonl[.zstd] beside the source", "what would be replaced")
-@limit_options
-@talk_options
 @verbose_option
 @click.pass_context
 def redact_cmd(
@@ -51,17 +47,9 @@ def redact_cmd(
     copied byte for byte, and the copy is read back before it is published: it must read as the
     same log (same verdict and findings). Exit 0, 3 unreadable, 5 live, 6 write refused.
     """
-    from sesstool.core.jsonline import dumps_pretty
     from sesstool.engine.redact import RedactRequest, run_redact
-    from sesstool.render.progress import scan_progress
     from sesstool.render.redact_view import redact_doc, render_redact
 
     verbose = bool(kwargs.pop("verbose"))
     request = RedactRequest(path, output, as_encoding(encoding, output), dry_run, limits_from(kwargs))
-    cons = consoles(ctx)
-    with scan_progress(cons) as progress:
-        report = run_redact(request, progress)
-    if fmt == "json":
-        sys.stdout.buffer.write(dumps_pretty(redact_doc(report)) + b"\n")
-    else:
-        render_redact(report, cons.out, verbose)
+    run_write(ctx, fmt, run_redact, request, redact_doc, partial(render_redact, verbose=verbose))

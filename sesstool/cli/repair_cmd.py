@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from functools import partial
 from typing import Any
 
 import click
@@ -10,14 +10,12 @@ import click
 from sesstool.cli.options import (
     LOG_PATH,
     as_encoding,
-    consoles,
     examples,
-    limit_options,
     limits_from,
+    run_write,
     verbose_option,
     write_options,
 )
-from sesstool.cli.talk import talk_options
 
 
 @click.command(
@@ -47,8 +45,6 @@ from sesstool.cli.talk import talk_options
     "<stem>.repaired.jsonl[.zstd] beside the source",
     "the plan",
 )
-@limit_options
-@talk_options
 @verbose_option
 @click.pass_context
 def repair_cmd(
@@ -72,18 +68,10 @@ def repair_cmd(
     Exit 0 (also when already balanced), 3 corrupt, 4 unsupported, 5 live, 6 write refused.
     """
     # imported on call: other commands stay fast to start
-    from sesstool.core.jsonline import dumps_pretty
     from sesstool.engine.repair import RepairRequest, run_repair
-    from sesstool.render.progress import scan_progress
     from sesstool.render.repair_view import render_repair, repair_doc
 
     verbose = bool(kwargs.pop("verbose"))
     encoded = as_encoding(encoding, output)
     request = RepairRequest(path, output, encoded, dry_run, salvage, limits_from(kwargs), relink)
-    cons = consoles(ctx)
-    with scan_progress(cons) as progress:
-        report = run_repair(request, progress)
-    if fmt == "json":
-        sys.stdout.buffer.write(dumps_pretty(repair_doc(report)) + b"\n")
-    else:
-        render_repair(report, cons.out, verbose)
+    run_write(ctx, fmt, run_repair, request, repair_doc, partial(render_repair, verbose=verbose))
