@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol
@@ -111,6 +111,17 @@ class DialectScanner(Protocol):
         ...
 
 
+class EntryDerivation(Protocol):
+    """derive streamed by entries (``Dialect.entry_derivation``): ``prepare`` makes a first,
+    counting pass; ``messages`` then yields them (a new pass each call)."""
+
+    def prepare(self) -> tuple[int, bool, tuple[str, ...]]:
+        """(how many messages, whether one holds what orjson cannot encode, the best-effort notes)."""
+        ...
+
+    def messages(self) -> Iterator[Any]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ForkInput:
     """What the fork engine knows when it asks a dialect for a plan (spec §8 for dsh)."""
@@ -157,6 +168,7 @@ class Dialect(ABC):
     layout: ClassVar[RootLayout] = RootLayout((), (".jsonl", ".jsonl.zst", ".jsonl.zstd"))
     rules: ClassVar[tuple[Rule, ...]] = ()  # the dialect's own rules (ids unique across dialects)
     derives_by_address: ClassVar[bool] = False  # derive streams by address (``derived_message``)
+    derives_by_entries: ClassVar[bool] = False  # derive reads entries by line (``entry_derivation``)
 
     # -- reading a log: detect and scanner are required --------------------------------------------
 
@@ -198,6 +210,12 @@ class Dialect(ABC):
         the scan projected from the surface ``record`` it kept the line offset of. Only asked of
         a dialect whose scanner keeps addresses (``derives_by_address``)."""
         raise NotImplementedError(f"{self.name} keeps derived messages, not their addresses")
+
+    def entry_derivation(self, scan: ScanResult, read: Callable[[int], bytes]) -> EntryDerivation:
+        """derive streamed by entries (issue 11 item 1): the messages of a scan that kept the
+        plaintext offset of its lines (``ScanOptions.message_addresses``), built from the lines
+        ``read(offset)`` returns. Only asked of a dialect with ``derives_by_entries``."""
+        raise NotImplementedError(f"{self.name} does not derive by entries")
 
     def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
         """What ``derive`` cannot promise about its messages (shown, and in ``--format json`` as

@@ -26,6 +26,7 @@ from sesstool.dialects.base import Dialect
 from sesstool.engine.derive_read import in_surface_order, numbered_lines
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.store.line_fetch import LineFetcher
 from sesstool.store.plaintext import Readable, plaintext_lines
 from sesstool.store.source import ReadLimits, is_stream
 from sesstool.store.stream_copy import StreamCopy
@@ -108,6 +109,7 @@ class DeriveReport:
         self.as_version = as_version
         self._redactor = redactor
         self._finished = redactor is None
+        self.notes: tuple[str, ...] = ()  # what derive cannot promise (``Dialect.derive_notes``)
 
     @property
     def redacting(self) -> bool:
@@ -158,7 +160,7 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
             digest=copy,
         )
         readable = report.source.path if copy is None else copy.file
-        if copy is not None and not report.dialect.derives_by_address:
+        if copy is not None and not _reads_back(report.dialect):
             copy.close()  # its scanner kept the messages: nothing to read back
             copy = None
         derive = _derive(request, report, readable)
@@ -169,6 +171,10 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
     if copy is not None:
         derive.messages.on_done(copy.close)
     return derive
+
+
+def _reads_back(dialect: Dialect) -> bool:
+    return dialect.derives_by_address or dialect.derives_by_entries
 
 
 def _derive(request: DeriveRequest, report: ScanReport, readable: Readable | None) -> DeriveReport:
@@ -184,17 +190,20 @@ def _derive(request: DeriveRequest, report: ScanReport, readable: Readable | Non
         produced = _as_version(request, report, readable)
     else:
         produced = _as_scanned(report, readable, request.limits)
-    count, produce, envelope, ascii_only = produced
+    count, produce, envelope, ascii_only, notes = produced
     messages = DerivedMessages(count, produce, redactor, ascii_only)
-    return DeriveReport(report, messages, envelope, request.at, request.as_version, redactor)
+    derive = DeriveReport(report, messages, envelope, request.at, request.as_version, redactor)
+    derive.notes = notes if notes is not None else report.dialect.derive_notes(result)
+    return derive
 
 
-# (count, the messages when iterated, the request envelope, ASCII-only JSON)
-Produced = tuple[int, Callable[[], Iterator[Any]], RequestEnvelope, bool]
+# (count, the messages when iterated, the request envelope, ASCII-only JSON, the best-effort
+# notes when the derivation found them itself)
+Produced = tuple[int, Callable[[], Iterator[Any]], RequestEnvelope, bool, "tuple[str, ...] | None"]
 
 
 def _in_memory(kept: tuple[Any, ...], envelope: RequestEnvelope) -> Produced:
-    return len(kept), lambda: iter(kept), envelope, not encodable(kept)
+    return len(kept), lambda: iter(kept), envelope, not encodable(kept), None
 
 
 def _by_address(
@@ -210,7 +219,27 @@ def _by_address(
         for line in lines(order):
             yield dialect.derived_message(loads(line), scan)
 
-    return len(order), produce, scan.request, ascii_only
+    return len(order), produce, scan.request, ascii_only, None
+
+
+def _by_entries(report: ScanReport, path: Readable, limits: ReadLimits, end: int) -> Produced:
+    """A dialect that derives from entries scattered through the file (Claude Code): it reads
+    the lines it needs by offset (``store.line_fetch``), one counting pass, then the messages."""
+    fetcher = LineFetcher(path, report.source.encoding, limits, end)
+    try:
+        derivation = report.dialect.entry_derivation(report.scan, fetcher.get)
+        count, ascii_only, notes = derivation.prepare()
+    except BaseException:
+        fetcher.close()
+        raise
+
+    def produce() -> Iterator[Any]:
+        try:
+            yield from derivation.messages()
+        finally:
+            fetcher.close()
+
+    return count, produce, report.scan.request, ascii_only, notes
 
 
 def _as_scanned(report: ScanReport, path: Readable | None, limits: ReadLimits) -> Produced:
@@ -218,9 +247,11 @@ def _as_scanned(report: ScanReport, path: Readable | None, limits: ReadLimits) -
     result = report.scan
     assert result.messages is not None
     kept = result.messages
-    if path is None or not report.dialect.derives_by_address:
+    if path is None or not _reads_back(report.dialect):
         return _in_memory(kept, result.request)
     end = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
+    if report.dialect.derives_by_entries:
+        return _by_entries(report, path, limits, end)
     display = report.source.display
     encoding = report.source.encoding
 
@@ -258,7 +289,8 @@ def _as_version(request: DeriveRequest, report: ScanReport, path: Readable | Non
         yield head
         yield from lines
 
-    options = ScanOptions(collect_messages=True, message_addresses=True)
+    # a dialect that derives by entries keeps its messages here: its lines are upgraded ones
+    options = ScanOptions(collect_messages=True, message_addresses=report.dialect.derives_by_address)
     scanner = report.dialect.scanner(report.source.display, options)
     batch: list[bytes] = []
     offset = start = 0

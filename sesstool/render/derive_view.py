@@ -138,5 +138,5 @@ def render_text(rep: DeriveReport, console: Console) -> None:
     console.print(Text(f"{len(rep.messages)} message(s){at}", style="dim"))
     for note in rep.scan.dialect.derive_excludes():
         console.print(Text(f"not included: {safe(note)}", style="dim"))
-    for note in rep.scan.dialect.derive_notes(rep.scan.scan):
+    for note in rep.notes:
         console.print(Text(safe(f"best effort: {note}"), style="yellow"))

@@ -1,0 +1,108 @@
+"""Issue 11 item 1: ``derive`` of a Claude Code transcript holds no entry's bytes — the scan keeps
+each line's offset, and the derivation reads back the entries it needs (``store/line_fetch.py``),
+for a file and for standard input (its private copy), raw and zstd. Peak RSS is read from the
+kernel for a child under an address-space limit, against ``inspect`` of the same log (which
+holds the same scan); no clock is involved. Held, the entries add more than twice the log's
+size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+
+from sesstool.core.options import ScanOptions
+from sesstool.engine.derive import DeriveRequest, run_derive
+from sesstool.engine.scan import scan_source
+from tests.adversarial.hostile_logs import run_measured
+from tests.conftest import FIXTURES
+
+MiB = 1 << 20
+TURNS = 600  # ~30 KB each: an 18 MB transcript
+SEED = sorted((FIXTURES / "claude" / "projects" / "tool-one").glob("*.jsonl"))[0]
+
+
+def _turn(entries: list[dict[str, Any]], turn: int, last: str | None) -> tuple[list[bytes], str | None]:
+    """The seed's entries with this turn's uuids, message ids and tool ids, the first parented
+    to ``last`` (the turns make one chain)."""
+    graph = [e for e in entries if isinstance(e.get("uuid"), str)]
+    remap = {e["uuid"]: f"00000000-0000-4000-8000-{turn:06d}{i:06d}" for i, e in enumerate(graph)}
+    out: list[bytes] = []
+    for entry in entries:
+        e = dict(entry)
+        if isinstance(e.get("uuid"), str):
+            e["uuid"] = remap[e["uuid"]]
+            parent = e.get("parentUuid")
+            e["parentUuid"] = remap.get(parent, last) if parent is not None else last
+        message = e.get("message")
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            blocks = []
+            for b in message["content"]:
+                if b.get("type") == "tool_use":
+                    b = {**b, "id": f"{b['id']}_{turn}"}
+                elif b.get("type") == "tool_result":
+                    b = {**b, "tool_use_id": f"{b['tool_use_id']}_{turn}"}
+                blocks.append(b)
+            message = {**message, "content": blocks}
+            if e.get("type") == "assistant":
+                message["id"] = f"{message.get('id')}_{turn}"
+            e["message"] = message
+        out.append(json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+    return out, remap[graph[-1]["uuid"]]
+
+
+@pytest.fixture(scope="module")
+def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The same long session raw and as zstd frames of 64 lines (as a compressing writer makes);
+    its last turn is cut after the tool call (killed while the tool ran)."""
+    entries = [json.loads(line) for line in SEED.read_bytes().splitlines()]
+    calls = [i for i, e in enumerate(entries) if '"tool_use"' in json.dumps(e.get("message"))]
+    where = tmp_path_factory.mktemp("claude-long")
+    raw = where / "5f0c0a3e-0000-4000-8000-000000000001.jsonl"
+    lines: list[bytes] = []
+    last: str | None = None
+    for turn in range(TURNS):
+        more, last = _turn(entries if turn < TURNS - 1 else entries[: calls[-1] + 1], turn, last)
+        lines.extend(more)
+    raw.write_bytes(b"".join(lines))
+    packed = where / "5f0c0a3e-0000-4000-8000-000000000002.jsonl.zstd"
+    compressor = zstandard.ZstdCompressor(write_checksum=True)
+    with open(packed, "wb") as f:
+        for i in range(0, len(lines), 64):
+            f.write(compressor.compress(b"".join(lines[i : i + 64])))
+    return {"raw": raw, "zstd": packed}
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("given", ["file", "stdin"])
+def test_claude_derive_memory_does_not_grow_with_the_entries(
+    transcripts: dict[str, Path], encoding: str, given: str
+) -> None:
+    log = transcripts[encoding]
+    cwd = log.parent
+    plain = run_measured(["inspect", "--json", str(log)], address_space=2 << 30, cwd=cwd)
+    assert plain.exit_code == 0, plain.stderr
+    source, stdin = (str(log), None) if given == "file" else ("-", log)
+    derived = run_measured(
+        ["derive", "--format", "jsonl", source], address_space=2 << 30, cwd=cwd, stdin=stdin
+    )
+    assert derived.exit_code == 0, derived.stderr
+    # held, the entries would add ~40 MB (more than twice the 18 MB of lines)
+    assert derived.peak_rss - plain.peak_rss < 12 * MiB, (derived.peak_rss, plain.peak_rss)
+    messages = [json.loads(line) for line in derived.stdout.splitlines()]
+    assert sum(1 for m in messages if m["role"] == "assistant") >= 2 * TURNS
+    assert messages[-1]["origin"] == "resume"  # the last turn ends on its tool call: closed
+
+
+def test_streamed_claude_derive_equals_the_in_memory_one(transcripts: dict[str, Path]) -> None:
+    """The by-entries derivation (read back by offset, from a file or a stream's copy) writes
+    the messages a scan that keeps every entry derives."""
+    held = scan_source(str(transcripts["raw"]), ScanOptions(collect_messages=True)).scan
+    assert held.messages is not None and len(held.messages) > 2 * TURNS
+    for log in transcripts.values():
+        report = run_derive(DeriveRequest(str(log)))
+        assert list(report.messages) == list(held.messages)
+        assert report.notes == ()
