@@ -78,7 +78,7 @@ class LineFetcher:
         f = self._file
         f.seek(max(0, offset - 1))
         if offset > 0 and f.read(1) != b"\n":  # a line starts after a newline
-            raise InputError(f"{self._where()}: the log changed since it was scanned (no line at byte {offset})")
+            raise self._changed(offset)
         pieces: list[bytes] = []
         size = 0
         limit = min(self._limits.max_line + 1, self._end - offset)
@@ -92,7 +92,7 @@ class LineFetcher:
                 return b"".join(pieces)
             pieces.append(piece)
             size += len(piece)
-        raise InputError(f"{self._where()}: the log changed since it was scanned (no line at byte {offset})")
+        raise self._changed(offset)
 
     def _zstd(self, offset: int) -> bytes:
         if self._cursor is None or offset < self._position:
@@ -107,7 +107,8 @@ class LineFetcher:
                 return line
             if at > offset:
                 break
-        raise InputError(f"{self._where()}: the log changed since it was scanned (no line at byte {offset})")
+        raise self._changed(offset)
 
-    def _where(self) -> str:
-        return str(self._path) if isinstance(self._path, Path) else "the stream's copy"
+    def _changed(self, offset: int) -> InputError:
+        where = str(self._path) if isinstance(self._path, Path) else "the stream's copy"
+        return InputError(f"{where}: the log changed since it was scanned (no line at byte {offset})")
