@@ -60,6 +60,21 @@ class DerivedMessages:
         self._redactor = redactor
         self.system: list[Any] = []
         self._done: list[Callable[[], None]] = []
+        self.redacted_ahead = False
+
+    def redact_ahead(self) -> None:
+        """A pass that hands nothing out: the redactor meets every message, one at a time, so
+        its tokens and counts are those of the whole list before the first message is written
+        (``--format markdown --redact`` states the counts in its heading; issue 11 item 1). The
+        messages are produced again when iterated, with the same tokens."""
+        produce, redactor = self._produce, self._redactor
+        if produce is None:
+            raise RuntimeError("derived messages are produced once")
+        if redactor is None or self.redacted_ahead:
+            return
+        for message in produce():
+            redactor.value(message)
+        self.redacted_ahead = True
 
     def on_done(self, release: Callable[[], None]) -> None:
         """Call ``release`` once the messages have been produced (or their production stopped)."""
@@ -135,7 +150,7 @@ class DeriveReport:
     def _finish(self) -> None:
         if self._finished:
             return
-        if not self.messages.consumed:
+        if not self.messages.consumed and not self.messages.redacted_ahead:
             for _ in self.messages:  # the messages' tokens come first (an unprinted document)
                 pass
         redactor, req = self._redactor, self._request

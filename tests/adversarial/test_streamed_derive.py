@@ -1,4 +1,5 @@
-"""Issue 11 item 1: ``derive`` of a Claude Code transcript holds no entry's bytes — the scan keeps
+"""Issue 11 item 1: ``derive`` holds neither a Claude Code transcript's entries nor, with
+``--format markdown --redact``, the messages. For a Claude transcript the scan keeps
 each line's offset, and the derivation reads back the entries it needs (``store/line_fetch.py``),
 for a file and for standard input (its private copy), raw and zstd. Peak RSS is read from the
 kernel for a child under an address-space limit, against ``inspect`` of the same log (which
@@ -17,11 +18,12 @@ import zstandard
 from sesstool.core.options import ScanOptions
 from sesstool.engine.derive import DeriveRequest, run_derive
 from sesstool.engine.scan import scan_source
-from tests.adversarial.hostile_logs import run_measured
+from tests.adversarial.hostile_logs import V4_HEADER, run_measured, v4_user
 from tests.conftest import FIXTURES
 
 MiB = 1 << 20
 TURNS = 600  # ~30 KB each: an 18 MB transcript
+SHORT = 20_000
 SEED = sorted((FIXTURES / "claude" / "projects" / "tool-one").glob("*.jsonl"))[0]
 
 
@@ -106,3 +108,35 @@ def test_streamed_claude_derive_equals_the_in_memory_one(transcripts: dict[str, 
         report = run_derive(DeriveRequest(str(log)))
         assert list(report.messages) == list(held.messages)
         assert report.notes == ()
+
+
+@pytest.fixture(scope="module")
+def short_messages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """20,000 current surface messages of a few bytes each (held, ~25 MB of Python objects)."""
+    path = tmp_path_factory.mktemp("short") / "session.v4.jsonl"
+    with open(path, "wb") as f:
+        f.write(V4_HEADER)
+        for seq in range(SHORT):
+            f.write(v4_user(seq, f"m{seq}"))
+    return path
+
+
+def test_markdown_redact_memory_does_not_grow_with_the_messages(short_messages: Path) -> None:
+    """Issue 11 item 1: ``derive --format markdown --redact`` states the redaction counts in its
+    heading; it reads the messages once for the redactor and once to write them, never holding
+    them (as ``--format json --redact`` never did: the baseline, with the same redactor)."""
+    cwd = short_messages.parent
+    base = run_measured(
+        ["derive", "--format", "json", "--redact", str(short_messages)], address_space=2 << 30, cwd=cwd
+    )
+    markdown = run_measured(
+        ["derive", "--format", "markdown", "--redact", str(short_messages)], address_space=2 << 30, cwd=cwd
+    )
+    assert base.exit_code == markdown.exit_code == 0, markdown.stderr
+    assert markdown.peak_rss - base.peak_rss < 8 * MiB, (markdown.peak_rss, base.peak_rss)
+    text = markdown.stdout.decode()
+    assert (
+        f"{SHORT} message(s)" in text
+        and f"## {SHORT} · user" in text
+        and text.endswith(f"m{SHORT - 1}\n```\n")
+    )

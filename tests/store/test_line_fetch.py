@@ -10,6 +10,7 @@ import pytest
 import zstandard
 
 from sesstool.core.errors import InputError
+from sesstool.core.physical import Encoding
 from sesstool.store.line_fetch import LineFetcher
 from sesstool.store.source import ReadLimits
 
@@ -28,7 +29,7 @@ def _zstd(lines_per_frame: int) -> bytes:
 
 @pytest.mark.parametrize("encoding", ["raw", "zstd"])
 @pytest.mark.parametrize("given", ["path", "stream copy"])
-def test_every_line_in_any_order(tmp_path: Path, encoding: str, given: str) -> None:
+def test_every_line_in_any_order(tmp_path: Path, encoding: Encoding, given: str) -> None:
     data = PLAIN if encoding == "raw" else _zstd(16)
     path = tmp_path / "log.jsonl"
     path.write_bytes(data)
@@ -67,7 +68,7 @@ def test_the_cache_is_bounded_in_bytes_but_keeps_the_latest_line(tmp_path: Path)
 
 
 @pytest.mark.parametrize("encoding", ["raw", "zstd"])
-def test_a_changed_file_is_an_input_error(tmp_path: Path, encoding: str) -> None:
+def test_a_changed_file_is_an_input_error(tmp_path: Path, encoding: Encoding) -> None:
     path = tmp_path / "log.jsonl"
     path.write_bytes(PLAIN if encoding == "raw" else _zstd(16))
     fetcher = LineFetcher(path, encoding, ReadLimits(), len(PLAIN), 0)
