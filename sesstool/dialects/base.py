@@ -115,8 +115,9 @@ class EntryDerivation(Protocol):
     """derive streamed by entries (``Dialect.entry_derivation``): ``prepare`` makes a first,
     counting pass; ``messages`` then yields them (a new pass each call)."""
 
-    def prepare(self) -> tuple[int, bool, tuple[str, ...]]:
-        """(how many messages, whether one holds what orjson cannot encode, the best-effort notes)."""
+    def prepare(self) -> tuple[int, bool, tuple[str, ...] | None]:
+        """(how many messages, whether one holds what orjson cannot encode, the best-effort notes
+        — None: the dialect's ``derive_notes``)."""
         ...
 
     def messages(self) -> Iterator[Any]: ...

@@ -140,3 +140,51 @@ def test_markdown_redact_memory_does_not_grow_with_the_messages(short_messages: 
         and f"## {SHORT} · user" in text
         and text.endswith(f"m{SHORT - 1}\n```\n")
     )
+
+
+CODEX_TURNS = 2_000
+PAD = "lorem " * 500
+CODEX_SEED = sorted((FIXTURES / "codex" / "kill-during-command").glob("*.jsonl"))[0]
+
+
+@pytest.fixture(scope="module")
+def long_rollout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Codex rollout whose response items (three messages and a call that was killed) repeat
+    ``CODEX_TURNS`` times with fresh call ids: one thread of 8,000 history items, 25 MB."""
+    lines = [json.loads(line) for line in CODEX_SEED.read_bytes().splitlines()]
+    head = [e for e in lines if e["type"] == "session_meta"]
+    items = [e for e in lines if e["type"] == "response_item"]
+    path = tmp_path_factory.mktemp("codex-long") / CODEX_SEED.name
+    ordinal = 0
+    with open(path, "wb") as f:
+        for turn in range(CODEX_TURNS):
+            for e in head if turn == 0 else []:
+                f.write(json.dumps({**e, "ordinal": ordinal}).encode() + b"\n")
+                ordinal += 1
+            for e in items:
+                payload = dict(e["payload"])
+                if isinstance(payload.get("call_id"), str):
+                    payload["call_id"] = f"{payload['call_id']}_{turn}"
+                if isinstance(payload.get("content"), list):  # ~3 KB more per message
+                    payload["content"] = [{**b, "text": f"{b.get('text')} {PAD}"} for b in payload["content"]]
+                f.write(json.dumps({**e, "ordinal": ordinal, "payload": payload}).encode() + b"\n")
+                ordinal += 1
+    return path
+
+
+@pytest.mark.parametrize("given", ["file", "stdin"])
+def test_codex_derive_memory_does_not_grow_with_the_history(long_rollout: Path, given: str) -> None:
+    """Issue 11 item 1: a Codex rollout's history is kept as a few machine words per item and
+    read back by address (held, the items add ~20 MB to ``inspect``'s peak)."""
+    cwd = long_rollout.parent
+    plain = run_measured(["inspect", "--json", str(long_rollout)], address_space=2 << 30, cwd=cwd)
+    source, stdin = (str(long_rollout), None) if given == "file" else ("-", long_rollout)
+    derived = run_measured(
+        ["derive", "--format", "jsonl", source], address_space=2 << 30, cwd=cwd, stdin=stdin
+    )
+    assert plain.exit_code == 0 and derived.exit_code == 0, derived.stderr
+    assert derived.peak_rss - plain.peak_rss < 8 * MiB, (derived.peak_rss, plain.peak_rss)
+    items = [json.loads(line) for line in derived.stdout.splitlines()]
+    held = scan_source(str(long_rollout), ScanOptions(collect_messages=True)).scan.messages
+    assert held is not None and items == list(held) and len(items) == 5 * CODEX_TURNS
+    assert sum(1 for i in items if i.get("output") == "aborted") == CODEX_TURNS  # one per call

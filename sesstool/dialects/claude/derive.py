@@ -353,7 +353,7 @@ class EntriesAt:
         value = loads(data, self._max_depth)
         return value if isinstance(value, dict) else None
 
-    def prepare(self) -> tuple[int, bool, tuple[str, ...]]:
+    def prepare(self) -> tuple[int, bool, tuple[str, ...] | None]:
         count = 0
         unencodable = False
         for message in self._derivation.messages():
