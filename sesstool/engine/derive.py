@@ -10,7 +10,8 @@ either). A dialect whose scanner keeps its messages itself (Codex, Claude) deriv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,17 +218,17 @@ def _derive(request: DeriveRequest, report: ScanReport, readable: Readable | Non
 Produced = tuple[int, Callable[[], Iterator[Any]], RequestEnvelope, bool, "tuple[str, ...] | None"]
 
 
-def _in_memory(kept: tuple[Any, ...], envelope: RequestEnvelope) -> Produced:
+def _in_memory(kept: Sequence[Any], envelope: RequestEnvelope) -> Produced:
     return len(kept), lambda: iter(kept), envelope, not encodable(kept), None
 
 
 def _by_address(
-    kept: tuple[Any, ...], lines: Callable[[list[int]], Iterator[bytes]], dialect: Dialect, scan: ScanResult
+    kept: Sequence[Any], lines: Callable[[Sequence[int]], Iterator[bytes]], dialect: Dialect, scan: ScanResult
 ) -> Produced:
     """``kept``: line offsets, ``-1 - offset`` for a message orjson cannot encode (the scanner's
     ``_line_offset``)."""
-    order = [a if a >= 0 else -1 - a for a in kept]
     ascii_only = any(a < 0 for a in kept)
+    order = array("q", (a if a >= 0 else -1 - a for a in kept)) if ascii_only else kept
     del kept
 
     def produce() -> Iterator[Any]:
@@ -270,7 +271,7 @@ def _as_scanned(report: ScanReport, path: Readable | None, limits: ReadLimits) -
     display = report.source.display
     encoding = report.source.encoding
 
-    def lines(order: list[int]) -> Iterator[bytes]:
+    def lines(order: Sequence[int]) -> Iterator[bytes]:
         return in_surface_order(plaintext_lines(path, encoding, limits, 0, end), order, display)
 
     return _by_address(kept, lines, report.dialect, result)
@@ -330,7 +331,7 @@ def _as_version(request: DeriveRequest, report: ScanReport, path: Readable | Non
         return _in_memory(kept, upgraded_scan.request)
     display = report.source.display
 
-    def lines(order: list[int]) -> Iterator[bytes]:
+    def lines(order: Sequence[int]) -> Iterator[bytes]:
         return in_surface_order(numbered_lines(upgraded()), order, display)
 
     return _by_address(kept, lines, report.dialect, upgraded_scan)

@@ -6,6 +6,7 @@ equal (each lookup then compares every candidate) the messages are the same."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ LOGS = sorted(
 )
 
 
-def _held(log: Path) -> tuple[tuple[Any, ...], tuple[str, ...], str]:
+def _held(log: Path) -> tuple[Sequence[Any], tuple[str, ...], str]:
     report = scan_source(str(log), ScanOptions(collect_messages=True))
     assert report.scan.messages is not None
     return report.scan.messages, report.dialect.derive_notes(report.scan), report.scan.verdict
