@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol
@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 from sesstool.core.encode import encode_record
 from sesstool.core.errors import UnsupportedError
 from sesstool.core.fork_plan import ForkPlan
+from sesstool.core.jsonline import encodable
 from sesstool.core.line_edit import LineEdit
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
@@ -121,6 +122,19 @@ class EntryDerivation(Protocol):
         ...
 
     def messages(self) -> Iterator[Any]: ...
+
+
+def counting_pass(messages: Iterable[Any], escaped: Callable[[], bool]) -> tuple[int, bool]:
+    """``EntryDerivation.prepare``'s pass: how many messages, and whether one holds what orjson
+    cannot encode (a lone surrogate: looked for only once ``escaped()`` says a line read so far
+    held a ``\\u`` escape)."""
+    count = 0
+    unencodable = False
+    for message in messages:
+        count += 1
+        if not unencodable and escaped():
+            unencodable = not encodable(message)
+    return count, unencodable
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,66 +10,31 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import zstandard
 
+from bench.claude_memory import generate
 from sesstool.core.options import ScanOptions
 from sesstool.engine.derive import DeriveRequest, run_derive
 from sesstool.engine.scan import scan_source
-from tests.adversarial.hostile_logs import V4_HEADER, run_measured, v4_user
+from tests.adversarial.hostile_logs import run_measured, v4_messages
 from tests.conftest import FIXTURES
 
 MiB = 1 << 20
-TURNS = 600  # ~30 KB each: an 18 MB transcript
+TRANSCRIPT = 18 << 20  # bytes: about 600 turns
+TURNS = 600
 SHORT = 20_000
-SEED = sorted((FIXTURES / "claude" / "projects" / "tool-one").glob("*.jsonl"))[0]
-
-
-def _turn(entries: list[dict[str, Any]], turn: int, last: str | None) -> tuple[list[bytes], str | None]:
-    """The seed's entries with this turn's uuids, message ids and tool ids, the first parented
-    to ``last`` (the turns make one chain)."""
-    graph = [e for e in entries if isinstance(e.get("uuid"), str)]
-    remap = {e["uuid"]: f"00000000-0000-4000-8000-{turn:06d}{i:06d}" for i, e in enumerate(graph)}
-    out: list[bytes] = []
-    for entry in entries:
-        e = dict(entry)
-        if isinstance(e.get("uuid"), str):
-            e["uuid"] = remap[e["uuid"]]
-            parent = e.get("parentUuid")
-            e["parentUuid"] = remap.get(parent, last) if parent is not None else last
-        message = e.get("message")
-        if isinstance(message, dict) and isinstance(message.get("content"), list):
-            blocks = []
-            for b in message["content"]:
-                if b.get("type") == "tool_use":
-                    b = {**b, "id": f"{b['id']}_{turn}"}
-                elif b.get("type") == "tool_result":
-                    b = {**b, "tool_use_id": f"{b['tool_use_id']}_{turn}"}
-                blocks.append(b)
-            message = {**message, "content": blocks}
-            if e.get("type") == "assistant":
-                message["id"] = f"{message.get('id')}_{turn}"
-            e["message"] = message
-        out.append(json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-    return out, remap[graph[-1]["uuid"]]
 
 
 @pytest.fixture(scope="module")
 def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The same long session raw and as zstd frames of 64 lines (as a compressing writer makes);
-    its last turn is cut after the tool call (killed while the tool ran)."""
-    entries = [json.loads(line) for line in SEED.read_bytes().splitlines()]
-    calls = [i for i, e in enumerate(entries) if '"tool_use"' in json.dumps(e.get("message"))]
+    """One long session (the bench's: the ``tool-one`` turn repeated with fresh ids, the last cut
+    after its tool call) raw, and as zstd frames of 64 lines (as a compressing writer makes)."""
     where = tmp_path_factory.mktemp("claude-long")
     raw = where / "5f0c0a3e-0000-4000-8000-000000000001.jsonl"
-    lines: list[bytes] = []
-    last: str | None = None
-    for turn in range(TURNS):
-        more, last = _turn(entries if turn < TURNS - 1 else entries[: calls[-1] + 1], turn, last)
-        lines.extend(more)
-    raw.write_bytes(b"".join(lines))
+    generate(raw, TRANSCRIPT)
+    lines = raw.read_bytes().splitlines(keepends=True)
     packed = where / "5f0c0a3e-0000-4000-8000-000000000002.jsonl.zstd"
     compressor = zstandard.ZstdCompressor(write_checksum=True)
     with open(packed, "wb") as f:
@@ -113,12 +78,7 @@ def test_streamed_claude_derive_equals_the_in_memory_one(transcripts: dict[str, 
 @pytest.fixture(scope="module")
 def short_messages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """20,000 current surface messages of a few bytes each (held, ~25 MB of Python objects)."""
-    path = tmp_path_factory.mktemp("short") / "session.v4.jsonl"
-    with open(path, "wb") as f:
-        f.write(V4_HEADER)
-        for seq in range(SHORT):
-            f.write(v4_user(seq, f"m{seq}"))
-    return path
+    return v4_messages(tmp_path_factory.mktemp("short") / "session.v4.jsonl", SHORT, lambda seq: f"m{seq}")
 
 
 def test_markdown_redact_memory_does_not_grow_with_the_messages(short_messages: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sesstool.core.fold import Fold, NodeTypes, Projected
-from tests.adversarial.hostile_logs import V4_HEADER, run_measured, v4_user
+from tests.adversarial.hostile_logs import run_measured, v4_messages
 
 MiB = 1 << 20
 
@@ -22,11 +22,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
     where = tmp_path_factory.mktemp("nodes")
     made: dict[int, Path] = {}
     for nodes in (20_000, 200_000):
-        path = made[nodes] = where / f"session-{nodes}.v4.jsonl"
-        with open(path, "wb") as f:
-            f.write(V4_HEADER)
-            for seq in range(nodes):
-                f.write(v4_user(seq, "m"))
+        made[nodes] = v4_messages(where / f"session-{nodes}.v4.jsonl", nodes, lambda seq: "m")
     return made
 
 

@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sesstool.core.jsonline import encodable, loads
+from sesstool.core.jsonline import loads
+from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.scan_facts import TranscriptScan
@@ -354,12 +355,7 @@ class EntriesAt:
         return value if isinstance(value, dict) else None
 
     def prepare(self) -> tuple[int, bool, tuple[str, ...] | None]:
-        count = 0
-        unencodable = False
-        for message in self._derivation.messages():
-            count += 1
-            if self.escaped and not unencodable:
-                unencodable = not encodable(message_doc(message))
+        count, unencodable = counting_pass(self.messages(), lambda: self.escaped)
         return count, unencodable, self._derivation.best_effort
 
     def messages(self) -> Iterator[Json]:

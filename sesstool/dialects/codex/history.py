@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from sesstool.core.jsonline import encodable
+from sesstool.dialects.base import counting_pass
 from sesstool.dialects.codex.vocabulary import (
     DROPPED_ON_LOAD,
     LOCAL_ONLY_KEYS,
@@ -359,12 +359,7 @@ class HistoryAt:
         return item_in(line, sub)
 
     def prepare(self) -> tuple[int, bool, tuple[str, ...] | None]:
-        count = 0
-        unencodable = False
-        for item in self._derivation.items():
-            count += 1
-            if self.escaped and not unencodable:
-                unencodable = not encodable(item)
+        count, unencodable = counting_pass(self._derivation.items(), lambda: self.escaped)
         return count, unencodable, None
 
     def messages(self) -> Iterator[dict[str, Any]]:
