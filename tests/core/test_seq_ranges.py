@@ -58,6 +58,9 @@ REFUSED: list[tuple[Any, int, bool, bool, str]] = [
     ([-1], 5, True, True, "sourceEventSeqs holds a negative seq"),
     ([[-2, 1]], 5, True, True, "sourceEventSeqs holds a negative seq"),
     ([5], 5, True, True, "sourceEventSeqs cites a seq not below the event's own seq 5"),
+    # an unencoded list is judged by its smallest and its largest seq, whatever its order
+    ([3, -1, 2], 5, True, True, "sourceEventSeqs holds a negative seq"),
+    ([2, 7, 1], 5, True, True, "sourceEventSeqs cites a seq not below the event's own seq 5"),
     ([0], 0, True, True, "sourceEventSeqs cites a seq not below the event's own seq 0"),
     ([1, 1], 5, True, True, "sourceEventSeqs repeats a seq"),
     ([2, 0, 2], 5, True, True, "sourceEventSeqs repeats a seq"),
