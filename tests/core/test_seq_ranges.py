@@ -55,8 +55,13 @@ REFUSED: list[tuple[Any, int, bool, bool, str]] = [
     ([[1, 2], [2, 3]], 5, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
     ([3, [1, 2]], 5, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
     ([1, [1, 2]], 5, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
+    # each element is judged against the one just before it, not the first
+    ([[1, 2], [5, 6], [4, 7]], 9, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
+    ([[1, 2], [5, 6], 3], 9, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
     ([-1], 5, True, True, "sourceEventSeqs holds a negative seq"),
     ([[-2, 1]], 5, True, True, "sourceEventSeqs holds a negative seq"),
+    ([[-1, 2]], 5, True, True, "sourceEventSeqs holds a negative seq"),  # the first negative seq
+    ([-1, [2, 3]], 5, True, True, "sourceEventSeqs holds a negative seq"),
     ([5], 5, True, True, "sourceEventSeqs cites a seq not below the event's own seq 5"),
     # an unencoded list is judged by its smallest and its largest seq, whatever its order
     ([3, -1, 2], 5, True, True, "sourceEventSeqs holds a negative seq"),
