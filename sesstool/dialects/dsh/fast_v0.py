@@ -11,6 +11,7 @@ collection is asked for (the scanner offers no fast table then). v0 rules: §4.1
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sesstool.core.header import MAX_SAFE
@@ -20,6 +21,8 @@ from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, decode_seq_set
 from sesstool.core.shapes import assistant_message, request_context, tool_result_message, user_message
 from sesstool.dialects.dsh import handlers as h
+
+Checker = Callable[[object, int], "tuple[str, str] | None"]
 
 
 def _in_open_step(st: EventState, data: Any) -> bool:
@@ -117,6 +120,11 @@ def _appended(obj: dict[str, Any], seq: int, t: str) -> bool:
     return True
 
 
+def _plain(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any, check: Checker) -> bool:
+    """A well-formed message event (§4.3) of the open step, appended."""
+    return check(data, 0) is None and _in_open_step(st, data) and _appended(obj, seq, t)
+
+
 def user_message_(st: EventState, obj: dict[str, Any], seq: int, data: Any) -> bool:
     if user_message(data, 0) is not None or not _appended(obj, seq, "user/message"):
         return False
@@ -127,9 +135,7 @@ def user_message_(st: EventState, obj: dict[str, Any], seq: int, data: Any) -> b
 
 
 def assistant_message_(st: EventState, obj: dict[str, Any], seq: int, data: Any) -> bool:
-    if assistant_message(data, 0) is not None or not _in_open_step(st, data):
-        return False
-    if not _appended(obj, seq, "assistant/message"):
+    if not _plain(st, obj, seq, "assistant/message", data, assistant_message):
         return False
     message = data["message"]
     advertised = st.rel.advertised
@@ -147,9 +153,7 @@ def assistant_message_(st: EventState, obj: dict[str, Any], seq: int, data: Any)
 
 
 def tool_result_(st: EventState, obj: dict[str, Any], seq: int, data: Any) -> bool:
-    if tool_result_message(data, 0) is not None or not _in_open_step(st, data):
-        return False
-    if not _appended(obj, seq, "tool/result"):
+    if not _plain(st, obj, seq, "tool/result", data, tool_result_message):
         return False
     cid = data["message"]["source"]["callId"]
     if cid not in st.rel.started:
