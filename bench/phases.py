@@ -15,13 +15,11 @@ Prints one JSON object: seconds for each phase, each measured from scratch over 
   (``core.unsafe_integers.maybe_unsafe_integers``: join, digit map, 16-digit search);
 * ``scan`` — ``engine.scan.scan_source``: reader, dialect detection, the scanner and its
   handlers, classification — everything ``validate`` does except start-up and rendering;
-* ``exact`` — the same scan with ``ScanOptions(exact=True)``: every record through the exact
-  loop, none through the fast path (``core.fast_scan``, issue 14).
 
 Differences name the phases: split = read, parse = decode - read, prefilter = prefilter -
-decode, handlers = scan - prefilter (envelope, dispatch, handlers, fold), and the fast path's
-gain = exact - scan. ``cpu_seconds`` holds the same phases in CPU time of this process (user +
-system; start-up: of its child), which a shared machine's load moves far less than wall time.
+decode, handlers = scan - prefilter (envelope, dispatch, handlers, fold). ``cpu_seconds``
+holds the same phases in CPU time of this process (user + system; start-up: of its child),
+which a shared machine's load moves far less than wall time.
 The CLI run of the same file (measured by ``bench/run.py``) minus ``scan`` is start-up plus
 rendering. Per-line figures are microseconds per line.
 """
@@ -68,11 +66,11 @@ def _read(path: str, decode: bool, prefilter: bool = False) -> int:
     return n
 
 
-def _scan(path: str, exact: bool = False) -> int:
+def _scan(path: str) -> int:
     from sesstool.core.options import ScanOptions
     from sesstool.engine.scan import scan_source
 
-    report = scan_source(path, ScanOptions(exact=exact))
+    report = scan_source(path, ScanOptions())
     return report.read.lines
 
 
@@ -83,7 +81,7 @@ def _timed(fn: Any, *args: Any) -> tuple[float, float, Any]:
     return time.perf_counter() - wall, time.process_time() - cpu, result
 
 
-PHASES = ("startup", "read", "decode", "prefilter", "scan", "exact")
+PHASES = ("startup", "read", "decode", "prefilter", "scan")
 
 
 def measure(path: str, repeat: int) -> dict[str, Any]:
@@ -100,7 +98,6 @@ def measure(path: str, repeat: int) -> dict[str, Any]:
             ("decode", _read, (path, True)),
             ("prefilter", _read, (path, True, True)),
             ("scan", _scan, (path,)),
-            ("exact", _scan, (path, True)),
         )
         for name, fn, args in runs:
             wall, spent, counted[name] = _timed(fn, *args)
@@ -113,7 +110,6 @@ def measure(path: str, repeat: int) -> dict[str, Any]:
         "parse": best["decode"] - best["read"],
         "prefilter": best["prefilter"] - best["decode"],
         "handlers": best["scan"] - best["prefilter"],
-        "fast-path gain": best["exact"] - best["scan"],
     }
     return {
         "lines": lines,

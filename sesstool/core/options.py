@@ -27,9 +27,6 @@ class ScanOptions:
     max_depth: int = ORJSON_MAX_DEPTH  # below orjson's own 1024, every line is depth-checked
     strict: bool = False  # also report duplicate object keys (every line takes the careful path)
     filename_version: int | None = None  # version implied by a canonical file name
-    # every record through the exact envelope loop and handlers, never ``core.fast_scan`` (the
-    # differential test's reference, issue 14)
-    exact: bool = False
 
     def new_timeline(self) -> Any:
         """Where a scan puts timeline entries: the sink, a new list, or None (not collected)."""

@@ -19,10 +19,6 @@ from sesstool.core.rules import Severity
 from sesstool.core.scan_state import EventState
 
 Handler = Callable[[EventState, dict[str, Any], int, str, Any], None]
-# fast(state, obj, seq, data) -> handled: the common well-formed record handled exactly as the
-# type's ``Handler`` would, with nothing to report; False (state untouched) sends it to the exact
-# path (``core.fast_scan``, issue 14)
-FastHandler = Callable[[EventState, dict[str, Any], int, Any], bool]
 # (rule id, message, severity override or None)
 HeaderProblem = tuple[str, str, "Severity | None"]
 
@@ -78,7 +74,6 @@ class Profile:
     node_v0_reader: bool = False
     end_checks: Callable[[EndState], None] | None = None  # header/lineage rules at EOF
     extra: Mapping[str, Any] = field(default_factory=dict)  # for the dialect's own handlers
-    fast: Mapping[str, FastHandler] = field(default_factory=dict)  # core.fast_scan's table
 
 
 class EnvelopeCodec(Protocol):

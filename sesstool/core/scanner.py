@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from sesstool.core import fast_scan, node_reader
+from sesstool.core import node_reader
 from sesstool.core import rule_ids as R
 from sesstool.core.chunk_rows import RowError, expand_row
 from sesstool.core.classify import (
@@ -64,7 +64,6 @@ class Scanner:
         "codec",
         "committed",
         "dropped_lines",
-        "fast",
         "fast_ok",
         "fatal",
         "findings",
@@ -75,7 +74,6 @@ class Scanner:
         "header_done",
         "issue",
         "last_time",
-        "loop",
         "next_seq",
         "opt",
         "path",
@@ -201,11 +199,13 @@ class Scanner:
         report_unsafe_integers(self, lines, offset, lineno, frame)
 
     def _fast(self, lines: list[bytes], start: int) -> int:
-        """The hot path (``core.fast_scan``; the exact loop alone under ``ScanOptions.exact``) up
-        to the first line orjson refuses, left to the careful loop; returns its index."""
+        """The hot path for well-formed records; returns the index of the first line it did not
+        consume. Decoding runs inside ``map``, addresses are computed lazily from the line index
+        (``_position``): a clean record costs one decode and one dispatch. A line orjson refuses
+        is left to the careful loop, which classifies it (or decodes it by fallback)."""
         self._i = start - 1
         try:
-            self.loop(map(_loads, islice(lines, start, None)))  # addresses come lazily (_position)
+            self._run(map(_loads, islice(lines, start, None)))
         except _JSONDecodeError:
             return self._i + 1
         return self._i + 1 if self.halt else len(lines)
@@ -304,8 +304,6 @@ class Scanner:
         self.state.profile = profile
         state = self.state
         self.handlers = {t: partial(fn, state) for t, fn in profile.handlers.items()}
-        self.fast = fast_scan.table(profile, state.timeline is not None, state.collect_messages)
-        self.loop = self._run if self.opt.exact else partial(fast_scan.run, self)
 
     # -- records and envelope (§3) ------------------------------------------------------------
 
@@ -349,10 +347,11 @@ class Scanner:
     def _run(self, objs: Iterable[Any]) -> None:
         """Envelope (§3) and dispatch for decoded records; ``_i`` tracks the current line.
 
-        THE EXACT LOOP (documented exception to the function-size budget; ``core.fast_scan``
-        feeds it every record it does not take). The line index, expected seq and last time live
-        in locals, written to the instance before calling out and on the way out. Stops early
-        when ``halt`` is raised."""
+        THE HOT LOOP (documented exception to the function-size budget). The common well-formed
+        case takes the fewest steps: the line index, expected seq and last time live in locals
+        and are written to the instance only before calling out (a handler or an irregularity,
+        which may report) and on the way out. Stops early when ``halt`` is raised.
+        """
         i, nxt, last, at = self._i, self.next_seq, self.last_time, self.at
         state = self.state
         counts: dict[Any, int] = state.stats.counts

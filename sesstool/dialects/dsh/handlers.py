@@ -352,9 +352,9 @@ def _surface_payload(
         elif t == "tool/result" and rel.open_turn is None:
             st.report(R.EVENT_OUTSIDE_TURN, f"{t} replacement outside an open turn")
     if t == "tool/result":
-        tool_result_effects(st, seq, data, op == "append")
+        _tool_result(st, seq, data, op == "append")
     elif t == "assistant/message":
-        assistant_effects(st, data, message)
+        _assistant(st, data, message)
     if st.collect_messages and seq in st.fold.node_type:
         content = message.get("content") if type(message) is dict else None
         if t in ("assistant/message", "system/message", "developer/message") and not content:
@@ -379,7 +379,7 @@ def _check_open_step(st: EventState, t: str, data: dict[str, Any]) -> None:
         )
 
 
-def assistant_effects(st: EventState, data: dict[str, Any], message: Any) -> None:
+def _assistant(st: EventState, data: dict[str, Any], message: Any) -> None:
     version = st.version or 0
     if version >= 2:
         p = stream_records(data.get("stream"))
@@ -412,7 +412,7 @@ def assistant_effects(st: EventState, data: dict[str, Any], message: Any) -> Non
             rel.advertised[cid] = [step, rel.started.get(cid), block.get("name"), arguments]
 
 
-def tool_result_effects(st: EventState, seq: int, data: dict[str, Any], appended: bool) -> None:
+def _tool_result(st: EventState, seq: int, data: dict[str, Any], appended: bool) -> None:
     if not appended:
         return
     version = st.version or 0

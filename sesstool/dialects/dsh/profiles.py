@@ -12,7 +12,6 @@ from sesstool.core.jsonline import negative_zero_keys
 from sesstool.core.profile import EndState, Handler, HeaderProblem, Profile, ReplaceRules
 from sesstool.core.rules import Severity
 from sesstool.core.vocabulary import ALL_KNOWN, PACKED_TAGS, RETIRED_V0, SURFACE, is_known
-from sesstool.dialects.dsh import fast_v0
 from sesstool.dialects.dsh import handlers as h
 
 HEADER_TYPE = "session"
@@ -136,7 +135,6 @@ def profile(version: int) -> Profile:
         negative_zero_seq=version >= 4,
         node_v0_reader=version == 0,
         end_checks=end_checks,
-        fast=fast_v0.FAST if version == 0 else {},
     )
 
 
