@@ -1,7 +1,9 @@
 """atheris harness: any bytes through the readers and the scanner (raw and zstd), RELIABILITY 27.
 
 Run with ``make fuzz`` (time-boxed; not part of CI). The only acceptable outcome for any input
-is a scan result: every exception is a finding that sesstool failed to turn into a finding.
+is a scan result, or the one refusal the scan makes on purpose: ``NotASessionLog`` (exit 4, issue
+15 item 9) for bytes whose first lines are not any dialect's log. Every other exception is a
+finding that sesstool failed to turn into a finding.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
+    from sesstool.core.errors import NotASessionLog
     from sesstool.core.options import ScanOptions
     from sesstool.dialects.registry import open_scanner
     from sesstool.store.raw_reader import RawReader
@@ -27,10 +30,14 @@ def scan(data: bytes, options: ScanOptions) -> None:
     else:
         reader = RawReader(io.BytesIO(data), max_line=1 << 20)
     scanner = open_scanner("fuzz", options)
-    for item in reader.batches():
-        scanner.feed(item)
-        if scanner.stopped:
-            break
+    try:
+        for item in reader.batches():
+            scanner.feed(item)
+            if scanner.stopped:
+                break
+    except NotASessionLog as refused:
+        assert str(refused).startswith("fuzz: not a session log: "), refused
+        return
     result = scanner.finish(reader.summary if not scanner.stopped else None)
     assert result.verdict in ("clean", "interrupted", "torn", "corrupt", "unsupported")
 

@@ -317,6 +317,20 @@ def test_the_store_takes_no_dialect_decision() -> None:
                 raise AssertionError(f"{path.relative_to(PKG)}:{node.lineno} decides a dsh layout rule")
 
 
+def test_only_the_dialect_asks_for_its_framing_findings() -> None:
+    """Whether a write rewrites a log's zstd framing is the dialect's answer
+    (``Dialect.rewrites_framing``): outside the dialect that owns the layout rules and the rule
+    tables, no module looks for them among the findings (engine, render and the rest ask)."""
+    layout_rules = {"ZSTD_HEADER_FRAME", "ZSTD_SINGLE_FRAME"}
+    homes = {PKG / "core" / "rule_ids.py", PKG / "core" / "rules.py"}
+    for path in sorted(PKG.rglob("*.py")):
+        if path in homes or path.is_relative_to(PKG / "dialects" / "dsh"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in layout_rules:
+                raise AssertionError(f"{path.relative_to(PKG)}:{node.lineno} asks for a dsh layout rule")
+
+
 def test_one_schema_version() -> None:
     """Every document's ``schema_version`` is ``core.documents.SCHEMA_VERSION`` (one home)."""
     for path in sorted(PKG.rglob("*.py")):

@@ -41,8 +41,8 @@ class RepairPlan:
     closers: tuple[dict[str, Any], ...]
     salvage: Salvage | None
     committed_events: int  # events in the kept prefix (the closers follow them)
-    header_frame: bool = True  # zstd output: the header line alone in the first frame (§9.2)
-    reframed: bool = False  # zstd source of one frame (`zstd FILE`): rewritten in the §9.2 framing
+    header_frame: bool  # zstd output: the header line alone in the first frame (§9.2)
+    reframed: bool  # zstd source of one frame (`zstd FILE`): rewritten in the §9.2 framing
 
 
 def plan_repair(

@@ -176,6 +176,13 @@ class Dialect(ABC):
         frame 0; ``one_frame``: that frame was the whole log. None: no such rule (the default)."""
         return None
 
+    def rewrites_framing(self, scan: ScanResult) -> bool:
+        """The zstd framing of the scanned log is not this dialect's own but one it reads (dsh: a
+        single frame written by a generic compressor, §9.2), so a write (repair, migrate) writes
+        it anew in the dialect's framing and inspect says so. False: nothing to rewrite (the
+        default)."""
+        return False
+
     def timeline(self, head: int, tail: int) -> SpanCollector | None:
         """A collector of the report's timeline (turns, steps, tool calls in time), fed the same
         batches as the scanner and keeping at most ``head`` + ``tail`` closed spans; None: this

@@ -47,6 +47,7 @@ class InspectReport:
     # with --timeline: call with a sink to receive every entry in order (a second pass for a file)
     replay_timeline: Callable[[TimelineSink], None] | None = None
     companions: tuple[Companion, ...] = ()  # side files read with it (Claude Code: its subagents)
+    reframe: bool = False  # a write rewrites the zstd framing (``Dialect.rewrites_framing``)
 
 
 class _Kept(list[TimelineEntry]):
@@ -114,7 +115,8 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
             request.path, report.dialect, ScanOptions(fixture=request.fixture), request.limits
         )
     )
-    return InspectReport(report, closers, repairable, replay, sides)
+    reframe = report.dialect.rewrites_framing(result)
+    return InspectReport(report, closers, repairable, replay, sides, reframe)
 
 
 def _selected(

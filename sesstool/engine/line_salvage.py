@@ -196,6 +196,7 @@ def plan_line_salvage(source: SourceRead, output_encoding: Encoding, limits: Rea
         ),
         committed_events=kept_lines,
         header_frame=dialect.header_frame,
+        reframed=False,  # written line by line: never the one-frame source re-framed (plan_repair)
     )
     closer_bytes = b"".join(dialect.encode_record(c) for c in closers)
     kept_hash.update(closer_bytes)

@@ -116,7 +116,7 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     assert scan.header is not None
     version = scan.version
     target_version = _target_version(request, dialect, version)
-    if any(f.rule == R.ZSTD_SINGLE_FRAME for f in scan.findings):
+    if dialect.rewrites_framing(scan):
         notes.append(
             "the source is one zstd frame (as `zstd FILE` writes it): "
             + (

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sesstool.core import rule_ids as R
 from sesstool.core.documents import SCHEMA_VERSION, defect_doc
 from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import dumps_pretty
@@ -138,7 +137,7 @@ def _repair(
     out_encoding: Encoding = request.encoding or report.source.encoding
     # a log that is one zstd frame (`zstd FILE`) is rewritten in the harness's framing even when
     # it is balanced: the harness refuses to load it as it is (docs/format.md "zstd")
-    reframe = out_encoding == "zstd" and dialect.header_frame and _one_frame(scan)
+    reframe = out_encoding == "zstd" and dialect.header_frame and dialect.rewrites_framing(scan)
     if scan.verdict == "clean" and salvage is None and not reframe:
         return RepairReport("balanced", *done, None, None, None, None, lock, notes)
     plan = plan_repair(
@@ -208,10 +207,6 @@ def _relink(request: RepairRequest, source: SourceRead) -> RepairReport | None:
         return RepairReport("planned", *done, planned.plan, target, None, None, lock, notes, relink=relink)
     output, relink = write_relinked(source, planned, editor, target, request.limits)
     return RepairReport("repaired", *done, planned.plan, target, output, None, lock, notes, relink=relink)
-
-
-def _one_frame(scan: ScanResult) -> bool:
-    return any(f.rule == R.ZSTD_SINGLE_FRAME for f in scan.findings)
 
 
 # -- salvage ---------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from sesstool.core import rule_ids as R
 from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
@@ -137,7 +136,7 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
     def row(text: str, style: str = "") -> None:
         print_hanging(console, Text(f"{label} ", style=style), Text(text, style=style), len(label) + 1)
 
-    if any(f.rule == R.ZSTD_SINGLE_FRAME for f in s.findings):
+    if rep.reframe:
         row(
             "would write the one-frame zstd log in the harness's framing "
             "(the header line alone in the first frame, then the body)"

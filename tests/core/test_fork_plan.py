@@ -93,6 +93,8 @@ def test_e5_v0_child_of_e1_at_23() -> None:
     # the marker's time is the child's createdAt (E5 shows "now", a millisecond later)
     assert plan.marker == {"type": "session/end-seed", "seq": 24, "time": 1760000100000, "data": {}}
     assert plan.closers == () and plan.inherited == 24 and plan.events == 25
+    # dsh records carry no session id: the seed is copied byte for byte, never rewritten
+    assert (plan.rewrite, plan.child_id) == (None, "session-2")
     child = child_lines(parent, plan)
     # the forked-child fixture is E5: same header, same seed bytes, marker at 24
     fixture = (DSH / "forked-child" / "session.jsonl").read_bytes().splitlines()

@@ -93,6 +93,31 @@ def test_what_is_copied_verbatim(
     assert plan.committed == scan.tail.committed_bytes
 
 
+ONE_FRAME = FIXTURES / "dsh" / "zstd-one-frame" / "session.jsonl.zstd"  # `zstd FILE` (§9.2)
+
+
+@pytest.mark.parametrize(
+    ("output", "reframed"),
+    [("zstd", True), ("raw", False)],  # raw output has no frames: nothing is re-framed
+)
+def test_a_one_frame_source_is_reframed_only_into_zstd(output: Any, reframed: bool) -> None:
+    """``reframe``: nothing of the single frame is copied verbatim, even with a copy point, and
+    the plan says it was re-framed only when the output is zstd."""
+    data = ONE_FRAME.read_bytes()
+    plain = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    scan = scan_of(data)
+    plan = plan_of(
+        scan,
+        source_encoding="zstd",
+        output_encoding=output,
+        plaintext_bytes=len(plain),
+        frame_copy_point=(len(data), len(plain)),
+        reframe=True,
+    )
+    assert (plan.reframed, plan.copy_file, plan.copy_plain) == (reframed, 0, 0)
+    assert (plan.committed, plan.dropped_plain) == (len(plain), 0)
+
+
 def test_nothing_dropped_is_never_negative() -> None:
     scan = scan_of(TORN)
     committed = scan.tail.committed_bytes

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sesstool.core.options import ScanOptions
-from sesstool.core.seq_ranges import SeqRangeError, decode_seqs
+from sesstool.core.seq_ranges import SeqRangeError, decode_seq_set, decode_seqs
 from sesstool.dialects.registry import open_scanner
 from sesstool.store.raw_reader import RawReader
 from tests.rules.examples import find, header, jsonl, line_of, with_tool_pair
@@ -55,9 +55,17 @@ REFUSED: list[tuple[Any, int, bool, bool, str]] = [
     ([[1, 2], [2, 3]], 5, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
     ([3, [1, 2]], 5, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
     ([1, [1, 2]], 5, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
+    # each element is judged against the one just before it, not the first
+    ([[1, 2], [5, 6], [4, 7]], 9, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
+    ([[1, 2], [5, 6], 3], 9, True, True, "range-encoded sourceEventSeqs must be strictly increasing"),
     ([-1], 5, True, True, "sourceEventSeqs holds a negative seq"),
     ([[-2, 1]], 5, True, True, "sourceEventSeqs holds a negative seq"),
+    ([[-1, 2]], 5, True, True, "sourceEventSeqs holds a negative seq"),  # the first negative seq
+    ([-1, [2, 3]], 5, True, True, "sourceEventSeqs holds a negative seq"),
     ([5], 5, True, True, "sourceEventSeqs cites a seq not below the event's own seq 5"),
+    # an unencoded list is judged by its smallest and its largest seq, whatever its order
+    ([3, -1, 2], 5, True, True, "sourceEventSeqs holds a negative seq"),
+    ([2, 7, 1], 5, True, True, "sourceEventSeqs cites a seq not below the event's own seq 5"),
     ([0], 0, True, True, "sourceEventSeqs cites a seq not below the event's own seq 0"),
     ([1, 1], 5, True, True, "sourceEventSeqs repeats a seq"),
     ([2, 0, 2], 5, True, True, "sourceEventSeqs repeats a seq"),
@@ -88,6 +96,25 @@ def test_accepted_forms_expand_to_their_seqs(value: Any, own_seq: int, expected:
     plain = all(type(v) is int for v in value)
     if plain:  # an unencoded list means the same to a v0 reader
         assert decode_seqs(value, own_seq, allow_empty=False, allow_ranges=False) == expected
+
+
+@pytest.mark.parametrize(("value", "own_seq", "expected"), ACCEPTED, ids=repr)
+def test_the_seq_set_holds_exactly_the_cited_seqs(value: Any, own_seq: int, expected: list[int]) -> None:
+    """What the scanner asks of a citation (membership, count, order, "only this call's seq")
+    matches the expansion, at every seq from below 0 to past the event's own."""
+    cited = decode_seq_set(value, own_seq, allow_empty=False)
+    for seq in range(-2, own_seq + 2):
+        assert (seq in cited) is (seq in expected), seq
+        assert cited.is_single(seq) is (expected == [seq]), seq
+    # only ints are seqs: a bool, a float or a string equal to a cited seq is not cited
+    for other in (True, False, float(expected[0]), str(expected[0]), None):
+        assert other not in cited
+    assert (len(cited), list(cited)) == (len(expected), sorted(expected))
+
+
+def test_an_empty_seq_set_cites_nothing() -> None:
+    cited = decode_seq_set([], 5, allow_empty=True)
+    assert (0 in cited, len(cited), list(cited), cited.is_single(0)) == (False, 0, [], False)
 
 
 def test_an_empty_list_is_accepted_only_where_allowed() -> None:
