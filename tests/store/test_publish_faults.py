@@ -879,11 +879,15 @@ def test_short_kernel_copies_still_give_the_exact_bytes(
 ) -> None:
     source = _source_file(tmp_path, 2 * MIB + 333)
     real = os.copy_file_range
+    calls: list[tuple[int | None, int]] = []  # (source offset asked, bytes the kernel copied)
 
     def copy(src: int, dst: int, count: int, offset_src: int | None = None) -> int:
         if behaviour.startswith("nothing"):
+            calls.append((offset_src, 0))
             return 0
-        return real(src, dst, max(1, count // 2), offset_src)
+        copied = real(src, dst, max(1, count // 2), offset_src)
+        calls.append((offset_src, copied))
+        return copied
 
     monkeypatch.setattr(os, "copy_file_range", copy)
 
@@ -896,6 +900,13 @@ def test_short_kernel_copies_still_give_the_exact_bytes(
     expected = b"head:" + source.read_bytes()[7 : 2 * MIB + 300] + b":tail"
     assert published.path.read_bytes() == expected
     assert published.size == len(expected)
+    if behaviour.startswith("half"):
+        # the kernel carries every byte: each call asks from where the copies so far ended
+        assert sum(n for _, n in calls) == 2 * MIB + 293
+        ends = [7, *[offset + n for offset, n in calls if offset is not None][:-1]]
+        assert [offset for offset, _ in calls] == ends
+    else:  # one call per chunk finds nothing, then that chunk is written from what was read
+        assert calls == [(7, 0), (7 + MIB, 0), (7 + 2 * MIB, 0)]
 
 
 @pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")
