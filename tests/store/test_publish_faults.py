@@ -766,11 +766,14 @@ def test_identical_means_every_byte_from_the_first_to_the_last(out_dir: Path) ->
     data = bytes(range(256)) * (5 * MIB // 2 // 256)  # more than two comparison chunks
     target = out_dir / "session.v1.jsonl"
     target.write_bytes(data)
+    descriptors = sorted(os.listdir("/proc/self/fd"))
     assert _rerun(target, data)
     for other in (b"\xff" + data[1:], data[:-1] + b"\x00", data[: MIB + 7] + b"\xff" + data[MIB + 8 :]):
         with pytest.raises(WriteRefusedError, match="does not hold what this run wrote"):
             _rerun(target, other)
     assert target.read_bytes() == data and os.listdir(out_dir) == [target.name]
+    # the comparison closes what it opened, same bytes or not: a rerun leaks no descriptor
+    assert sorted(os.listdir("/proc/self/fd")) == descriptors
 
 
 def test_a_target_that_cannot_be_read_back_is_not_identical(
