@@ -507,7 +507,8 @@ def format_phases(ph: dict[str, Any]) -> str:
     sec, us = ph["seconds"], ph["us_per_line"]
     text = (
         f"start-up {sec['startup']:.3f} s | read {sec['read']:.2f} decode {sec['decode']:.2f} "
-        f"scan {sec['scan']:.2f} s | µs/line split {us['split']:.2f} parse {us['parse']:.2f} "
+        f"prefilter {sec['prefilter']:.2f} scan {sec['scan']:.2f} s | "
+        f"µs/line split {us['split']:.2f} parse {us['parse']:.2f} prefilter {us['prefilter']:.2f} "
         f"handlers {us['handlers']:.2f}"
     )
     if "frames" in ph:

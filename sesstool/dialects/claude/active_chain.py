@@ -4,7 +4,6 @@ not, the off-chain entries derive needs, and whether the chain ends waiting for 
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -14,11 +13,12 @@ from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, USER, EntryGr
 from sesstool.dialects.claude.findings import Findings
 from sesstool.dialects.claude.scan_facts import Compaction, ToolCall
 from sesstool.dialects.claude.tool_calls import ToolBook
+from sesstool.store.spill import IntArray
 
 
 @dataclass(frozen=True, slots=True)
 class ChainView:
-    chain: array[int]  # entries, root first
+    chain: IntArray  # entries, root first
     reattached: set[int]  # entries off the chain that derive needs
     dangling: list[ToolCall]  # calls resume closes, in chain order
     left_open: list[ToolCall]  # in a subagent's own file: its calls without result (resume leaves them)
@@ -133,7 +133,7 @@ def _orphans(on: _Attached, findings: Findings) -> list[str]:
     return [tool_id for _, tool_id in found]
 
 
-def _waiting(graph: EntryGraph, chain: array[int], dangling: bool, findings: Findings) -> bool:
+def _waiting(graph: EntryGraph, chain: IntArray, dangling: bool, findings: Findings) -> bool:
     last = next((i for i in reversed(chain) if graph.flags[i] & (USER | ASSISTANT)), -1)
     waiting = last >= 0 and bool(graph.flags[last] & USER) and not graph.flags[last] & LOCAL
     if waiting and not dangling:

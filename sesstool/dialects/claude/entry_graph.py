@@ -7,45 +7,72 @@ entry before it in the file unless recorded otherwise — the CLI appends each e
 parent, so exceptions (roots, parallel results, rewinds, forks) are few. The entries of one
 streamed reply (same ``message.id``) are linked to the first of them while that id is among the
 last ``MESSAGE_WINDOW`` ids seen (a reply's blocks are written together; docs/format.md).
+
+Past ``SPILL_AT`` entries the arrays move to a spill file (store/spill.py: pages on disk, a few
+in memory) and so do the uuids (key_index.py), and the walks of ``finish`` build their per-entry
+marks there too: memory stays flat however long the file (docs/format.md, "Memory").
 """
 
 from __future__ import annotations
 
 import itertools
 from array import array
-from bisect import bisect_left
 from collections.abc import Iterable
 
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude.findings import Findings
 from sesstool.dialects.claude.key_index import KeyIndex
+from sesstool.store.spill import IntArray, SpilledArray, SpillFile, bisect
 
 SIDECHAIN, DUPLICATE, ASSISTANT, USER, RESULTS, LOCAL, MESSAGE = 1, 2, 4, 8, 16, 32, 64
 ROOT, MISSING = -1, -2
 MESSAGE_WINDOW = 4096
+SPILL_AT = 1 << 15  # graph entries held in memory; past them the graph moves to a spill file
+_SORTED = ("_parent_at", "_group_at", "_session_at")  # appended in entry order
+_SPILLED = {"flags": "B", "lines": "i", "_low": "I", "_parent_to": "i", "_group_of": "i", "_session_of": "i"}
 
 
 class EntryGraph:
     def __init__(self) -> None:
         self.uuids = KeyIndex()  # item i is entry i
-        self.flags = bytearray()
-        self.lines = array("i")
-        self._low = array("I")  # offsets, low 32 bits…
+        self.store: SpillFile | None = None  # past SPILL_AT entries
+        self.flags: IntArray = bytearray()
+        self.lines: IntArray = array("i")
+        self._low: IntArray = array("I")  # offsets, low 32 bits…
         self._high_at = array("i")  # …and runs of their high bits: the first entry of a run…
         self._high_of = array("i")  # …and its high bits
-        self._parent_at = array("i")  # entries whose parent is not the entry before them…
-        self._parent_to = array("i")  # …and theirs: an entry, ROOT or MISSING (then in _unseen)
+        self._parent_at: IntArray = array("i")  # entries whose parent is not the entry before them…
+        self._parent_to: IntArray = array("i")  # …and theirs: an entry, ROOT or MISSING (then in _unseen)
         self._unseen: dict[int, tuple[str, str, str]] = {}  # entry -> (parent uuid, uuid, type)
-        self._group_at = array("i")  # entries of a reply after its first…
-        self._group_of = array("i")  # …and that first entry
+        self._group_at: IntArray = array("i")  # entries of a reply after its first…
+        self._group_of: IntArray = array("i")  # …and that first entry
         self._recent: dict[str, int] = {}  # the last MESSAGE_WINDOW message ids -> first entry
-        self._session_at = array("i")  # runs of entries of one session: first entry…
-        self._session_of = array("i")  # …and the session's number in ``sessions``
+        self._session_at: IntArray = array("i")  # runs of entries of one session: first entry…
+        self._session_of: IntArray = array("i")  # …and the session's number in ``sessions``
         self.sessions: list[str | None] = []
         self._before: str | None = None  # the uuid of the last entry, when first of its uuid
 
     def __len__(self) -> int:
         return len(self.flags)
+
+    def spill(self, store: SpillFile) -> None:
+        """Move the graph to ``store`` (the scanner calls this once, past ``SPILL_AT`` entries)."""
+        if self.store is not None:
+            return
+        self.store = store
+        self.uuids.spill(store)
+        for key, typecode in (*_SPILLED.items(), *((k, "i") for k in _SORTED)):
+            setattr(self, key, SpilledArray(typecode, store.pages(), getattr(self, key), key in _SORTED))
+
+    def marks(self, typecode: str = "B") -> IntArray:
+        """Zeros, one per entry: in memory, or in the spill file once the graph is there."""
+        if self.store is not None:
+            return SpilledArray.zeros(typecode, self.store.pages(), len(self.flags))
+        return bytearray(len(self.flags)) if typecode == "B" else array(typecode, bytes(4 * len(self.flags)))
+
+    def ints(self) -> IntArray:
+        """An empty array of entries, in the spill file once the graph is there."""
+        return SpilledArray("i", self.store.pages()) if self.store is not None else array("i")
 
     def add(self, uuid: str, parent: str | None, kind: str, at: tuple[int, int], flags: int) -> int:
         """Append an entry at (line, offset); answer the entry that used its uuid first when it
@@ -99,22 +126,17 @@ class EntryGraph:
         self._session_of.append(self.sessions.index(session))
 
     def copy(self) -> EntryGraph:
+        """An independent copy; a spilled graph shares what it wrote so far (copy-on-write)."""
         twin = EntryGraph()
-        twin.uuids = self.uuids.copy()
-        twin.flags = bytearray(self.flags)
-        for key in (
-            "lines",
-            "_low",
-            "_high_at",
-            "_high_of",
-            "_parent_at",
-            "_parent_to",
-            "_group_at",
-            "_group_of",
-            "_session_at",
-            "_session_of",
-        ):
-            setattr(twin, key, array("I" if key == "_low" else "i", getattr(self, key)))
+        twin.uuids, twin.store = self.uuids.copy(), self.store
+        for key in ("_high_at", "_high_of", *_SPILLED, *_SORTED):
+            value = getattr(self, key)
+            if isinstance(value, SpilledArray):
+                setattr(twin, key, value.copy())
+            elif isinstance(value, bytearray):
+                setattr(twin, key, bytearray(value))
+            else:
+                setattr(twin, key, array(value.typecode, value))
         twin._unseen, twin._recent, twin.sessions = (
             dict(self._unseen),
             dict(self._recent),
@@ -126,7 +148,7 @@ class EntryGraph:
     # -- per entry ------------------------------------------------------------------------------
 
     def offset(self, node: int) -> int:
-        run = bisect_left(self._high_at, node + 1) - 1
+        run = bisect(self._high_at, node + 1) - 1
         return (self._high_of[run] << 32 if run >= 0 else 0) | self._low[node]
 
     def find(self, uuid: str) -> int:
@@ -135,7 +157,7 @@ class EntryGraph:
 
     def parent(self, node: int) -> int:
         """The parent entry, ROOT, or MISSING (named but not in the file)."""
-        at = bisect_left(self._parent_at, node)
+        at = bisect(self._parent_at, node)
         if at == len(self._parent_at) or self._parent_at[at] != node:
             return node - 1
         parent = self._parent_to[at]
@@ -148,11 +170,11 @@ class EntryGraph:
         """The first entry of the reply ``node`` belongs to; -1 when it carries no message id."""
         if not self.flags[node] & MESSAGE:
             return -1
-        at = bisect_left(self._group_at, node)
+        at = bisect(self._group_at, node)
         return self._group_of[at] if at < len(self._group_at) and self._group_at[at] == node else node
 
     def session_of(self, node: int) -> str | None:
-        return self.sessions[self._session_of[bisect_left(self._session_at, node + 1) - 1]]
+        return self.sessions[self._session_of[bisect(self._session_at, node + 1) - 1]]
 
     def eligible(self, node: int, session: str | None) -> bool:
         """In the session's conversation: not a sidechain entry, not a replayed uuid."""
@@ -166,12 +188,12 @@ class EntryGraph:
                 message = f"{kind} {uuid} names parent {parent}, which is not in the file"
                 findings.add(CR.PARENT_MISSING, message, self.offset(node), self.lines[node])
 
-    def active_chain(self, session: str | None) -> tuple[array[int], bytearray]:
+    def active_chain(self, session: str | None) -> tuple[IntArray, IntArray]:
         """§1.7: the latest entry of the session (not a sidechain, not a replayed uuid) back to
         its root, root first, and a byte per entry marking the chain. Measured (lane): resume
         continues from the newest entry, attachments included."""
-        on_chain = bytearray(len(self.flags))
-        chain = array("i")
+        on_chain = self.marks()
+        chain = self.ints()
         current = self.previous(len(self.flags), session)
         while current >= 0 and not on_chain[current]:
             on_chain[current] = 1
@@ -192,13 +214,16 @@ class EntryGraph:
                 return i
         return -1
 
-    def reply_siblings(self, session: str | None, on_chain: bytearray) -> set[int]:
+    def reply_siblings(self, session: str | None, on_chain: IntArray) -> set[int]:
         """Entries off the chain that carry blocks of a reply on it (§1.9: parallel calls)."""
-        attached = {first for node, first in self._links() if on_chain[node] or on_chain[first]}
+        attached = self.marks()  # the replies' first entries
+        for node, first in self._links():
+            if on_chain[node] or on_chain[first]:
+                attached[first] = 1
         return {
             node
             for link in self._links()
-            if link[1] in attached
+            if attached[link[1]]
             for node in link
             if not on_chain[node] and self.eligible(node, session)
         }
@@ -213,7 +238,7 @@ class EntryGraph:
     def branch_check(self, session: str | None, findings: Findings) -> int:
         """Count conversation branches (rewinds, forks) and flag those that grew interleaved."""
         branches = 0
-        last: array[int] | None = None
+        last: IntArray | None = None
         for parent, kids in self._children(session).items():
             siblings = [
                 k for k in kids if self.group(k) < 0 or sum(self.group(o) == self.group(k) for o in kids) == 1
@@ -261,8 +286,10 @@ class EntryGraph:
         group = self.group(node)
         return group < 0 or group != self.group(parent)  # not the next block of one streamed reply (§1.9)
 
-    def _last_descendants(self) -> array[int]:
-        last = array("i", range(len(self.flags)))
+    def _last_descendants(self) -> IntArray:
+        every = range(len(self.flags))
+        store = self.store
+        last: IntArray = array("i", every) if store is None else SpilledArray("i", store.pages(), every)
         for i in range(len(self.flags) - 1, -1, -1):
             parent = self.parent(i)
             if 0 <= parent < i and not self.flags[i] & DUPLICATE:

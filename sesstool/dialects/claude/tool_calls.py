@@ -2,7 +2,8 @@
 compactly for a file of any size: per id only the entry of its first call and of its first
 result. A call's details are kept while it waits for its result (those are the calls a
 repair closes); a result is remembered by id only when it was not written beside its call
-(the entry it hangs off is not the call's): only such a result can be an orphan."""
+(the entry it hangs off is not the call's): only such a result can be an orphan. A large
+transcript's book moves to the graph's spill file with it (``spill``)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,28 @@ from array import array
 
 from sesstool.dialects.claude.key_index import KeyIndex
 from sesstool.dialects.claude.scan_facts import ToolCall
+from sesstool.store.spill import IntArray, SpilledArray, SpillFile
+
+BLOOM_BITS = 1 << 21  # 256 KiB: a transcript has fewer tool ids than entries
 
 
 class ToolBook:
     def __init__(self) -> None:
         self.ids = KeyIndex()
-        self.call_entry = array("i")  # per id: the first entry carrying its tool_use, or -1
-        self.result_entry = array("i")  # per id: the first entry with its result (a sidechain's too), or -1
+        self.call_entry: IntArray = array("i")  # per id: the first entry carrying its tool_use, or -1
+        # per id: the first entry with its result (a sidechain's too), or -1
+        self.result_entry: IntArray = array("i")
         # calls without a result so far: id -> (item, call, its block's place among the entry's calls)
         self.waiting: dict[str, tuple[int, ToolCall, int]] = {}
         self.repeated: list[tuple[int, int, int]] = []  # (item, entry, block): a tool_use id used again
         self.loose: list[tuple[int, str, int]] = []  # (entry, id, item): results away from their call
+
+    def spill(self, store: SpillFile) -> None:
+        """Move the ids and their entries to ``store`` (with the graph, past its ``SPILL_AT``)."""
+        if not isinstance(self.call_entry, SpilledArray):
+            self.ids.spill(store, BLOOM_BITS)
+            self.call_entry = SpilledArray("i", store.pages(), self.call_entry)
+            self.result_entry = SpilledArray("i", store.pages(), self.result_entry)
 
     def _item(self, tool_id: str) -> int:
         item = self.ids.intern(tool_id)
@@ -64,6 +76,10 @@ class ToolBook:
     def copy(self) -> ToolBook:
         twin = ToolBook()
         twin.ids = self.ids.copy()
-        twin.call_entry, twin.result_entry = array("i", self.call_entry), array("i", self.result_entry)
+        twin.call_entry, twin.result_entry = _copy(self.call_entry), _copy(self.result_entry)
         twin.waiting, twin.repeated, twin.loose = dict(self.waiting), list(self.repeated), list(self.loose)
         return twin
+
+
+def _copy(values: IntArray) -> IntArray:
+    return values.copy() if isinstance(values, SpilledArray) else array("i", values)

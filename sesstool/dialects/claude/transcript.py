@@ -9,14 +9,13 @@ and classifies the file (findings.py). Pure: no file I/O.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from sesstool.core import rule_ids as R
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.rules import Finding, Severity
-from sesstool.dialects.claude import active_chain
+from sesstool.dialects.claude import active_chain, entry_graph
 from sesstool.dialects.claude import entry_fields as fields
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
@@ -25,6 +24,7 @@ from sesstool.dialects.claude.findings import Findings, in_order, verdict
 from sesstool.dialects.claude.scan_facts import Closing, Compaction, ToolCall, TranscriptScan
 from sesstool.dialects.claude.tool_calls import ToolBook
 from sesstool.dialects.claude.usage_tally import UsageTally
+from sesstool.store.spill import IntArray, SpillFile
 
 Json = dict[str, Any]
 
@@ -50,6 +50,7 @@ class TranscriptScanner:
         self.expected_session = expected_session
         self.max_depth = max_depth
         self.graph = EntryGraph()
+        self.spill_at = entry_graph.SPILL_AT  # past it the graph and the book move to a spill file
         self.found = Findings(path)
         self.sessions: dict[str, int] = {}
         self.versions: dict[str, int] = {}
@@ -187,6 +188,10 @@ class TranscriptScanner:
             results, flags, prompt = self._user(entry, message, session, flags)
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             self._compaction(entry, uuid, lineno)
+        if node == self.spill_at and self.graph.store is None:
+            store = SpillFile()
+            self.graph.spill(store)
+            self.book.spill(store)
         first = self.graph.add(uuid, parent, kind, (lineno, offset), flags)
         self.graph.session(node, session)
         if msg_id is not None:
@@ -278,6 +283,7 @@ class TranscriptScanner:
     def copy(self) -> TranscriptScanner:
         """An independent scanner in this state, without findings (repair checks its closers on it)."""
         twin = TranscriptScanner(self.path, self.expected_session, self.max_depth, self.subagent, False)
+        twin.spill_at = self.spill_at
         for key in (
             "lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries", "turns",
         ):  # fmt: skip
@@ -402,8 +408,9 @@ class TranscriptScanner:
         return versions
 
 
-def _as_lines(chain: array[int], lines: array[int]) -> array[int]:
-    """The chain's entries as their line numbers, in place (it is as long as the file)."""
+def _as_lines(chain: IntArray, lines: IntArray) -> Sequence[int]:
+    """The chain's entries as their line numbers, in place (it is as long as the file): an
+    ``array``, or a ``SpilledArray`` past the graph's ``SPILL_AT``."""
     for i, node in enumerate(chain):
         chain[i] = lines[node]
-    return chain
+    return cast(Sequence[int], chain)
