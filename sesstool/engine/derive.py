@@ -60,6 +60,9 @@ class DerivedMessages:
         self._produce: Callable[[], Iterator[Any]] | None = produce
         self._redactor = redactor
         self.system: list[Any] = []
+        # keep the system messages met (``system``): only the JSON document cites them, after
+        # the messages; the other formats leave them (a Claude session has one per turn)
+        self.keep_system = False
         self._done: list[Callable[[], None]] = []
         self.redacted_ahead = False
 
@@ -93,7 +96,7 @@ class DerivedMessages:
             for message in produce():
                 if redactor is not None:
                     message = redactor.value(message)
-                if isinstance(message, dict) and message.get("role") == "system":
+                if self.keep_system and isinstance(message, dict) and message.get("role") == "system":
                     self.system.append(message)
                 yield message
         finally:

@@ -37,6 +37,7 @@ def render_json(rep: DeriveReport, out: BinaryIO) -> None:
     head, rest = skeleton.split(_MESSAGES, 1)
     middle, tail = rest.split(_REQUEST, 1)
     out.write(head + b'"messages": ')
+    rep.messages.keep_system = True  # the request envelope cites them
     first = True
     for message in rep.messages:
         out.write(b"[\n    " if first else b",\n    ")

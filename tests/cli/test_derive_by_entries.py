@@ -65,3 +65,16 @@ def test_equal_digests_change_nothing(log: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(claude_derive, "_key", lambda text: 5 << 32)
     monkeypatch.setattr(codex_history, "_call_key", lambda value: 5)
     assert _streamed(log) == (list(held), notes)
+
+
+def test_only_the_json_document_keeps_the_system_messages() -> None:
+    """A Claude session has a system message per turn: the JSON document's request envelope
+    cites them after the messages; every other format leaves them as they are written (held,
+    they cost about a quarter of the log's size: 23 MB of derive's 64 MB at 100 MiB)."""
+    log = next(p for p in LOGS if p.parent.name == "tool-one" and p.suffix == ".jsonl")
+    streamed = run_derive(DeriveRequest(str(log)))
+    messages = list(streamed.messages)
+    assert any(m["role"] == "system" for m in messages) and streamed.messages.system == []
+    cited = run_derive(DeriveRequest(str(log)))
+    cited.messages.keep_system = True
+    assert [m for m in cited.messages if m["role"] == "system"] == cited.messages.system != []
