@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -209,7 +209,8 @@ class ScanResult:
     header: Header | None = None
     stats: Stats = NO_STATS
     open: OpenState = NO_OPEN_STATE
-    messages: tuple[Any, ...] | None = None  # derived messages, when requested
+    # derived messages, when requested (derive by address: their line offsets, an array)
+    messages: Sequence[Any] | None = None
     request: RequestEnvelope = NO_REQUEST
     timeline: tuple[TimelineEntry, ...] | None = None
     stopped_at: int | None = None  # --at: last seq folded

@@ -17,18 +17,11 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from sesstool.core.fold import Fold
 from sesstool.core.header import MAX_SAFE, Header
-from sesstool.core.model import PendingCall, RequestEnvelope, TimelineEntry
+from sesstool.core.model import PendingCall, TimelineEntry
 
 Report = Callable[..., None]  # report(rule, message, address=None, severity=None)
-
-_TYPES: dict[str, str] = {}
-
-
-def intern_type(t: str) -> str:
-    """One string object per event type in per-node state: a decoded record's type is a new
-    string on every line, and the surface node map keeps one per node (issue 14)."""
-    return _TYPES.setdefault(t, t)
 
 
 class _Copyable:
@@ -97,49 +90,6 @@ class Relations(_Copyable):
         """The first event that starts new work after the last completed turn (§8.3)."""
         if self.last_turn_end is not None and self.resume_seq is None:
             self.resume_seq = seq
-
-
-class Fold(_Copyable):
-    """The projection fold (§5): current surface nodes in order, and the request envelope."""
-
-    __slots__ = (
-        "node_type",
-        "nodes",
-        "projected",
-        "replacements",
-        "request_context",
-        "request_context_seq",
-        "request_header",
-        "request_header_seq",
-        "shadowed",
-        "tool_fp",
-    )
-
-    def __init__(self) -> None:
-        self.nodes: list[int] = []
-        self.node_type: dict[int, str] = {}
-        self.tool_fp: dict[int, int | None] = {}
-        self.projected: dict[int, Any] = {}
-        self.replacements = 0
-        self.shadowed = 0
-        self.request_header: Any = None
-        self.request_header_seq: int | None = None
-        self.request_context: Any = None
-        self.request_context_seq: int | None = None
-
-    def append(self, seq: int, t: str) -> None:
-        self.nodes.append(seq)
-        self.node_type[seq] = intern_type(t)
-
-    def messages(self) -> tuple[Any, ...]:
-        """The projected messages of the current surface nodes, in order (§5)."""
-        projected = self.projected
-        return tuple(projected[s] for s in self.nodes if projected.get(s) is not None)
-
-    def request(self) -> RequestEnvelope:
-        return RequestEnvelope(
-            self.request_header, self.request_header_seq, self.request_context, self.request_context_seq
-        )
 
 
 class Statistics(_Copyable):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol
@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 from sesstool.core.encode import encode_record
 from sesstool.core.errors import UnsupportedError
 from sesstool.core.fork_plan import ForkPlan
+from sesstool.core.jsonline import encodable
 from sesstool.core.line_edit import LineEdit
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
@@ -111,6 +112,31 @@ class DialectScanner(Protocol):
         ...
 
 
+class EntryDerivation(Protocol):
+    """derive streamed by entries (``Dialect.entry_derivation``): ``prepare`` makes a first,
+    counting pass; ``messages`` then yields them (a new pass each call)."""
+
+    def prepare(self) -> tuple[int, bool, tuple[str, ...] | None]:
+        """(how many messages, whether one holds what orjson cannot encode, the best-effort notes
+        — None: the dialect's ``derive_notes``)."""
+        ...
+
+    def messages(self) -> Iterator[Any]: ...
+
+
+def counting_pass(messages: Iterable[Any], escaped: Callable[[], bool]) -> tuple[int, bool]:
+    """``EntryDerivation.prepare``'s pass: how many messages, and whether one holds what orjson
+    cannot encode (a lone surrogate: looked for only once ``escaped()`` says a line read so far
+    held a ``\\u`` escape)."""
+    count = 0
+    unencodable = False
+    for message in messages:
+        count += 1
+        if not unencodable and escaped():
+            unencodable = not encodable(message)
+    return count, unencodable
+
+
 @dataclass(frozen=True, slots=True)
 class ForkInput:
     """What the fork engine knows when it asks a dialect for a plan (spec §8 for dsh)."""
@@ -157,6 +183,7 @@ class Dialect(ABC):
     layout: ClassVar[RootLayout] = RootLayout((), (".jsonl", ".jsonl.zst", ".jsonl.zstd"))
     rules: ClassVar[tuple[Rule, ...]] = ()  # the dialect's own rules (ids unique across dialects)
     derives_by_address: ClassVar[bool] = False  # derive streams by address (``derived_message``)
+    derives_by_entries: ClassVar[bool] = False  # derive reads entries by line (``entry_derivation``)
 
     # -- reading a log: detect and scanner are required --------------------------------------------
 
@@ -205,6 +232,12 @@ class Dialect(ABC):
         the scan projected from the surface ``record`` it kept the line offset of. Only asked of
         a dialect whose scanner keeps addresses (``derives_by_address``)."""
         raise NotImplementedError(f"{self.name} keeps derived messages, not their addresses")
+
+    def entry_derivation(self, scan: ScanResult, read: Callable[[int], bytes]) -> EntryDerivation:
+        """derive streamed by entries (issue 11 item 1): the messages of a scan that kept the
+        plaintext offset of its lines (``ScanOptions.message_addresses``), built from the lines
+        ``read(offset)`` returns. Only asked of a dialect with ``derives_by_entries``."""
+        raise NotImplementedError(f"{self.name} does not derive by entries")
 
     def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
         """What ``derive`` cannot promise about its messages (shown, and in ``--format json`` as

@@ -10,7 +10,8 @@ either). A dialect whose scanner keeps its messages itself (Codex, Claude) deriv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ from sesstool.dialects.base import Dialect
 from sesstool.engine.derive_read import in_surface_order, numbered_lines
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.store.line_fetch import LineFetcher
 from sesstool.store.plaintext import Readable, plaintext_lines
 from sesstool.store.source import ReadLimits, is_stream
 from sesstool.store.stream_copy import StreamCopy
@@ -58,7 +60,25 @@ class DerivedMessages:
         self._produce: Callable[[], Iterator[Any]] | None = produce
         self._redactor = redactor
         self.system: list[Any] = []
+        # keep the system messages met (``system``): only the JSON document cites them, after
+        # the messages; the other formats leave them (a Claude session has one per turn)
+        self.keep_system = False
         self._done: list[Callable[[], None]] = []
+        self.redacted_ahead = False
+
+    def redact_ahead(self) -> None:
+        """A pass that hands nothing out: the redactor meets every message, one at a time, so
+        its tokens and counts are those of the whole list before the first message is written
+        (``--format markdown --redact`` states the counts in its heading; issue 11 item 1). The
+        messages are produced again when iterated, with the same tokens."""
+        produce, redactor = self._produce, self._redactor
+        if produce is None:
+            raise RuntimeError("derived messages are produced once")
+        if redactor is None or self.redacted_ahead:
+            return
+        for message in produce():
+            redactor.value(message)
+        self.redacted_ahead = True
 
     def on_done(self, release: Callable[[], None]) -> None:
         """Call ``release`` once the messages have been produced (or their production stopped)."""
@@ -76,7 +96,7 @@ class DerivedMessages:
             for message in produce():
                 if redactor is not None:
                     message = redactor.value(message)
-                if isinstance(message, dict) and message.get("role") == "system":
+                if self.keep_system and isinstance(message, dict) and message.get("role") == "system":
                     self.system.append(message)
                 yield message
         finally:
@@ -108,6 +128,7 @@ class DeriveReport:
         self.as_version = as_version
         self._redactor = redactor
         self._finished = redactor is None
+        self.notes: tuple[str, ...] = ()  # what derive cannot promise (``Dialect.derive_notes``)
 
     @property
     def redacting(self) -> bool:
@@ -133,7 +154,7 @@ class DeriveReport:
     def _finish(self) -> None:
         if self._finished:
             return
-        if not self.messages.consumed:
+        if not self.messages.consumed and not self.messages.redacted_ahead:
             for _ in self.messages:  # the messages' tokens come first (an unprinted document)
                 pass
         redactor, req = self._redactor, self._request
@@ -158,7 +179,7 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
             digest=copy,
         )
         readable = report.source.path if copy is None else copy.file
-        if copy is not None and not report.dialect.derives_by_address:
+        if copy is not None and not _reads_back(report.dialect):
             copy.close()  # its scanner kept the messages: nothing to read back
             copy = None
         derive = _derive(request, report, readable)
@@ -169,6 +190,10 @@ def run_derive(request: DeriveRequest, progress: Progress | None = None) -> Deri
     if copy is not None:
         derive.messages.on_done(copy.close)
     return derive
+
+
+def _reads_back(dialect: Dialect) -> bool:
+    return dialect.derives_by_address or dialect.derives_by_entries
 
 
 def _derive(request: DeriveRequest, report: ScanReport, readable: Readable | None) -> DeriveReport:
@@ -184,33 +209,56 @@ def _derive(request: DeriveRequest, report: ScanReport, readable: Readable | Non
         produced = _as_version(request, report, readable)
     else:
         produced = _as_scanned(report, readable, request.limits)
-    count, produce, envelope, ascii_only = produced
+    count, produce, envelope, ascii_only, notes = produced
     messages = DerivedMessages(count, produce, redactor, ascii_only)
-    return DeriveReport(report, messages, envelope, request.at, request.as_version, redactor)
+    derive = DeriveReport(report, messages, envelope, request.at, request.as_version, redactor)
+    derive.notes = notes if notes is not None else report.dialect.derive_notes(result)
+    return derive
 
 
-# (count, the messages when iterated, the request envelope, ASCII-only JSON)
-Produced = tuple[int, Callable[[], Iterator[Any]], RequestEnvelope, bool]
+# (count, the messages when iterated, the request envelope, ASCII-only JSON, the best-effort
+# notes when the derivation found them itself)
+Produced = tuple[int, Callable[[], Iterator[Any]], RequestEnvelope, bool, "tuple[str, ...] | None"]
 
 
-def _in_memory(kept: tuple[Any, ...], envelope: RequestEnvelope) -> Produced:
-    return len(kept), lambda: iter(kept), envelope, not encodable(kept)
+def _in_memory(kept: Sequence[Any], envelope: RequestEnvelope) -> Produced:
+    return len(kept), lambda: iter(kept), envelope, not encodable(kept), None
 
 
 def _by_address(
-    kept: tuple[Any, ...], lines: Callable[[list[int]], Iterator[bytes]], dialect: Dialect, scan: ScanResult
+    kept: Sequence[Any], lines: Callable[[Sequence[int]], Iterator[bytes]], dialect: Dialect, scan: ScanResult
 ) -> Produced:
     """``kept``: line offsets, ``-1 - offset`` for a message orjson cannot encode (the scanner's
     ``_line_offset``)."""
-    order = [a if a >= 0 else -1 - a for a in kept]
     ascii_only = any(a < 0 for a in kept)
+    order = array("q", (a if a >= 0 else -1 - a for a in kept)) if ascii_only else kept
     del kept
 
     def produce() -> Iterator[Any]:
         for line in lines(order):
             yield dialect.derived_message(loads(line), scan)
 
-    return len(order), produce, scan.request, ascii_only
+    return len(order), produce, scan.request, ascii_only, None
+
+
+def _by_entries(report: ScanReport, path: Readable, limits: ReadLimits, end: int) -> Produced:
+    """A dialect that derives from entries scattered through the file (Claude Code): it reads
+    the lines it needs by offset (``store.line_fetch``), one counting pass, then the messages."""
+    fetcher = LineFetcher(path, report.source.encoding, limits, end)
+    try:
+        derivation = report.dialect.entry_derivation(report.scan, fetcher.get)
+        count, ascii_only, notes = derivation.prepare()
+    except BaseException:
+        fetcher.close()
+        raise
+
+    def produce() -> Iterator[Any]:
+        try:
+            yield from derivation.messages()
+        finally:
+            fetcher.close()
+
+    return count, produce, report.scan.request, ascii_only, notes
 
 
 def _as_scanned(report: ScanReport, path: Readable | None, limits: ReadLimits) -> Produced:
@@ -218,13 +266,15 @@ def _as_scanned(report: ScanReport, path: Readable | None, limits: ReadLimits) -
     result = report.scan
     assert result.messages is not None
     kept = result.messages
-    if path is None or not report.dialect.derives_by_address:
+    if path is None or not _reads_back(report.dialect):
         return _in_memory(kept, result.request)
     end = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
+    if report.dialect.derives_by_entries:
+        return _by_entries(report, path, limits, end)
     display = report.source.display
     encoding = report.source.encoding
 
-    def lines(order: list[int]) -> Iterator[bytes]:
+    def lines(order: Sequence[int]) -> Iterator[bytes]:
         return in_surface_order(plaintext_lines(path, encoding, limits, 0, end), order, display)
 
     return _by_address(kept, lines, report.dialect, result)
@@ -258,7 +308,8 @@ def _as_version(request: DeriveRequest, report: ScanReport, path: Readable | Non
         yield head
         yield from lines
 
-    options = ScanOptions(collect_messages=True, message_addresses=True)
+    # a dialect that derives by entries keeps its messages here: its lines are upgraded ones
+    options = ScanOptions(collect_messages=True, message_addresses=report.dialect.derives_by_address)
     scanner = report.dialect.scanner(report.source.display, options)
     batch: list[bytes] = []
     offset = start = 0
@@ -283,7 +334,7 @@ def _as_version(request: DeriveRequest, report: ScanReport, path: Readable | Non
         return _in_memory(kept, upgraded_scan.request)
     display = report.source.display
 
-    def lines(order: list[int]) -> Iterator[bytes]:
+    def lines(order: Sequence[int]) -> Iterator[bytes]:
         return in_surface_order(numbered_lines(upgraded()), order, display)
 
     return _by_address(kept, lines, report.dialect, upgraded_scan)

@@ -67,9 +67,12 @@ def _part(p: Part) -> str:
 
 
 def render_markdown(rep: DeriveReport, out: TextIO) -> None:
-    """Streamed like the other formats, except with ``--redact``: the heading states the
-    redaction counts, which are known only once every message is read (held in memory then)."""
-    messages: Iterable[Any] = list(rep.messages) if rep.redacting else rep.messages
+    """Streamed like the other formats. With ``--redact`` the heading states the redaction
+    counts, known once every message has been read: a first pass reads them all, one at a
+    time, for the redactor only (``DerivedMessages.redact_ahead``), then they are written."""
+    if rep.redacting:
+        rep.messages.redact_ahead()
+    messages: Iterable[Any] = rep.messages
     s = rep.scan.scan
     out.write(f"# Transcript · {inline(rep.scan.source.display)}\n\n")
     version = rep.as_version if rep.as_version is not None else s.version

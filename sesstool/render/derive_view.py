@@ -37,6 +37,7 @@ def render_json(rep: DeriveReport, out: BinaryIO) -> None:
     head, rest = skeleton.split(_MESSAGES, 1)
     middle, tail = rest.split(_REQUEST, 1)
     out.write(head + b'"messages": ')
+    rep.messages.keep_system = True  # the request envelope cites them
     first = True
     for message in rep.messages:
         out.write(b"[\n    " if first else b",\n    ")
@@ -138,5 +139,5 @@ def render_text(rep: DeriveReport, console: Console) -> None:
     console.print(Text(f"{len(rep.messages)} message(s){at}", style="dim"))
     for note in rep.scan.dialect.derive_excludes():
         console.print(Text(f"not included: {safe(note)}", style="dim"))
-    for note in rep.scan.dialect.derive_notes(rep.scan.scan):
+    for note in rep.notes:
         console.print(Text(safe(f"best effort: {note}"), style="yellow"))

@@ -189,7 +189,7 @@ def derive_doc(rep: DeriveReport, messages: Any, request: Any) -> dict[str, Any]
     """The derive document with ``messages`` and ``request`` as given: derive_view streams the
     messages into their place and writes the request after them (issue 14)."""
     s = rep.scan.scan
-    notes = rep.scan.dialect.derive_notes(s)
+    notes = rep.notes
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "command": "derive",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,15 @@ def v4_user(seq: int, text: str = "hi", **extra: object) -> bytes:
     event.update(extra)
     event.setdefault("surfaceOp", "append")
     return _line(event)
+
+
+def v4_messages(path: Path, count: int, text: Callable[[int], str]) -> Path:
+    """A v4 log of ``count`` appended user messages (``text(seq)``), none ever replaced."""
+    with open(path, "wb") as f:
+        f.write(V4_HEADER)
+        for seq in range(count):
+            f.write(v4_user(seq, text(seq)))
+    return path
 
 
 def seq_range_bomb(events: int = 8611, ranges: int = 10_000) -> bytes:

@@ -157,6 +157,26 @@ def test_create_directory_refuses_a_symlink_and_a_missing_parent(tmp_path: Path)
         create_directory(tmp_path / "c", 0o4700)
 
 
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("nul\x00byte", "target path contains a NUL byte"),
+        ("bad\ud800name", "target path cannot be encoded for the file system"),
+        ("..", "target is not a file name"),
+    ],
+)
+def test_create_directory_refuses_a_name_no_directory_can_have(
+    tmp_path: Path, name: str, message: str
+) -> None:
+    """The publisher's name check, before any mkdir: a refusal (exit 6), never a ValueError or a
+    UnicodeEncodeError from the system call, nor ``..`` taken for an existing target."""
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(WriteRefusedError, match=f"^{message}") as info:
+        create_directory(tmp_path / name)
+    assert info.value.exit_status == 6
+    assert sorted(os.listdir(tmp_path)) == before
+
+
 def test_remove_created_directory_removes_only_an_empty_directory(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "full").mkdir()

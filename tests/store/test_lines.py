@@ -69,6 +69,7 @@ def test_a_line_split_over_feeds_keeps_its_start() -> None:
     assert splitter.take_partial() == b"h"
     assert splitter.finish() == PartialLine(9, 1, 3)
     assert splitter.pending_bytes == 0 and splitter.finish() is None
+    assert splitter.take_partial() == b""  # finish() forgets the partial line (line salvage reads it before)
 
 
 def test_an_empty_feed_changes_nothing() -> None:
@@ -118,6 +119,12 @@ def test_a_line_of_exactly_the_limit_is_not_too_long() -> None:
     assert split([b"abcd"], max_line=4) == [PartialLine(0, 4, 1)]
     # one byte more is
     assert split([b"ab", b"cde", b"\n"], max_line=4) == [too_long(0, 1, 5, 4, at_least=True)]
+    # beside an over-long line in the same chunk, a line of exactly the limit is still kept
+    assert split([b"abcd\nabcde\nwxyz\n"], max_line=4) == [
+        ([b"abcd"], 0, 1, None),
+        too_long(5, 2, 5, 4),
+        ([b"wxyz"], 11, 3, None),
+    ]
 
 
 def test_over_long_lines_among_short_ones_in_one_chunk() -> None:

@@ -766,11 +766,14 @@ def test_identical_means_every_byte_from_the_first_to_the_last(out_dir: Path) ->
     data = bytes(range(256)) * (5 * MIB // 2 // 256)  # more than two comparison chunks
     target = out_dir / "session.v1.jsonl"
     target.write_bytes(data)
+    descriptors = sorted(os.listdir("/proc/self/fd"))
     assert _rerun(target, data)
     for other in (b"\xff" + data[1:], data[:-1] + b"\x00", data[: MIB + 7] + b"\xff" + data[MIB + 8 :]):
         with pytest.raises(WriteRefusedError, match="does not hold what this run wrote"):
             _rerun(target, other)
     assert target.read_bytes() == data and os.listdir(out_dir) == [target.name]
+    # the comparison closes what it opened, same bytes or not: a rerun leaks no descriptor
+    assert sorted(os.listdir("/proc/self/fd")) == descriptors
 
 
 def test_a_target_that_cannot_be_read_back_is_not_identical(
@@ -879,11 +882,15 @@ def test_short_kernel_copies_still_give_the_exact_bytes(
 ) -> None:
     source = _source_file(tmp_path, 2 * MIB + 333)
     real = os.copy_file_range
+    calls: list[tuple[int | None, int]] = []  # (source offset asked, bytes the kernel copied)
 
     def copy(src: int, dst: int, count: int, offset_src: int | None = None) -> int:
         if behaviour.startswith("nothing"):
+            calls.append((offset_src, 0))
             return 0
-        return real(src, dst, max(1, count // 2), offset_src)
+        copied = real(src, dst, max(1, count // 2), offset_src)
+        calls.append((offset_src, copied))
+        return copied
 
     monkeypatch.setattr(os, "copy_file_range", copy)
 
@@ -896,6 +903,13 @@ def test_short_kernel_copies_still_give_the_exact_bytes(
     expected = b"head:" + source.read_bytes()[7 : 2 * MIB + 300] + b":tail"
     assert published.path.read_bytes() == expected
     assert published.size == len(expected)
+    if behaviour.startswith("half"):
+        # the kernel carries every byte: each call asks from where the copies so far ended
+        assert sum(n for _, n in calls) == 2 * MIB + 293
+        ends = [7, *[offset + n for offset, n in calls if offset is not None][:-1]]
+        assert [offset for offset, _ in calls] == ends
+    else:  # one call per chunk finds nothing, then that chunk is written from what was read
+        assert calls == [(7, 0), (7 + MIB, 0), (7 + 2 * MIB, 0)]
 
 
 @pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="no os.copy_file_range here")

@@ -23,10 +23,14 @@ Anything outside what the lane verified is derived the same way but reported in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sesstool.core.jsonline import loads
+from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.scan_facts import TranscriptScan
@@ -58,30 +62,26 @@ class _Part:
 
 @dataclass(slots=True)
 class _Builder:
-    scan: TranscriptScan
-    groups: dict[str, list[Json]]
-    results: dict[str, tuple[tuple[int, int], Json]]  # tool_use id -> ((line, block), result block)
-    by_uuid: dict[str, Json]
-    messages: list[DerivedMessage] = field(default_factory=list)
+    index: Index
+    entry: EntryAt
+    messages: list[DerivedMessage] = field(default_factory=list)  # drained after every item
     reasons: dict[str, None] = field(default_factory=dict)
     atts: list[str] = field(default_factory=list)
     parts: list[_Part] = field(default_factory=list)
     systems: list[str] = field(default_factory=list)
     users: int = 0
     pending: list[str] = field(default_factory=list)
-    answered: dict[str, Json] = field(default_factory=dict)
-    issued: set[str] = field(default_factory=set)
-    emitted: set[str] = field(default_factory=set)
+    emitted: bytearray = field(default_factory=bytearray)  # a bit per line: its reply was emitted
     serial: int = 0
 
     def next_source(self) -> int:
         self.serial += 1
         return self.serial
 
-    def item(self, entry: Json) -> None:
+    def item(self, line: int, entry: Json) -> None:
         kind = entry.get("type")
         if kind == "assistant":
-            self.assistant(entry)
+            self.assistant(line, entry)
         elif kind == "user":
             if entry.get("isCompactSummary") is True:
                 self.flush()
@@ -99,23 +99,23 @@ class _Builder:
         elif kind == "progress":
             self.reasons["progress entries: taken as not sent to the model"] = None
 
-    def assistant(self, entry: Json) -> None:
+    def assistant(self, line: int, entry: Json) -> None:
+        emitted = self.emitted
+        if emitted[line >> 3] & (1 << (line & 7)):
+            return  # its reply (same message.id) was emitted with an earlier member
+        self.flush()
         message = _dict(entry.get("message"))
         msg_id = message.get("id")
-        if isinstance(msg_id, str) and msg_id in self.emitted:
-            return
-        self.flush()
-        members = self.groups.get(msg_id, [entry]) if isinstance(msg_id, str) else [entry]
-        if isinstance(msg_id, str):
-            self.emitted.add(msg_id)
+        members = self.index.members(msg_id, self.entry) if isinstance(msg_id, str) else [(line, entry)]
         blocks: list[Json] = []
-        for member in members:
+        for at, member in members or [(line, entry)]:
+            if isinstance(msg_id, str):
+                emitted[at >> 3] |= 1 << (at & 7)
             for block in _content(member):
                 self.note_block(block)
                 blocks.append(block)
                 if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                     self.pending.append(block["id"])
-                    self.issued.add(block["id"])
         self.messages.append(DerivedMessage("assistant", tuple(blocks), "file"))
 
     def user(self, entry: Json) -> None:
@@ -124,9 +124,6 @@ class _Builder:
         for block in _content(entry):
             self.note_block(block)
             if block.get("type") == "tool_result":
-                tool_id = block.get("tool_use_id")
-                if isinstance(tool_id, str) and tool_id in self.issued:
-                    self.answered.setdefault(tool_id, block)
                 continue  # placed by call order in flush; an orphan is dropped (§0)
             self.parts.append(_Part(source, block))
 
@@ -151,14 +148,15 @@ class _Builder:
 
     def preserved(self, summary: Json) -> None:
         anchor = summary.get("uuid")
-        for compaction in self.scan.compactions:
+        for compaction in self.index.scan.compactions:
             if compaction.anchor == anchor:
                 for uuid in compaction.preserved:
-                    entry = self.by_uuid.get(uuid)
-                    if entry is None:
+                    line = self.index.by_uuid.get(uuid)
+                    entry = self.entry(line) if line is not None else None
+                    if line is None or entry is None:
                         self.reasons[f"compaction preserved {uuid}, which is not in the file"] = None
                     else:
-                        self.item(entry)
+                        self.item(line, entry)
 
     def note_block(self, block: Json) -> None:
         kind = block.get("type")
@@ -172,9 +170,7 @@ class _Builder:
         found: list[tuple[tuple[int, int], Json]] = []
         added: list[_Part] = []
         for tool_id in self.pending:
-            hit = self.results.get(tool_id)
-            if hit is None and tool_id in self.answered:
-                hit = ((1 << 62, len(found)), self.answered[tool_id])
+            hit = self.index.result(tool_id, self.entry)
             if hit is not None:
                 found.append(hit)
             elif tool_id in closers:
@@ -203,49 +199,172 @@ class _Builder:
             self.messages.append(DerivedMessage("system", (), "file"))
         if had_user:
             self.pending = []
-        self.atts, self.parts, self.systems, self.users, self.answered = [], [], [], 0, {}
+        self.atts, self.parts, self.systems, self.users = [], [], [], 0
+
+
+# line number -> the decoded entry on that line (None: not an entry derive can use)
+EntryAt = Callable[[int], "Json | None"]
+_LINE_BITS = 32
+
+
+def _key(text: str) -> int:
+    """A 31-bit digest of an id, packed above a line number: the index sorts one int per entry
+    (a collision only costs a look at the other entry, which is then compared in full)."""
+    return (hash(text) & 0x7FFFFFFF) << _LINE_BITS
+
+
+class Index:
+    """Where derive finds what the chain walk asks for, as line numbers (a machine word per
+    entry, never the entries): the members of a streamed reply, the first result of a call,
+    the preserved entries of a compaction. Built by one pass over the wanted lines in file order."""
+
+    def __init__(self, scan: TranscriptScan, entry: EntryAt) -> None:
+        self.scan = scan
+        preserved = {u for c in scan.compactions for u in c.preserved}
+        wanted = sorted({*scan.chain, *scan.reattached})
+        if wanted and wanted[-1] >= 1 << _LINE_BITS:
+            raise ValueError("a transcript of more than 2**32 lines")
+        self.by_uuid: dict[str, int] = {}
+        replies: list[int] = []
+        results: list[int] = []
+        for line in wanted:
+            found = entry(line)
+            if found is None:
+                continue
+            uuid = found.get("uuid")
+            if isinstance(uuid, str) and uuid in preserved:
+                self.by_uuid.setdefault(uuid, line)
+            kind = found.get("type")
+            if kind == "assistant":
+                msg_id = _dict(found.get("message")).get("id")
+                if isinstance(msg_id, str):
+                    replies.append(_key(msg_id) | line)
+            elif kind == "user":
+                ids = {
+                    b["tool_use_id"]
+                    for b in _content(found)
+                    if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+                }
+                results.extend(_key(tool_id) | line for tool_id in ids)
+        self.lines = (wanted[-1] + 1) if wanted else 0
+        del wanted
+        replies.sort()
+        self._replies = array("q", replies)
+        del replies
+        results.sort()
+        self._results = array("q", results)
+
+    def members(self, msg_id: str, entry: EntryAt) -> list[tuple[int, Json]]:
+        """The assistant entries of reply ``msg_id``, in file order (§1.5, side branches too)."""
+        found: list[tuple[int, Json]] = []
+        for line in _lines(self._replies, _key(msg_id)):
+            member = entry(line)
+            if member is not None and _dict(member.get("message")).get("id") == msg_id:
+                found.append((line, member))
+        return found
+
+    def result(self, tool_id: str, entry: EntryAt) -> tuple[tuple[int, int], Json] | None:
+        """The first tool_result for ``tool_id`` in the file ((line, block), block): measured with
+        concurrent writers, resume uses the first."""
+        for line in _lines(self._results, _key(tool_id)):
+            found = entry(line)
+            if found is None or found.get("type") != "user":
+                continue
+            for index, block in enumerate(_content(found)):
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_id:
+                    return (line, index), block
+        return None
+
+
+def _lines(packed: array[int], key: int) -> Iterator[int]:
+    mask = (1 << _LINE_BITS) - 1
+    i = bisect_left(packed, key)
+    while i < len(packed) and packed[i] & ~mask == key:
+        yield packed[i] & mask
+        i += 1
+
+
+class Derivation:
+    """The derived messages, produced as they are iterated (``messages()``, any number of
+    passes), each pass walking the chain and reading the entries it needs through ``entry``."""
+
+    def __init__(self, scan: TranscriptScan, entry: EntryAt) -> None:
+        self.scan = scan
+        self.entry = entry
+        self.index = Index(scan, entry)
+        self.best_effort: tuple[str, ...] = ()
+
+    def messages(self) -> Iterator[DerivedMessage]:
+        """One pass; ``best_effort`` holds its reasons once it is exhausted."""
+        scan, entry = self.scan, self.entry
+        builder = _Builder(self.index, entry, emitted=bytearray((self.index.lines >> 3) + 1))
+        preserved = {u for c in scan.compactions for u in c.preserved}
+        for line in scan.chain:
+            found = entry(line)
+            if found is None:
+                raise KeyError(line)  # a chain line is a graph entry: the scan decoded it
+            if found.get("uuid") in preserved and found.get("type") == "assistant":
+                builder.reasons["a preserved message is also on the chain"] = None
+            builder.item(line, found)
+            yield from builder.messages
+            builder.messages.clear()
+        if any(f.rule == CR.PARENT_MISSING for f in scan.findings):
+            builder.reasons[
+                "a parentUuid names no entry: the chain is cut there (a tool_result is bridged to "
+                "the entry before it, as 2.1.332 was measured doing)"
+            ] = None
+        closers = tuple(call.id for call in scan.closing.dangling)
+        builder.flush(closers=closers)
+        if scan.closing.no_response:
+            builder.messages.append(
+                DerivedMessage("assistant", ({"type": "text", "text": vocab.NO_RESPONSE_TEXT},), "resume")
+            )
+        yield from builder.messages
+        self.best_effort = tuple(builder.reasons)
 
 
 def derive(scan: TranscriptScan, entries: Mapping[int, Json]) -> Derived:
     """The resume request's messages for the parts that come from the file (plus what resume
     itself appends). ``entries`` maps line numbers to decoded entries for ``scan.chain`` and
-    ``scan.reattached``."""
-    chain = [entries[line] for line in scan.chain]
-    everything = sorted(
-        [(line, entries[line]) for line in (*scan.chain, *scan.reattached)], key=lambda pair: pair[0]
-    )
-    groups: dict[str, list[Json]] = {}
-    results: dict[str, tuple[tuple[int, int], Json]] = {}
-    by_uuid: dict[str, Json] = {}
-    for _, entry in everything:
-        if isinstance(entry.get("uuid"), str):
-            by_uuid.setdefault(entry["uuid"], entry)
-        message = _dict(entry.get("message"))
-        if entry.get("type") == "assistant" and isinstance(message.get("id"), str):
-            groups.setdefault(message["id"], []).append(entry)
-    for line, entry in everything:  # the first result in the file wins (measured: concurrent-writers)
-        if entry.get("type") == "user":
-            for index, block in enumerate(_content(entry)):
-                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                    results.setdefault(block["tool_use_id"], ((line, index), block))
-    builder = _Builder(scan, groups, results, by_uuid)
-    preserved = {u for c in scan.compactions for u in c.preserved}
-    for entry in chain:
-        if entry.get("uuid") in preserved and entry.get("type") == "assistant":
-            builder.reasons["a preserved message is also on the chain"] = None
-        builder.item(entry)
-    if any(f.rule == CR.PARENT_MISSING for f in scan.findings):
-        builder.reasons[
-            "a parentUuid names no entry: the chain is cut there (a tool_result is bridged to "
-            "the entry before it, as 2.1.332 was measured doing)"
-        ] = None
-    closers = tuple(call.id for call in scan.closing.dangling)
-    builder.flush(closers=closers)
-    if scan.closing.no_response:
-        builder.messages.append(
-            DerivedMessage("assistant", ({"type": "text", "text": vocab.NO_RESPONSE_TEXT},), "resume")
-        )
-    return Derived(tuple(builder.messages), tuple(builder.reasons))
+    ``scan.reattached``; ``Derivation`` reads them one at a time instead."""
+    derivation = Derivation(scan, entries.get)
+    messages = tuple(derivation.messages())
+    return Derived(messages, derivation.best_effort)
+
+
+class EntriesAt:
+    """derive streamed by entries (issue 11 item 1; ``Dialect.entry_derivation``): the entries
+    read back through ``read(offset)`` from the plaintext offsets the scan kept per line, one at
+    a time (the reader's cache keeps the recent ones); a first pass counts the messages."""
+
+    def __init__(
+        self, scan: TranscriptScan, offsets: Sequence[int], read: Callable[[int], bytes], max_depth: int
+    ) -> None:
+        self._offsets, self._read, self._max_depth = offsets, read, max_depth
+        self.escaped = False  # a line held a \\u escape: a message may hold a lone surrogate
+        self._derivation = Derivation(scan, self.entry)
+
+    def entry(self, line: int) -> Json | None:
+        offset = self._offsets[line - 1] if 0 < line <= len(self._offsets) else -1
+        if offset < 0:
+            return None
+        data = self._read(offset).lstrip(b"\0")  # the scan read an entry after a NUL run too
+        if b"\\u" in data:
+            self.escaped = True
+        value = loads(data, self._max_depth)
+        return value if isinstance(value, dict) else None
+
+    def prepare(self) -> tuple[int, bool, tuple[str, ...] | None]:
+        count, unencodable = counting_pass(self.messages(), lambda: self.escaped)
+        return count, unencodable, self._derivation.best_effort
+
+    def messages(self) -> Iterator[Json]:
+        return (message_doc(m) for m in self._derivation.messages())
+
+
+def message_doc(message: DerivedMessage) -> Json:
+    """A derived message as derive writes it."""
+    return {"role": message.role, "content": list(message.content), "origin": message.origin}
 
 
 def _dict(value: Any) -> Json:

@@ -5,8 +5,10 @@ Claude Code 2.1.332 (tests/claude_lane); pure: the store ring reads.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +22,20 @@ from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummar
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
-from sesstool.dialects.base import Cause, Dialect, DialectScanner, ForkInput, LineEditor, RootLayout, Row
+from sesstool.dialects.base import (
+    Cause,
+    Dialect,
+    DialectScanner,
+    EntryDerivation,
+    ForkInput,
+    LineEditor,
+    RootLayout,
+    Row,
+)
 from sesstool.dialects.claude import closers as closer_plan
 from sesstool.dialects.claude import relink, subagents
 from sesstool.dialects.claude import vocabulary as vocab
-from sesstool.dialects.claude.derive import Derived, derive
+from sesstool.dialects.claude.derive import Derived, EntriesAt, derive, message_doc
 from sesstool.dialects.claude.fork import fork_line
 from sesstool.dialects.claude.rules import RULES
 from sesstool.dialects.claude.scan_facts import TranscriptScan
@@ -42,6 +53,10 @@ class ClaudeFacts:
     closers: tuple[Json, ...]
     derived: Derived | None
     subagent: bool
+    # derive streamed (``ScanOptions.message_addresses``): the plaintext offset of every line,
+    # by line number - 1 (-1: a line the reader handed over as filler), instead of ``derived``
+    offsets: array[int] | None = None
+    max_depth: int = 1024  # the nesting limit the lines were scanned with
 
 
 def session_from_path(path: str) -> tuple[str | None, bool]:
@@ -66,9 +81,15 @@ class ClaudeScanner:
         self.options = options
         self.name = name
         self.subagent = subagent
+        by_address = options.collect_messages and options.message_addresses
         self.inner = TranscriptScanner(
-            path, session, options.max_depth, subagent=subagent, keep_raw=options.collect_messages
+            path,
+            session,
+            options.max_depth,
+            subagent=subagent,
+            keep_raw=options.collect_messages and not by_address,
         )
+        self.offsets: array[int] | None = array("q") if by_address else None
         self.physical: list[Finding] = []
         self.stopped = False
         self.committed = 0
@@ -98,6 +119,11 @@ class ClaudeScanner:
             lines = lines[: max(0, at + 1 - (lineno - 1))]
             self.stopped = True
         self.inner.found.at_frame(offset, lineno, frame)  # findings name the zstd frame, as dsh's do
+        offsets = self.offsets
+        if offsets is not None and lines:
+            if len(offsets) < lineno - 1:
+                offsets.extend(repeat(-1, lineno - 1 - len(offsets)))  # a filler run handed over whole
+            offsets.extend(accumulate((len(line) + 1 for line in lines[:-1]), initial=offset))
         self.inner.feed_lines(lines, offset, lineno)
         self.committed = self.inner.committed if lines else self.committed
         if self.stopped:
@@ -111,6 +137,7 @@ class ClaudeScanner:
         copy.path, copy.options, copy.name, copy.subagent = self.path, self.options, self.name, self.subagent
         copy.inner = self.inner.copy()
         copy.physical, copy.stopped, copy.committed, copy.fatal = [], False, self.committed, False
+        copy.offsets = None
         copy.stop_offset = None
         return copy
 
@@ -156,14 +183,15 @@ class ClaudeScanner:
         scan = self.inner.finish(None, physical)
         self.subagent = self.inner.subagent  # also recognised from its first entry
         closers = tuple(closer_plan.plan_closers(scan.closing, scan.session_id)) if not self.subagent else ()
-        derived = derive(scan, self.inner.entries(scan)) if self.options.collect_messages else None
+        by_address = self.offsets is not None
+        derived = None
+        if self.options.collect_messages and not by_address:
+            derived = derive(scan, self.inner.entries(scan))
         findings = scan.findings[: self.options.max_findings]
         address = next((f.address for f in scan.findings if f.rule == scan.verdict_rule), None)
-        messages: tuple[Any, ...] | None = None
+        messages: tuple[Any, ...] | None = () if by_address else None  # read back: ``entry_derivation``
         if derived is not None:
-            messages = tuple(
-                {"role": m.role, "content": list(m.content), "origin": m.origin} for m in derived.messages
-            )
+            messages = tuple(message_doc(m) for m in derived.messages)
         newest = scan.versions[-1][0] if scan.versions else None
         last_seq = scan.lines - 1 if scan.lines else None
         return ScanResult(
@@ -183,7 +211,7 @@ class ClaudeScanner:
             stop_offset=self.stop_offset,
             session_id=scan.session_id,
             version_label=newest,
-            facts=ClaudeFacts(scan, closers, derived, self.subagent),
+            facts=ClaudeFacts(scan, closers, derived, self.subagent, self.offsets, self.options.max_depth),
         )
 
 
@@ -308,6 +336,13 @@ class ClaudeDialect(Dialect):
     def companion_body(self, scan: ScanResult) -> dict[str, Any]:
         facts = _facts(scan)
         return subagents.body(facts.scan, facts.subagent)
+
+    derives_by_entries = True
+
+    def entry_derivation(self, scan: ScanResult, read: Callable[[int], bytes]) -> EntryDerivation:
+        facts = _facts(scan)
+        assert facts.offsets is not None, "scanned with message_addresses"
+        return EntriesAt(facts.scan, facts.offsets, read, facts.max_depth)
 
     def derive_notes(self, scan: ScanResult) -> tuple[str, ...]:
         derived = _facts(scan).derived

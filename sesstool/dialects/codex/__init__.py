@@ -9,6 +9,7 @@ payload}`` envelope) and the writer's ``cli_version`` is shown as the version la
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,9 +18,9 @@ from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Rule
-from sesstool.dialects.base import Cause, Dialect, ForkInput, RootLayout, Row
+from sesstool.dialects.base import Cause, Dialect, EntryDerivation, ForkInput, RootLayout, Row
 from sesstool.dialects.codex.ending import FORMAT_VERSION
-from sesstool.dialects.codex.history import EXCLUDED
+from sesstool.dialects.codex.history import EXCLUDED, HistoryAt, HistoryBuilder
 from sesstool.dialects.codex.model import CodexFacts
 from sesstool.dialects.codex.naming import (
     HOME_PATTERNS,
@@ -130,6 +131,13 @@ class CodexDialect(Dialect):
 
     def derive_excludes(self) -> tuple[str, ...]:
         return EXCLUDED
+
+    derives_by_entries = True
+
+    def entry_derivation(self, scan: ScanResult, read: Callable[[int], bytes]) -> EntryDerivation:
+        facts: CodexFacts = scan.facts
+        assert isinstance(facts.history, HistoryBuilder), "scanned with message_addresses"
+        return HistoryAt(facts.history, read)
 
     # -- presentation ---------------------------------------------------------------------------
 

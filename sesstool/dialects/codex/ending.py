@@ -150,12 +150,19 @@ def scan_result(
         header=header,
         stats=replace(NO_STATS, events=facts.lines),
         open=state,
-        messages=tuple(history.derive().items) if history is not None else None,
+        messages=_messages(history),
         stopped_at=sc.options.at_seq if sc.stopped else None,
         stop_offset=sc._stop_offset,
         body_offset=sc._body_offset,
         boundaries=Boundaries(sc._last_seq, None, None, None),
         session_id=facts.thread_id,
         version_label=facts.cli_version,
-        facts=facts,
+        facts=replace(facts, history=history) if history is not None and history.by_address else facts,
     )
+
+
+def _messages(history: HistoryBuilder | None) -> tuple[Any, ...] | None:
+    """The derived history, or () when derive reads it back by address (``HistoryAt``)."""
+    if history is None:
+        return None
+    return () if history.by_address else tuple(history.derive().items)

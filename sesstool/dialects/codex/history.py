@@ -18,14 +18,18 @@ updates for settings that changed since the thread was recorded, the new user pr
 from __future__ import annotations
 
 import uuid
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from sesstool.dialects.base import counting_pass
 from sesstool.dialects.codex.vocabulary import (
-    CALL_TYPES,
     DROPPED_ON_LOAD,
     LOCAL_ONLY_KEYS,
-    OUTPUT_TYPES,
     RESPONSE_ITEM_TYPES,
 )
 
@@ -93,19 +97,93 @@ class DerivedHistory:
     excluded: tuple[str, ...] = EXCLUDED
 
 
-class HistoryBuilder:
-    """Fed every decoded rollout line (in order); ``derive()`` returns what Codex would send."""
+# What the builder keeps per history item: small ints (issue 11 item 1), never the item itself
+# when it reads by address. ``ref`` finds the item: an index into ``held`` (in memory), or the
+# plaintext offset of its line, with ``sub`` = -1 for a response_item's payload, the index in a
+# compacted line's ``replacement_history``, or -2 for a legacy compaction's summary message.
+_OTHER, _USER, _CALL, _CUSTOM_CALL, _SHELL_CALL, _OUTPUT, _CUSTOM_OUTPUT = range(7)
+_KINDS = {
+    "function_call": _CALL,
+    "custom_tool_call": _CUSTOM_CALL,
+    "local_shell_call": _SHELL_CALL,
+    "function_call_output": _OUTPUT,
+    "custom_tool_call_output": _CUSTOM_OUTPUT,
+}
+_SUMMARY = -2
+_KEY_BITS = 32
+
+
+def _kind(item: dict[str, Any]) -> int:
+    return _USER if _is_user_message(item) else _KINDS.get(item.get("type"), _OTHER)  # type: ignore[arg-type]
+
+
+def _call_key(value: Any) -> int:
+    """A 31-bit digest of a ``call_id`` (Python's equality: ``1``, ``1.0`` and ``True`` alike, as
+    in the sets Codex's rule is written with); equal keys are compared in full."""
+    try:
+        digest = hash(value)
+    except TypeError:
+        digest = hash(repr(value))
+    return digest & 0x7FFFFFFF
+
+
+class _Items:
+    """The history as columns of machine words, in order."""
 
     def __init__(self) -> None:
-        # (turn segment, item); segment -1 holds a compaction's base history
-        self._items: list[tuple[int, dict[str, Any]]] = []
+        self.segment = array("q")
+        self.ref = array("q")
+        self.sub = array("q")
+        self.kind = array("b")
+        self.key = array("q")  # _call_key(call_id); -1: no call_id
+
+    def __len__(self) -> int:
+        return len(self.ref)
+
+    def append(self, segment: int, ref: int, sub: int, item: dict[str, Any]) -> None:
+        self.segment.append(segment)
+        self.ref.append(ref)
+        self.sub.append(sub)
+        self.kind.append(_kind(item))
+        call_id = item.get("call_id")
+        self.key.append(-1 if call_id is None else _call_key(call_id))
+
+    def keep(self, wanted: Callable[[int], bool]) -> _Items:
+        kept = _Items()
+        for i in range(len(self)):
+            if wanted(i):
+                kept.segment.append(self.segment[i])
+                kept.ref.append(self.ref[i])
+                kept.sub.append(self.sub[i])
+                kept.kind.append(self.kind[i])
+                kept.key.append(self.key[i])
+        return kept
+
+
+class HistoryBuilder:
+    """Fed every decoded rollout line (in order); ``derive()`` returns what Codex would send.
+
+    ``by_address``: keep where each item is (its line's plaintext offset, passed to ``feed``)
+    instead of the item; ``Derivation`` then reads the items back (issue 11 item 1)."""
+
+    def __init__(self, by_address: bool = False) -> None:
+        self.by_address = by_address
+        self.held: list[dict[str, Any]] = []  # in memory: the items, by ``ref``
+        self._items = _Items()  # segment -1 holds a compaction's base history
         self._segment = 0
         self._from_compaction = False
         self._rollbacks = 0
         self._metas = 0
         self.restarts = 0  # later session_meta lines that dropped the history before them
 
-    def feed(self, line: dict[str, Any]) -> None:
+    def _add(self, segment: int, item: dict[str, Any], offset: int, sub: int) -> None:
+        if self.by_address:
+            self._items.append(segment, offset, sub, item)
+        else:
+            self._items.append(segment, len(self.held), sub, item)
+            self.held.append(item)
+
+    def feed(self, line: dict[str, Any], offset: int = -1) -> None:
         kind = line.get("type")
         payload = line.get("payload")
         if not isinstance(payload, dict):
@@ -113,7 +191,7 @@ class HistoryBuilder:
         if kind == "response_item":
             item_type = payload.get("type")
             if item_type in RESPONSE_ITEM_TYPES and item_type not in DROPPED_ON_LOAD:
-                self._items.append((self._segment, _sendable(payload)))
+                self._add(self._segment, _sendable(payload), offset, -1)
         elif kind == "event_msg":
             event = payload.get("type")
             if event == "task_started":
@@ -123,64 +201,171 @@ class HistoryBuilder:
                 if type(turns) is int and turns > 0:
                     self._roll_back(turns)
         elif kind == "compacted":
-            self._compacted(payload)
+            self._compacted(payload, offset)
         elif kind == "session_meta":
             self._metas += 1
             if self._metas > 1:
                 # Observed with 0.171: a later session_meta drops the history before it (the
                 # resumed request starts after it and re-adds the permissions context).
-                self._items = []
+                self._items = _Items()
+                self.held = []
                 self.restarts += 1
 
-    def _compacted(self, payload: dict[str, Any]) -> None:
+    def _compacted(self, payload: dict[str, Any], offset: int) -> None:
         history = payload.get("replacement_history")
+        before, held = self._items, self.held
+        self._items, self.held = _Items(), []
         if isinstance(history, list):
-            self._items = [(-1, _sendable(item)) for item in history if isinstance(item, dict)]
+            for sub, item in enumerate(history):
+                if isinstance(item, dict):
+                    self._add(-1, _sendable(item), offset, sub)
         else:
             # Legacy compaction: the user messages so far plus the summary as a user message.
-            users = [(-1, item) for _, item in self._items if _is_user_message(item)]
-            summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
-            users.append(
-                (
-                    -1,
-                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]},
-                )
-            )
-            self._items = users
+            for i in range(len(before)):
+                if before.kind[i] == _USER:
+                    if self.by_address:
+                        user = {"type": "message", "role": "user"}  # what the columns need of it
+                        self._items.append(-1, before.ref[i], before.sub[i], user)
+                    else:
+                        self._add(-1, held[before.ref[i]], -1, -1)
+            self._add(-1, legacy_summary(payload), offset, _SUMMARY)
         self._from_compaction = True
 
     def _roll_back(self, turns: int) -> None:
         """Drop the newest ``turns`` segments that hold a user message (ThreadRolledBack)."""
         self._rollbacks += 1
-        segments = sorted({seg for seg, item in self._items if seg >= 0 and _is_user_message(item)})
+        items = self._items
+        segments = sorted(
+            {items.segment[i] for i in range(len(items)) if items.segment[i] >= 0 and items.kind[i] == _USER}
+        )
         doomed = set(segments[-turns:])
-        self._items = [(seg, item) for seg, item in self._items if seg not in doomed]
+        self._items = items.keep(lambda i: items.segment[i] not in doomed)
+
+    def derivation(self, item_at: Callable[[int, int], dict[str, Any]]) -> Derivation:
+        """The derivation over the items as they stand, each read by ``item_at(ref, sub)``."""
+        return Derivation(self._items, item_at, self._from_compaction, self._rollbacks)
 
     def derive(self) -> DerivedHistory:
-        items = [item for _, item in self._items]
-        with_outputs = {i.get("call_id") for i in items if i.get("type") == "function_call_output"}
-        with_custom = {i.get("call_id") for i in items if i.get("type") == "custom_tool_call_output"}
-        out: list[dict[str, Any]] = []
-        synthetic = 0
-        for item in items:
-            out.append(item)
-            kind = item.get("type")
-            if kind not in CALL_TYPES or item.get("call_id") is None:
-                continue
-            answered = with_custom if kind == "custom_tool_call" else with_outputs
-            if item.get("call_id") not in answered:
-                out.append(aborted_output(item))
-                synthetic += 1
-        calls = {kind: {i.get("call_id") for i in out if i.get("type") == kind} for kind in CALL_TYPES}
-        function_calls = calls["function_call"] | calls["local_shell_call"]
-        kept: list[dict[str, Any]] = []
-        dropped = 0
-        for item in out:
-            kind = item.get("type")
-            if kind in OUTPUT_TYPES:
-                known = calls["custom_tool_call"] if kind == "custom_tool_call_output" else function_calls
-                if item.get("call_id") not in known:
-                    dropped += 1
+        """In memory (without ``by_address``): the whole history at once."""
+        held = self.held
+        derivation = self.derivation(lambda ref, sub: held[ref])
+        items = tuple(derivation.items())
+        return DerivedHistory(
+            items, derivation.synthetic, derivation.dropped, self._from_compaction, self._rollbacks
+        )
+
+
+def legacy_summary(payload: dict[str, Any]) -> dict[str, Any]:
+    """A legacy compaction's summary, as the user message Codex makes of it."""
+    summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]}
+
+
+def item_in(line: dict[str, Any], sub: int) -> dict[str, Any]:
+    """The history item ``sub`` of a decoded rollout line (see ``_Items``), as it is sent."""
+    payload = line["payload"]
+    if sub == _SUMMARY:
+        return legacy_summary(payload)
+    if sub < 0:
+        return _sendable(payload)
+    return _sendable(payload["replacement_history"][sub])
+
+
+class Derivation:
+    """The prompt normalisation (normalize.rs) over the history's columns, the items read one
+    at a time: a synthetic ``"aborted"`` output after every call without one, outputs without a
+    call dropped. Which call has an output (and which output a call) is found by the call ids'
+    digests, sorted (a machine word per item), and confirmed on the items themselves."""
+
+    def __init__(
+        self,
+        items: _Items,
+        item_at: Callable[[int, int], dict[str, Any]],
+        from_compaction: bool,
+        rollbacks: int,
+    ) -> None:
+        self._items, self._item_at = items, item_at
+        self.from_compaction, self.rollbacks = from_compaction, rollbacks
+        self.synthetic = 0
+        self.dropped = 0
+        by_kind: dict[int, list[int]] = {k: [] for k in _KINDS.values()}
+        for i in range(len(items)):
+            group = by_kind.get(items.kind[i])
+            if group is not None:
+                key = items.key[i]
+                group.append(((key if key >= 0 else 0x7FFFFFFF) << _KEY_BITS) | i)
+        self._outputs = _packed(by_kind[_OUTPUT])
+        self._custom_outputs = _packed(by_kind[_CUSTOM_OUTPUT])
+        self._function_calls = _packed(by_kind[_CALL] + by_kind[_SHELL_CALL])
+        self._custom_calls = _packed(by_kind[_CUSTOM_CALL])
+
+    def _item(self, i: int) -> dict[str, Any]:
+        return self._item_at(self._items.ref[i], self._items.sub[i])
+
+    def _has(self, packed: array[int], key: int, call_id: Any) -> bool:
+        """Does an item listed in ``packed`` carry ``call_id``?"""
+        key = (key if key >= 0 else 0x7FFFFFFF) << _KEY_BITS
+        mask = (1 << _KEY_BITS) - 1
+        at = bisect_left(packed, key)
+        while at < len(packed) and packed[at] & ~mask == key:
+            if self._item(packed[at] & mask).get("call_id") == call_id:
+                return True
+            at += 1
+        return False
+
+    def items(self) -> Iterator[dict[str, Any]]:
+        """One pass (``synthetic`` and ``dropped`` count it)."""
+        self.synthetic = self.dropped = 0
+        items = self._items
+        for i in range(len(items)):
+            kind = items.kind[i]
+            if kind in (_OUTPUT, _CUSTOM_OUTPUT):
+                known = self._custom_calls if kind == _CUSTOM_OUTPUT else self._function_calls
+                item = self._item(i)
+                if not self._has(known, items.key[i], item.get("call_id")):
+                    self.dropped += 1
                     continue
-            kept.append(item)
-        return DerivedHistory(tuple(kept), synthetic, dropped, self._from_compaction, self._rollbacks)
+                yield item
+                continue
+            item = self._item(i)
+            yield item
+            if kind not in (_CALL, _CUSTOM_CALL, _SHELL_CALL) or item.get("call_id") is None:
+                continue
+            answered = self._custom_outputs if kind == _CUSTOM_CALL else self._outputs
+            if not self._has(answered, items.key[i], item.get("call_id")):
+                self.synthetic += 1
+                yield aborted_output(item)
+
+
+class HistoryAt:
+    """derive streamed by entries (``Dialect.entry_derivation``, issue 11 item 1): the history
+    items read back through ``read(offset)`` from where the scan saw them; the last few lines
+    decoded are kept (a compaction's items share one line)."""
+
+    def __init__(self, builder: HistoryBuilder, read: Callable[[int], bytes]) -> None:
+        self._read = read
+        self._lines: dict[int, dict[str, Any]] = {}
+        self.escaped = False  # a line held a \\u escape: an item may hold a lone surrogate
+        self._derivation = builder.derivation(self._item_at)
+
+    def _item_at(self, offset: int, sub: int) -> dict[str, Any]:
+        line = self._lines.get(offset)
+        if line is None:
+            data = self._read(offset)
+            self.escaped = self.escaped or b"\\u" in data
+            if len(self._lines) >= 4:
+                del self._lines[next(iter(self._lines))]
+            line = self._lines[offset] = orjson.loads(data)  # the scan decoded it so
+        return item_in(line, sub)
+
+    def prepare(self) -> tuple[int, bool, tuple[str, ...] | None]:
+        count, unencodable = counting_pass(self._derivation.items(), lambda: self.escaped)
+        return count, unencodable, None
+
+    def messages(self) -> Iterator[dict[str, Any]]:
+        return self._derivation.items()
+
+
+def _packed(values: list[int]) -> array[int]:
+    values.sort()
+    return array("q", values)

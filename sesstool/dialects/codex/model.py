@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from sesstool.core.model import Usage
 
@@ -62,3 +63,6 @@ class CodexFacts:
     first_time: str | None
     last_time: str | None  # the last decodable line's timestamp (repair closers reuse it)
     last_ordinal: int | None  # the last line's ordinal (closers continue it), None if unused
+    # derive streamed (``ScanOptions.message_addresses``): the history's addresses
+    # (``history.HistoryBuilder``), read back by ``CodexDialect.entry_derivation``
+    history: Any = field(default=None, compare=False, repr=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from sesstool.core.humanize import plural, preview
@@ -77,7 +77,8 @@ def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
 
 
 def inspect_document(f: CodexFacts) -> dict[str, Any]:
-    doc = asdict(f)
+    doc = asdict(replace(f, history=None))
+    del doc["history"]  # derive's addresses, not a fact of the rollout
     doc["by_type"] = dict(f.by_type)
     doc["by_item"] = dict(f.by_item)
     doc["usage"] = f.usage.document(USAGE_KEYS) if f.usage is not None else None

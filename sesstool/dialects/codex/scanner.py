@@ -121,7 +121,8 @@ class CodexScanner:
     def __init__(self, path: str, options: ScanOptions | None = None) -> None:
         self.path = path
         self.options = options or ScanOptions()
-        self._history = HistoryBuilder() if self.options.collect_messages else None
+        by_address = self.options.message_addresses
+        self._history = HistoryBuilder(by_address) if self.options.collect_messages else None
         self._meta_line: dict[str, Any] | None = None
         self._body_offset: int | None = None
         self._stop_offset: int | None = None
@@ -201,7 +202,7 @@ class CodexScanner:
                 by_type[kind] = by_type.get(kind, 0) + 1
                 last = obj
                 if history is not None:
-                    history.feed(obj)
+                    history.feed(obj, offset)
                 # The two kinds that make up most lines are routed here, by their payload type,
                 # so that a message or an event nothing tracks costs no call at all.
                 if kind == "event_msg":
