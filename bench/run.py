@@ -336,6 +336,8 @@ def sesstool_commands(sesstool: list[str]) -> tuple[set[str] | None, str]:
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
+            # the command list ends at its first blank line (the epilog's examples follow)
+            in_section = in_section and not commands
             continue
         if stripped.rstrip(":").lower() == "commands" or stripped.lower().startswith("commands"):
             in_section = True

@@ -67,3 +67,23 @@ def test_chunk_workload_bytes_unchanged_by_the_workload_knobs(tmp_path: Path) ->
 
 
 CHUNK_256K_SHA256 = "1420c3aee9f00b0475ae7c443e3791eb290e8460badf7c3bb01a45da38f3d695"
+
+
+def test_the_bench_lists_exactly_the_cli_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make bench` runs only the subcommands `sesstool --help` lists: the help's epilog
+    (examples, exit statuses) is not read as more commands."""
+    import importlib.util
+    import sys
+
+    from sesstool.cli.main import COMMANDS
+
+    bench = Path(genlog.__file__).parent
+    monkeypatch.syspath_prepend(str(bench))  # run.py imports its siblings by their own names
+    spec = importlib.util.spec_from_file_location("bench_run_under_test", bench / "run.py")
+    assert spec is not None and spec.loader is not None
+    run = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, run)  # its dataclasses look their module up
+    spec.loader.exec_module(run)
+    commands, note = run.sesstool_commands([sys.executable, "-m", "sesstool"])
+    assert note == ""
+    assert commands == set(COMMANDS)
