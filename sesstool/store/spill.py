@@ -56,20 +56,21 @@ def bisect(values: IntArray, value: int) -> int:
 class SpillFile:
     """The private database. Every call that reaches SQLite goes through ``_run``."""
 
-    def __init__(self, cache_kib: int = CACHE_KIB) -> None:
+    def __init__(self, purpose: str = "a scan's state", cache_kib: int = CACHE_KIB) -> None:
+        """``purpose``: what the space holds, named in the error a failure raises."""
         self._tables = 0
+        self._purpose = purpose
         self._db = self._run(lambda: sqlite3.connect("", isolation_level=None, check_same_thread=False))
         for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=FILE", f"cache_size=-{cache_kib}"):
             self.execute(f"PRAGMA {pragma}")
         self.execute("BEGIN")  # one transaction for the scan's life: nothing is ever committed
 
-    @staticmethod
-    def _run(call: Callable[[], T]) -> T:
+    def _run(self, call: Callable[[], T]) -> T:
         try:
             return call()
         except sqlite3.Error as err:
             raise InputError(
-                f"scratch space for a large transcript's graph (an unnamed file in SQLite's "
+                f"scratch space for {self._purpose} (an unnamed file in SQLite's "
                 f"temporary directory: SQLITE_TMPDIR, TMPDIR, /var/tmp or /tmp): {err}"
             ) from None
 

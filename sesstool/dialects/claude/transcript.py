@@ -189,7 +189,7 @@ class TranscriptScanner:
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             self._compaction(entry, uuid, lineno)
         if node == self.spill_at and self.graph.store is None:
-            store = SpillFile()
+            store = SpillFile("a large transcript's graph")
             self.graph.spill(store)
             self.book.spill(store)
         first = self.graph.add(uuid, parent, kind, (lineno, offset), flags)
