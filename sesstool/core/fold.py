@@ -9,19 +9,52 @@ The state is compact (issue 11 item 1: a log that is never compacted keeps every
 node list is an array of machine words, a node's type one byte per seq (a code into a table of
 the types met), and — derive by address — a projected message's line offset one machine word
 per seq. Nothing per node is a Python object.
+
+Past ``SPILL_AT`` seqs (a log that is never compacted: issue 11 item 1, second round) the
+state moves to a spill file the dialect wiring injects (``Fold.use_spill``: the core never
+touches files; ``store.spill`` implements ``Spill``): the type bytes, the line offsets and the
+tool/result fingerprints become arrays paged to disk, and the node list a doubly linked list by
+seq there (``LinkedNodes``), so a replace costs the run it replaces, not the surface. Every
+finding, message and plan is the same either way (tests/core/test_fold_spill.py).
 """
 
 from __future__ import annotations
 
 import copy
+import heapq
+import itertools
 from array import array
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from sesstool.core import rule_ids as R
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.model import RequestEnvelope
 from sesstool.core.seq_ranges import SeqSet
+
+SPILL_AT = 1 << 18  # seqs a fold keeps in memory; past them its state moves to a spill file
+_NEVER = 1 << 62  # a fold without a spill file, or already spilled: no seq reaches it
+
+
+class WordArray(Protocol):
+    """An array of integers kept in a spill file (``store.spill.SpilledArray``)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int, /) -> int: ...
+    def __setitem__(self, i: int, value: int, /) -> None: ...
+    def __iter__(self) -> Iterator[int]: ...
+    def append(self, value: int, /) -> None: ...
+    def pad(self, length: int, value: int, /) -> None: ...
+    def copy(self) -> WordArray: ...
+
+
+class Spill(Protocol):
+    """Where a fold's state goes past ``SPILL_AT`` seqs (injected: ``Fold.use_spill``)."""
+
+    def array(self, typecode: str, items: Iterable[int]) -> WordArray:
+        """A new array of ``typecode`` holding ``items``, paged to disk."""
+        ...
+
 
 _TYPES: dict[str, str] = {}
 _NAMES: list[str] = [""]  # code -> type; 0: not a node
@@ -41,7 +74,10 @@ class NodeTypes:
     __slots__ = ("_codes",)
 
     def __init__(self) -> None:
-        self._codes = bytearray()
+        self._codes: bytearray | WordArray = bytearray()
+
+    def spill(self, spill: Spill) -> None:
+        self._codes = spill.array("B", self._codes)
 
     def __contains__(self, seq: object) -> bool:
         codes = self._codes
@@ -61,7 +97,10 @@ class NodeTypes:
             _NAMES.append(intern_type(t))
         codes = self._codes
         if seq >= len(codes):
-            codes.extend(bytes(seq + 1 - len(codes) + (len(codes) >> 3)))  # grown in steps
+            if isinstance(codes, bytearray):
+                codes.extend(bytes(seq + 1 - len(codes) + (len(codes) >> 3)))  # grown in steps
+            else:
+                codes.pad(seq + 1, 0)
         codes[seq] = code
 
     def __delitem__(self, seq: int) -> None:
@@ -71,7 +110,8 @@ class NodeTypes:
 
     def copy(self) -> NodeTypes:
         twin = NodeTypes()
-        twin._codes = bytearray(self._codes)
+        codes = self._codes
+        twin._codes = bytearray(codes) if isinstance(codes, bytearray) else codes.copy()
         return twin
 
 
@@ -84,17 +124,27 @@ class Projected:
     offset per node, held as one machine word per seq; anything else (the message itself, kept
     in memory) moves the table to a dict."""
 
-    __slots__ = ("_by_seq", "_objects")
+    __slots__ = ("_by_seq", "_objects", "_spill")
 
     def __init__(self) -> None:
-        self._by_seq = array("q")
+        self._by_seq: array[int] | WordArray = array("q")
         self._objects: dict[int, Any] | None = None
+        self._spill: Spill | None = None
+
+    def spill(self, spill: Spill) -> None:
+        """Words to the spill file; messages kept as objects stay (they are in memory anyway)."""
+        self._spill = spill
+        if self._objects is None:
+            self._by_seq = spill.array("q", self._by_seq)
 
     def __setitem__(self, seq: int, value: Any) -> None:
         if self._objects is None and (value is None or (type(value) is int and value > _UNSET)):
             by_seq = self._by_seq
             if seq >= len(by_seq):
-                by_seq.extend(array("q", [_UNSET]) * (seq + 1 - len(by_seq) + (len(by_seq) >> 3)))
+                if isinstance(by_seq, array):
+                    by_seq.extend(array("q", [_UNSET]) * (seq + 1 - len(by_seq) + (len(by_seq) >> 3)))
+                else:
+                    by_seq.pad(seq + 1, _UNSET)
             by_seq[seq] = _NOTHING if value is None else value
             return
         if self._objects is None:
@@ -132,19 +182,189 @@ class Projected:
             self._by_seq[seq] = _UNSET
         return value
 
-    def of(self, nodes: array[int]) -> Sequence[Any]:
-        """The values of ``nodes`` that are not None, in their order."""
+    def of(self, nodes: Iterable[int]) -> Sequence[Any]:
+        """The values of ``nodes`` that are not None, in their order (spilled: in the spill
+        file too, a ``WordArray``)."""
         if self._objects is None:
             by_seq, size = self._by_seq, len(self._by_seq)
-            return array("q", (v for s in nodes if s < size and (v := by_seq[s]) > _UNSET))
+            values = (v for s in nodes if s < size and (v := by_seq[s]) > _UNSET)
+            if self._spill is not None:
+                return self._spill.array("q", values)  # type: ignore[return-value]
+            return array("q", values)
         objects = self._objects
         return tuple(m for s in nodes if (m := objects.get(s)) is not None)
 
     def copy(self) -> Projected:
         twin = Projected()
-        twin._by_seq = array("q", self._by_seq)
+        by_seq = self._by_seq
+        twin._by_seq = array("q", by_seq) if isinstance(by_seq, array) else by_seq.copy()
         twin._objects = dict(self._objects) if self._objects is not None else None
+        twin._spill = self._spill
         return twin
+
+
+_NO_PRINT = -1  # a spilled tool/result fingerprint: None or none kept (``hash`` never gives -1)
+
+
+class ToolPrints:
+    """seq -> the fingerprint of a current tool/result node (§5 item 5; ``tool_fingerprint``:
+    a ``hash`` or None): a dict in memory, one word per seq once spilled (-1: none)."""
+
+    __slots__ = ("_by_seq", "_odd", "_prints")
+
+    def __init__(self) -> None:
+        self._prints: dict[int, int | None] | None = {}
+        self._by_seq: WordArray | None = None
+        self._odd: dict[int, int] = {}  # spilled: a fingerprint a word cannot hold (never a hash)
+
+    def spill(self, spill: Spill) -> None:
+        prints = self._prints
+        assert prints is not None
+        self._by_seq = spill.array("q", ())
+        self._prints = None
+        for seq in sorted(prints):
+            self[seq] = prints[seq]
+
+    def __setitem__(self, seq: int, value: int | None) -> None:
+        if self._prints is not None:
+            self._prints[seq] = value
+            return
+        by_seq = self._by_seq
+        assert by_seq is not None
+        if seq >= len(by_seq):
+            by_seq.pad(seq + 1, _NO_PRINT)
+        if value is not None and (value == _NO_PRINT or not -(1 << 63) <= value < 1 << 63):
+            self._odd[seq] = value
+            value = _NO_PRINT
+        else:
+            self._odd.pop(seq, None)
+        by_seq[seq] = _NO_PRINT if value is None else value
+
+    def get(self, seq: int) -> int | None:
+        if self._prints is not None:
+            return self._prints.get(seq)
+        by_seq = self._by_seq
+        assert by_seq is not None
+        value = by_seq[seq] if 0 <= seq < len(by_seq) else _NO_PRINT
+        return self._odd.get(seq) if value == _NO_PRINT else value
+
+    def pop(self, seq: int) -> None:
+        if self._prints is not None:
+            self._prints.pop(seq, None)
+        elif self.get(seq) is not None:
+            self[seq] = None
+
+    def copy(self) -> ToolPrints:
+        twin = ToolPrints()
+        twin._prints = dict(self._prints) if self._prints is not None else None
+        twin._by_seq = self._by_seq.copy() if self._by_seq is not None else None
+        twin._odd = dict(self._odd)
+        return twin
+
+
+class Run(NamedTuple):
+    """A run of current surface nodes ``start..end`` a replace names (§5)."""
+
+    at_head: bool  # the run begins the surface
+    seqs: Sequence[int]  # its nodes, in surface order
+    at: int  # in memory: the position of ``start`` (-1 once spilled)
+
+
+class LinkedNodes:
+    """The surface node list once spilled: a doubly linked list by seq (the next and the
+    previous node's seq + 1 in two ``WordArray``; 0: none). Seqs only grow (§3), so appends and
+    replaces write at the end of the arrays and a replace touches the run it replaces."""
+
+    __slots__ = ("_next", "_prev", "count", "head", "tail")
+
+    def __init__(self, spill: Spill, nodes: Sequence[int]) -> None:
+        size = max(nodes) + 1 if nodes else 0
+        after, before = array("q", bytes(8 * size)), array("q", bytes(8 * size))
+        for a, b in itertools.pairwise(nodes):
+            after[a], before[b] = b + 1, a + 1
+        self._next, self._prev = spill.array("q", after), spill.array("q", before)
+        self.count = len(nodes)
+        self.head = nodes[0] if nodes else -1
+        self.tail = nodes[-1] if nodes else -1
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[int]:
+        return self.walk(self.head, self.tail)
+
+    def walk(self, start: int, end: int) -> Iterator[int]:
+        after, s = self._next, start
+        while s >= 0:
+            yield s
+            if s == end:
+                return
+            s = after[s] - 1
+
+    def append(self, seq: int) -> None:
+        self._link(self.tail, seq, -1)
+
+    def _link(self, before: int, seq: int, after: int) -> None:
+        """Put ``seq`` (above every seq held) between ``before`` and ``after`` (-1: none)."""
+        self._next.pad(seq + 1, 0)
+        self._prev.pad(seq + 1, 0)
+        self._prev[seq], self._next[seq] = before + 1, after + 1
+        if before >= 0:
+            self._next[before] = seq + 1
+        else:
+            self.head = seq
+        if after >= 0:
+            self._prev[after] = seq + 1
+        else:
+            self.tail = seq
+        self.count += 1
+
+    def run(self, start: int, end: int) -> Run | None:
+        """The run ``start..end`` (both current), or None when ``start`` comes after ``end``.
+        Walks from both ends at once: the cost is twice the shorter way, never the surface."""
+        after = self._next
+        a, b, n = start, end, 1
+        while a != end:
+            a = after[a] - 1
+            n += 1
+            if a < 0:
+                return None
+            if b >= 0:
+                b = after[b] - 1
+                if b == start:
+                    return None
+        return Run(start == self.head, _Walk(self, start, end, n), -1)
+
+    def replace(self, run: Run, seq: int) -> None:
+        """Swap ``run`` for the node ``seq``."""
+        walk = run.seqs
+        assert isinstance(walk, _Walk)
+        before, after = self._prev[walk.start] - 1, self._next[walk.end] - 1
+        self.count -= walk.n
+        self._link(before, seq, after)
+
+    def copy(self) -> LinkedNodes:
+        twin = copy.copy(self)
+        twin._next, twin._prev = self._next.copy(), self._prev.copy()
+        return twin
+
+
+class _Walk(Sequence[int]):
+    """The nodes of a run, read by walking the list (not held)."""
+
+    def __init__(self, nodes: LinkedNodes, start: int, end: int, n: int) -> None:
+        self.nodes, self.start, self.end, self.n = nodes, start, end, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[int]:
+        return self.nodes.walk(self.start, self.end)
+
+    def __getitem__(self, i: Any) -> Any:
+        if i == 0:
+            return self.start
+        raise IndexError("a walked run is read in order")
 
 
 class Fold:
@@ -160,14 +380,18 @@ class Fold:
         "request_header",
         "request_header_seq",
         "shadowed",
+        "spill",
+        "spill_at",
         "tool_fp",
     )
 
     def __init__(self) -> None:
-        self.nodes = array("q")
+        self.nodes: array[int] | LinkedNodes = array("q")
         self.node_type = NodeTypes()
-        self.tool_fp: dict[int, int | None] = {}
+        self.tool_fp = ToolPrints()
         self.projected = Projected()
+        self.spill: Spill | None = None
+        self.spill_at = _NEVER
         self.replacements = 0
         self.shadowed = 0
         self.request_header: Any = None
@@ -177,15 +401,55 @@ class Fold:
 
     def copy(self) -> Fold:
         twin = copy.copy(self)
-        twin.nodes = array("q", self.nodes)
+        nodes = self.nodes
+        twin.nodes = nodes.copy() if isinstance(nodes, LinkedNodes) else array("q", nodes)
         twin.node_type = self.node_type.copy()
-        twin.tool_fp = dict(self.tool_fp)
+        twin.tool_fp = self.tool_fp.copy()
         twin.projected = self.projected.copy()
         return twin
 
+    def use_spill(self, spill: Spill) -> None:
+        """Move the state to ``spill`` once a seq reaches ``SPILL_AT`` (read now: tests lower it)."""
+        self.spill, self.spill_at = spill, SPILL_AT
+
+    def reach(self, seq: int) -> None:
+        """``seq`` is about to become a node: past ``spill_at``, the state moves to the spill."""
+        if seq < self.spill_at or self.spill is None:
+            return
+        spill, self.spill_at = self.spill, _NEVER
+        nodes = self.nodes
+        assert not isinstance(nodes, LinkedNodes)
+        self.nodes = LinkedNodes(spill, nodes)
+        self.node_type.spill(spill)
+        self.tool_fp.spill(spill)
+        self.projected.spill(spill)
+
     def append(self, seq: int, t: str) -> None:
+        if seq >= self.spill_at:
+            self.reach(seq)
         self.nodes.append(seq)
         self.node_type[seq] = t
+
+    def run(self, start: int, end: int) -> Run | None:
+        """The current nodes ``start..end`` (both current), or None when ``start`` comes after
+        ``end`` in surface order."""
+        nodes = self.nodes
+        if isinstance(nodes, LinkedNodes):
+            return nodes.run(start, end)
+        i, j = nodes.index(start), nodes.index(end)
+        return Run(i == 0, nodes[i : j + 1], i) if i <= j else None
+
+    def first(self) -> int:
+        nodes = self.nodes
+        return nodes.head if isinstance(nodes, LinkedNodes) else nodes[0]
+
+    def swap(self, run: Run, seq: int) -> None:
+        """Replace the nodes of ``run`` by the node ``seq`` (§5)."""
+        nodes = self.nodes
+        if isinstance(nodes, LinkedNodes):
+            nodes.replace(run, seq)
+        else:
+            nodes[run.at : run.at + len(run.seqs)] = array("q", [seq])
 
     def messages(self) -> Sequence[Any]:
         """The projected messages of the current surface nodes, in order (§5): a tuple, or — line
@@ -236,18 +500,19 @@ def replace_nodes(
         )
         return
     fold = state.fold
-    nodes, node_type = fold.nodes, fold.node_type
+    fold.reach(seq)
+    node_type = fold.node_type
     if start not in node_type or end not in node_type:
         missing = start if start not in node_type else end
         report(R.REPLACE_ENDPOINT, f"replace endpoint {missing} is not a current surface node")
         return
-    i, j = nodes.index(start), nodes.index(end)
-    if i > j:
+    run = fold.run(start, end)
+    if run is None:
         report(R.REPLACE_ORDER, f"replace start {start} comes after end {end} in surface order")
         return
-    removed = nodes[i : j + 1]
+    removed = run.seqs
     if rules.cite and (cited is None or not all(s in cited for s in removed)):
-        missing_seqs = sorted(s for s in removed if cited is None or s not in cited)
+        missing_seqs = heapq.nsmallest(10, (s for s in removed if cited is None or s not in cited))
         report(
             R.REPLACE_UNCITED,
             f"sourceEventSeqs must cite every replaced node; missing {missing_seqs[:10]}",
@@ -267,18 +532,18 @@ def replace_nodes(
             )
     if (
         rules.protected_head
-        and i == 0
-        and node_type[nodes[0]] == "system/message"
-        and (t != "system/message" or j != 0)
+        and run.at_head
+        and node_type[fold.first()] == "system/message"
+        and (t != "system/message" or len(removed) != 1)
     ):
         report(
             R.PROTECTED_HEAD,
             "the system head may only be replaced by a system/message covering exactly that node",
         )
-    nodes[i : j + 1] = array("q", [seq])
+    fold.swap(run, seq)
     for s in removed:
         del node_type[s]
-        fold.tool_fp.pop(s, None)
+        fold.tool_fp.pop(s)
         fold.projected.pop(s, None)
     node_type[seq] = t
     if t == "tool/result" and fingerprint is not None:

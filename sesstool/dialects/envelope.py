@@ -9,8 +9,10 @@ and the inspect JSON body built from the shared statistics come from here.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from sesstool.core.fold import WordArray
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
 from sesstool.core.humanize import fmt_duration, fmt_time, iso_time, plural, preview
@@ -24,6 +26,22 @@ from sesstool.core.timeline_envelope import EnvelopeTimeline
 from sesstool.dialects.base import Dialect, Row
 
 
+class _SurfaceSpill:
+    """``core.fold.Spill`` for a scan's fold: the spill file (``store.spill``), imported and
+    opened only when a long log's fold first needs it."""
+
+    def __init__(self) -> None:
+        self._spill: Any = None
+
+    def array(self, typecode: str, items: Iterable[int]) -> WordArray:
+        if self._spill is None:
+            from sesstool.store.spill import ArraySpill  # sqlite3: only when needed
+
+            self._spill = ArraySpill("a long log's surface nodes")
+        made: WordArray = self._spill.array(typecode, items)
+        return made
+
+
 class EnvelopeDialect(Dialect):
     """A dialect read by the shared envelope scanner (it is also that scanner's header codec)."""
 
@@ -32,6 +50,7 @@ class EnvelopeDialect(Dialect):
     def scanner(self, path: str, options: ScanOptions) -> Scanner:
         scanner = Scanner(path, options, self)
         keep_line_offsets(scanner)  # derive streamed by address
+        scanner.state.fold.use_spill(_SurfaceSpill())  # past core.fold.SPILL_AT seqs
         return scanner
 
     @abstractmethod

@@ -24,6 +24,7 @@ from array import array
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice, repeat
 from typing import Any, Protocol, TypeVar, overload
 
 from sesstool.core.errors import InputError
@@ -143,6 +144,22 @@ class Keys:
         return Keys(self.spill, self)
 
 
+class ArraySpill:
+    """Arrays of integers in one ``SpillFile``, opened at the first array (``core.fold.Spill``:
+    the projection fold of a long log moves there past ``core.fold.SPILL_AT`` seqs)."""
+
+    def __init__(self, purpose: str) -> None:
+        self._purpose = purpose
+        self._file: SpillFile | None = None
+
+    def array(self, typecode: str, items: Iterable[int]) -> SpilledArray:
+        if self._file is None:
+            self._file = SpillFile(self._purpose)
+        made = SpilledArray(typecode, self._file.pages())
+        made.extend(items)
+        return made
+
+
 class SpilledArray(Sequence[int]):
     """An ``array`` of integers (``typecode``) paged to ``pages``: the last ``CACHED_PAGES``
     pages used stay in memory. A page never written reads as zeros (``zeros``). ``sorted``:
@@ -223,6 +240,28 @@ class SpilledArray(Sequence[int]):
         if self._firsts is not None and self._len == n * PAGE:
             self._firsts.append(value)
         self._len += 1
+
+    def extend(self, items: Iterable[int]) -> None:
+        """``append`` of each item, a page at a time."""
+        values = iter(items)
+        while True:
+            n = self._len // PAGE
+            chunk = array(self._type, islice(values, PAGE - (self._len - n * PAGE)))
+            if not chunk:
+                return
+            page = self._hot if n == self._hot_n else self._page(n)
+            if self._firsts is not None and self._len == n * PAGE:
+                self._firsts.append(chunk[0])
+            page.extend(chunk)
+            self._dirty.add(n)
+            self._len += len(chunk)
+
+    def pad(self, length: int, value: int) -> None:
+        """Grow to ``length`` items with ``value`` (nothing when already that long)."""
+        if length - self._len == 1:
+            self.append(value)
+        elif length > self._len:
+            self.extend(repeat(value, length - self._len))
 
     def __iter__(self) -> Iterator[int]:
         for n in range((self._len + PAGE - 1) // PAGE):
