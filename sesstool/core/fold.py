@@ -97,10 +97,12 @@ class NodeTypes:
             _NAMES.append(intern_type(t))
         codes = self._codes
         if seq >= len(codes):
-            if isinstance(codes, bytearray):
-                codes.extend(bytes(seq + 1 - len(codes) + (len(codes) >> 3)))  # grown in steps
-            else:
-                codes.pad(seq + 1, 0)
+            if not isinstance(codes, bytearray):  # spilled: a new seq is the last one
+                if len(codes) < seq:
+                    codes.pad(seq, 0)
+                codes.append(code)
+                return
+            codes.extend(bytes(seq + 1 - len(codes) + (len(codes) >> 3)))  # grown in steps
         codes[seq] = code
 
     def __delitem__(self, seq: int) -> None:
@@ -141,10 +143,12 @@ class Projected:
         if self._objects is None and (value is None or (type(value) is int and value > _UNSET)):
             by_seq = self._by_seq
             if seq >= len(by_seq):
-                if isinstance(by_seq, array):
-                    by_seq.extend(array("q", [_UNSET]) * (seq + 1 - len(by_seq) + (len(by_seq) >> 3)))
-                else:
-                    by_seq.pad(seq + 1, _UNSET)
+                if not isinstance(by_seq, array):  # spilled: a new seq is the last one
+                    if len(by_seq) < seq:
+                        by_seq.pad(seq, _UNSET)
+                    by_seq.append(_NOTHING if value is None else value)
+                    return
+                by_seq.extend(array("q", [_UNSET]) * (seq + 1 - len(by_seq) + (len(by_seq) >> 3)))
             by_seq[seq] = _NOTHING if value is None else value
             return
         if self._objects is None:
@@ -208,56 +212,50 @@ _NO_PRINT = -1  # a spilled tool/result fingerprint: None or none kept (``hash``
 
 class ToolPrints:
     """seq -> the fingerprint of a current tool/result node (§5 item 5; ``tool_fingerprint``:
-    a ``hash`` or None): a dict in memory, one word per seq once spilled (-1: none)."""
+    a ``hash`` or None), one machine word per seq (-1: none; ``hash`` never gives -1), in
+    memory or, once spilled, in the spill file."""
 
-    __slots__ = ("_by_seq", "_odd", "_prints")
+    __slots__ = ("_by_seq", "_odd")
 
     def __init__(self) -> None:
-        self._prints: dict[int, int | None] | None = {}
-        self._by_seq: WordArray | None = None
-        self._odd: dict[int, int] = {}  # spilled: a fingerprint a word cannot hold (never a hash)
+        self._by_seq: array[int] | WordArray = array("q")
+        self._odd: dict[int, int] = {}  # a fingerprint a word cannot hold (never a hash)
 
     def spill(self, spill: Spill) -> None:
-        prints = self._prints
-        assert prints is not None
-        self._by_seq = spill.array("q", ())
-        self._prints = None
-        for seq in sorted(prints):
-            self[seq] = prints[seq]
+        self._by_seq = spill.array("q", self._by_seq)
 
     def __setitem__(self, seq: int, value: int | None) -> None:
-        if self._prints is not None:
-            self._prints[seq] = value
-            return
-        by_seq = self._by_seq
-        assert by_seq is not None
-        if seq >= len(by_seq):
-            by_seq.pad(seq + 1, _NO_PRINT)
         if value is not None and (value == _NO_PRINT or not -(1 << 63) <= value < 1 << 63):
             self._odd[seq] = value
-            value = _NO_PRINT
-        else:
+            value = None
+        elif self._odd:
             self._odd.pop(seq, None)
-        by_seq[seq] = _NO_PRINT if value is None else value
+        by_seq = self._by_seq
+        word = _NO_PRINT if value is None else value
+        if seq >= len(by_seq):
+            if not isinstance(by_seq, array):  # spilled: a new seq is the last one
+                if len(by_seq) < seq:
+                    by_seq.pad(seq, _NO_PRINT)
+                by_seq.append(word)
+                return
+            by_seq.extend(array("q", [_NO_PRINT]) * (seq + 1 - len(by_seq) + (len(by_seq) >> 3)))
+        by_seq[seq] = word
 
     def get(self, seq: int) -> int | None:
-        if self._prints is not None:
-            return self._prints.get(seq)
         by_seq = self._by_seq
-        assert by_seq is not None
         value = by_seq[seq] if 0 <= seq < len(by_seq) else _NO_PRINT
-        return self._odd.get(seq) if value == _NO_PRINT else value
+        if value == _NO_PRINT:
+            return self._odd.get(seq) if self._odd else None
+        return value
 
     def pop(self, seq: int) -> None:
-        if self._prints is not None:
-            self._prints.pop(seq, None)
-        elif self.get(seq) is not None:
+        if 0 <= seq < len(self._by_seq) and self.get(seq) is not None:
             self[seq] = None
 
     def copy(self) -> ToolPrints:
         twin = ToolPrints()
-        twin._prints = dict(self._prints) if self._prints is not None else None
-        twin._by_seq = self._by_seq.copy() if self._by_seq is not None else None
+        by_seq = self._by_seq
+        twin._by_seq = array("q", by_seq) if isinstance(by_seq, array) else by_seq.copy()
         twin._odd = dict(self._odd)
         return twin
 
@@ -306,9 +304,12 @@ class LinkedNodes:
 
     def _link(self, before: int, seq: int, after: int) -> None:
         """Put ``seq`` (above every seq held) between ``before`` and ``after`` (-1: none)."""
-        self._next.pad(seq + 1, 0)
-        self._prev.pad(seq + 1, 0)
-        self._prev[seq], self._next[seq] = before + 1, after + 1
+        links, back = self._next, self._prev
+        if len(links) < seq:
+            links.pad(seq, 0)
+            back.pad(seq, 0)
+        links.append(after + 1)
+        back.append(before + 1)
         if before >= 0:
             self._next[before] = seq + 1
         else:

@@ -51,6 +51,36 @@ def v4_messages(path: Path, count: int, text: Callable[[int], str]) -> Path:
     return path
 
 
+def v4_tool_calls(path: Path, calls: int) -> Path:
+    """A v4 log of one turn and one step in which ``calls`` tool calls are each started and
+    answered (a tool/call, then its tool/result appended to the surface), never compacted."""
+    with open(path, "wb") as f:
+        f.write(V4_HEADER)
+        f.write(_line({"type": "turn/start", "seq": 0, "time": 1000, "data": {"turn": 1}}))
+        f.write(_line({"type": "step/start", "seq": 1, "time": 1000, "data": {"turn": 1, "step": 1}}))
+        seq = 2
+        for n in range(calls):
+            cid = f"c{n}"
+            call = {"turn": 1, "step": 1, "callId": cid, "name": "ls", "arguments": "{}"}
+            f.write(_line({"type": "tool/call", "seq": seq, "time": 1000, "data": call}))
+            message = {
+                "role": "tool",
+                "source": {"kind": "tool", "callId": cid},
+                "toolCallId": cid,
+                "content": [{"type": "text", "text": "ok"}],
+                "isError": False,
+                "id": f"t{n}",
+            }
+            result = {"type": "tool/result", "seq": seq + 1, "time": 1000}
+            result |= {"data": {"turn": 1, "step": 1, "message": message}, "sourceEventSeqs": [seq]}
+            f.write(_line({**result, "surfaceOp": "append"}))
+            seq += 2
+        f.write(_line({"type": "step/end", "seq": seq, "time": 1000, "data": {"turn": 1, "step": 1}}))
+        end = {"turn": 1, "reason": {"kind": "completed"}}
+        f.write(_line({"type": "turn/end", "seq": seq + 1, "time": 1000, "data": end}))
+    return path
+
+
 def seq_range_bomb(events: int = 8611, ranges: int = 10_000) -> bytes:
     """A v4 log whose last event cites ``ranges`` copies of [0, events - 1]: overlapping ranges
     that an expanding decoder turns into ``events × ranges`` ints (issue 11, 1a)."""
@@ -140,13 +170,15 @@ def run_measured(
     cwd: Path | None = None,
     stdin: Path | None = None,
     env: dict[str, str] | None = None,
+    module: tuple[str, ...] = ("sesstool",),
 ) -> Measured:
     """Run ``sesstool ARGS`` in a child (optionally under RLIMIT_AS, with standard input read
-    from the file ``stdin`` and ``env`` added to the environment) and read its peak RSS."""
+    from the file ``stdin`` and ``env`` added to the environment) and read its peak RSS.
+    ``module``: what ``python -m`` runs, with its own arguments before ARGS."""
     where = cwd or Path.cwd()
     out_path = where / f".measured-{os.getpid()}.out"
     report = where / f".measured-{os.getpid()}.rss"
-    command = [sys.executable, "-m", "sesstool", *args]
+    command = [sys.executable, "-m", *module, *args]
     with open(out_path, "wb") as out, open(stdin or os.devnull, "rb") as given:
         proc = subprocess.run(
             [sys.executable, "-c", _LAUNCHER, str(report), str(address_space or 0), *command],

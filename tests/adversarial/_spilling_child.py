@@ -1,0 +1,21 @@
+"""``python -m tests.adversarial._spilling_child SPILL_AT ARGS...``: the CLI with the projection
+fold's spill threshold (``core.fold.SPILL_AT``) set to SPILL_AT seqs, so a test log of tens of
+thousands of nodes takes the path a log of millions takes (issue 11 item 1, second round)."""
+
+from __future__ import annotations
+
+import sys
+
+from sesstool.core import fold
+
+
+def main() -> None:
+    fold.SPILL_AT = int(sys.argv[1])
+    sys.argv = ["sesstool", *sys.argv[2:]]
+    from sesstool.cli.entry import run  # as `python -m sesstool` does: the CLI after its guard
+
+    run()
+
+
+if __name__ == "__main__":
+    main()

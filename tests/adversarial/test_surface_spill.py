@@ -1,0 +1,98 @@
+"""Issue 11 item 1, second round: a dsh log that is never compacted keeps every surface node, and
+past ``core.fold.SPILL_AT`` seqs the fold's state (the node list, a type byte and — derive — a
+line offset per seq, each tool/result's fingerprint) lives in a spill file, so memory no longer
+grows with the node count. Peak RSS from the kernel for a child under an address-space limit
+(``hostile_logs.run_measured``), never the clock: a log of 4N nodes costs every command within
+a fixed bound of the log of N nodes. The child runs with the threshold at 4,096 seqs
+(``_spilling_child``), so tens of thousands of nodes take the path millions take; the fold held
+in memory grows by about 3 MB (tiny messages) and 12 MB (tool results) between the two sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.hostile_logs import run_measured, v4_messages, v4_tool_calls
+from tests.conftest import ROOT
+
+MiB = 1 << 20
+SPILL_AT = 4096
+
+
+def _torn(log: Path) -> Path:
+    """``log`` with half of a last line appended: a torn tail (repair's case)."""
+    torn = log.with_name(log.name.replace(".v4.", ".torn.v4."))
+    data = log.read_bytes()
+    torn.write_bytes(data + data[data.rindex(b"\n", 0, -1) + 1 :][:40])
+    return torn
+
+
+def _commands(events: int) -> dict[str, tuple[list[str], bool]]:
+    """name -> (arguments before the log, whether it runs on the torn twin)."""
+    return {
+        "validate": (["validate"], False),
+        "inspect": (["inspect", "--json"], False),
+        "derive json": (["derive", "--format", "json"], False),
+        "derive jsonl": (["derive", "--format", "jsonl"], False),
+        "repair": (["repair", "-o", "repaired.jsonl"], True),
+        "fork": (
+            ["fork", "--at", str(events - 2), "--id", "child", "--created-at", "5", "-o", "child.jsonl"],
+            False,
+        ),
+    }
+
+
+def _peaks(log: Path, events: int, names: tuple[str, ...]) -> dict[str, int]:
+    torn = _torn(log)
+    commands = _commands(events)
+    peaks: dict[str, int] = {}
+    for name in names:
+        command, on_torn = commands[name]
+        for written in ("repaired.jsonl", "child.jsonl"):
+            (log.parent / written).unlink(missing_ok=True)
+        run = run_measured(
+            [*command, str(torn if on_torn else log)],
+            address_space=2 << 30,
+            cwd=log.parent,
+            env={"PYTHONPATH": str(ROOT)},
+            module=("tests.adversarial._spilling_child", str(SPILL_AT)),
+        )
+        assert run.exit_code == 0, (command, run.stderr)
+        peaks[name] = run.peak_rss
+    return peaks
+
+
+def _messages(where: Path, count: int) -> tuple[Path, int]:
+    return v4_messages(where / f"m{count}.v4.jsonl", count, lambda seq: "m"), count
+
+
+def _tool_calls(where: Path, count: int) -> tuple[Path, int]:
+    return v4_tool_calls(where / f"c{count}.v4.jsonl", count), 2 * count + 4
+
+
+EVERY = ("validate", "inspect", "derive json", "derive jsonl", "repair", "fork")
+
+
+@pytest.mark.parametrize(
+    ("make", "small", "names", "bound"),
+    [
+        # tiny messages: the fold in memory grows by ~9 bytes a node (validate), ~25 (derive)
+        (_messages, 60_000, ("validate", "derive jsonl"), 1 * MiB),
+        # one tool/result per call: ~100 bytes a node in memory (a fingerprint dict), copied by fork
+        (_tool_calls, 20_000, EVERY, 1 * MiB),
+    ],
+    ids=["tiny-messages", "tool-results"],
+)
+def test_surface_memory_does_not_grow_with_the_node_count_past_the_spill(
+    tmp_path: Path,
+    make: Callable[[Path, int], tuple[Path, int]],
+    small: int,
+    names: tuple[str, ...],
+    bound: int,
+) -> None:
+    """N and 4N nodes: every command's peak within ``bound``."""
+    peaks = [_peaks(*make(tmp_path, count), names) for count in (small, 4 * small)]
+    grown = {name: peaks[1][name] - peaks[0][name] for name in names}
+    assert all(growth < bound for growth in grown.values()), {n: round(g / MiB, 2) for n, g in grown.items()}
