@@ -32,7 +32,7 @@ from sesstool.core.header import is_safe_nonneg
 from sesstool.core.model import RequestEnvelope
 from sesstool.core.seq_ranges import SeqSet
 
-SPILL_AT = 1 << 18  # seqs a fold keeps in memory; past them its state moves to a spill file
+SPILL_AT = 1 << 19  # seqs a fold keeps in memory; past them its state moves to a spill file
 _NEVER = 1 << 62  # a fold without a spill file, or already spilled: no seq reaches it
 
 
