@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests.adversarial.hostile_logs import run_measured, v4_messages, v4_tool_calls
-from tests.conftest import ROOT
+from tests.conftest import FIXTURES, ROOT
 
 MiB = 1 << 20
 SPILL_AT = 4096
@@ -96,3 +97,46 @@ def test_surface_memory_does_not_grow_with_the_node_count_past_the_spill(
     peaks = [_peaks(*make(tmp_path, count), names) for count in (small, 4 * small)]
     grown = {name: peaks[1][name] - peaks[0][name] for name in names}
     assert all(growth < bound for growth in grown.values()), {n: round(g / MiB, 2) for n, g in grown.items()}
+
+
+CODEX_SEED = sorted((FIXTURES / "codex" / "tool-call").glob("*.jsonl"))[0]
+CODEX_ITEMS = 6  # the seed's response items: messages, a call and its output
+
+
+def _rollout(where: Path, turns: int) -> Path:
+    """A Codex rollout whose response items repeat ``turns`` times with fresh call ids: one
+    thread of ``CODEX_ITEMS × turns`` history items."""
+    lines = [orjson.loads(line) for line in CODEX_SEED.read_bytes().splitlines()]
+    head = [e for e in lines if e["type"] == "session_meta"]
+    items = [e for e in lines if e["type"] == "response_item"]
+    path = where / f"{turns}-{CODEX_SEED.name}"
+    with open(path, "wb") as f:
+        for e in head:
+            f.write(orjson.dumps(e) + b"\n")
+        for turn in range(turns):
+            for e in items:
+                payload = dict(e["payload"])
+                if isinstance(payload.get("call_id"), str):
+                    payload["call_id"] = f"{payload['call_id']}_{turn}"
+                f.write(orjson.dumps({**e, "payload": payload}) + b"\n")
+    return path
+
+
+def test_codex_history_memory_does_not_grow_with_the_items_past_the_spill(tmp_path: Path) -> None:
+    """derive of a rollout of 4N history items costs within 1 MiB of N items: past the
+    threshold the history's columns (five words an item) and the sorted call/output lists are
+    in the spill file (in memory they grow ~4 MB between 30,000 and 120,000 items)."""
+    peaks = []
+    for turns in (5_000, 20_000):
+        log = _rollout(tmp_path, turns)
+        run = run_measured(
+            ["derive", "--format", "jsonl", str(log)],
+            address_space=2 << 30,
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(ROOT)},
+            module=("tests.adversarial._spilling_child", str(SPILL_AT)),
+        )
+        assert run.exit_code == 0, run.stderr
+        assert run.stdout.count(b"\n") == CODEX_ITEMS * turns
+        peaks.append(run.peak_rss)
+    assert peaks[1] - peaks[0] < 1 * MiB, [round(p / MiB, 2) for p in peaks]

@@ -20,9 +20,9 @@ from __future__ import annotations
 import uuid
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -32,6 +32,12 @@ from sesstool.dialects.codex.vocabulary import (
     LOCAL_ONLY_KEYS,
     RESPONSE_ITEM_TYPES,
 )
+
+if TYPE_CHECKING:
+    from sesstool.store.spill import IntArray, SpilledArray, SpillFile
+
+SPILL_AT = 1 << 18  # history items held in memory; past them the columns move to a spill file
+_SORT_SLICE = 4096  # sorted values read back per statement
 
 # codex-rs/core/src/context_manager/normalize.rs: SYNTHETIC_OUTPUT_ID_NAMESPACE.
 SYNTHETIC_OUTPUT_NAMESPACE = uuid.UUID("90d38d3e-6a5b-4d52-bfe2-2f1e634bfac4")
@@ -127,20 +133,74 @@ def _call_key(value: Any) -> int:
     return digest & 0x7FFFFFFF
 
 
-class _Items:
-    """The history as columns of machine words, in order."""
+class _Spill:
+    """The spill file of one history (store/spill.py, issue 11 item 1): opened, and imported,
+    only when a history first passes ``SPILL_AT`` items."""
 
     def __init__(self) -> None:
-        self.segment = array("q")
-        self.ref = array("q")
-        self.sub = array("q")
-        self.kind = array("b")
-        self.key = array("q")  # _call_key(call_id); -1: no call_id
+        self._file: SpillFile | None = None
+
+    def file(self) -> SpillFile:
+        if self._file is None:
+            from sesstool.store.spill import SpillFile  # sqlite3: only a long history needs it
+
+            self._file = SpillFile("a long rollout's history")
+        return self._file
+
+    def array(self, typecode: str, items: Iterable[int] = ()) -> SpilledArray:
+        from sesstool.store.spill import SpilledArray
+
+        made = SpilledArray(typecode, self.file().pages())
+        made.extend(items)
+        return made
+
+    def sorted(self, values: Iterable[int]) -> SpilledArray:
+        """``values`` (distinct) in ascending order, sorted by the spill file's b-tree."""
+        from sesstool.store.spill import SpilledArray
+
+        store = self.file()
+        table = store.table("k INTEGER PRIMARY KEY")
+        store.executemany(f"INSERT INTO {table} VALUES (?)", ((v,) for v in values))
+        made = SpilledArray("q", store.pages(), sorted=True)
+        last = -(1 << 63)
+        while True:
+            rows = store.execute(
+                f"SELECT k FROM {table} WHERE k > ? ORDER BY k LIMIT {_SORT_SLICE}", (last,)
+            ).fetchall()
+            if not rows:
+                return made
+            made.extend(row[0] for row in rows)
+            last = rows[-1][0]
+
+
+_COLUMNS = (("segment", "q"), ("ref", "q"), ("sub", "q"), ("kind", "b"), ("key", "q"))
+
+
+class _Items:
+    """The history as columns of machine words, in order; past ``SPILL_AT`` items (a
+    ``spill`` given) the columns are paged to a spill file."""
+
+    def __init__(self, spill: _Spill | None = None) -> None:
+        self.spill = spill
+        self.spilled = False
+        self.segment: IntArray = array("q")
+        self.ref: IntArray = array("q")
+        self.sub: IntArray = array("q")
+        self.kind: IntArray = array("b")
+        self.key: IntArray = array("q")  # _call_key(call_id); -1: no call_id
 
     def __len__(self) -> int:
         return len(self.ref)
 
+    def _move(self) -> None:
+        assert self.spill is not None
+        for name, typecode in _COLUMNS:
+            setattr(self, name, self.spill.array(typecode, getattr(self, name)))
+        self.spilled = True
+
     def append(self, segment: int, ref: int, sub: int, item: dict[str, Any]) -> None:
+        if not self.spilled and self.spill is not None and len(self.ref) >= SPILL_AT:
+            self._move()
         self.segment.append(segment)
         self.ref.append(ref)
         self.sub.append(sub)
@@ -149,7 +209,9 @@ class _Items:
         self.key.append(-1 if call_id is None else _call_key(call_id))
 
     def keep(self, wanted: Callable[[int], bool]) -> _Items:
-        kept = _Items()
+        kept = _Items(self.spill)
+        if self.spilled:
+            kept._move()
         for i in range(len(self)):
             if wanted(i):
                 kept.segment.append(self.segment[i])
@@ -169,7 +231,9 @@ class HistoryBuilder:
     def __init__(self, by_address: bool = False) -> None:
         self.by_address = by_address
         self.held: list[dict[str, Any]] = []  # in memory: the items, by ``ref``
-        self._items = _Items()  # segment -1 holds a compaction's base history
+        # by address, a long history's columns move to a spill file (``SPILL_AT``)
+        self._spill = _Spill() if by_address else None
+        self._items = _Items(self._spill)  # segment -1 holds a compaction's base history
         self._segment = 0
         self._from_compaction = False
         self._rollbacks = 0
@@ -207,14 +271,14 @@ class HistoryBuilder:
             if self._metas > 1:
                 # Observed with 0.171: a later session_meta drops the history before it (the
                 # resumed request starts after it and re-adds the permissions context).
-                self._items = _Items()
+                self._items = _Items(self._spill)
                 self.held = []
                 self.restarts += 1
 
     def _compacted(self, payload: dict[str, Any], offset: int) -> None:
         history = payload.get("replacement_history")
         before, held = self._items, self.held
-        self._items, self.held = _Items(), []
+        self._items, self.held = _Items(self._spill), []
         if isinstance(history, list):
             for sub, item in enumerate(history):
                 if isinstance(item, dict):
@@ -288,6 +352,18 @@ class Derivation:
         self.from_compaction, self.rollbacks = from_compaction, rollbacks
         self.synthetic = 0
         self.dropped = 0
+        self._outputs: IntArray
+        self._custom_outputs: IntArray
+        self._function_calls: IntArray
+        self._custom_calls: IntArray
+        if items.spilled:  # sorted in the spill file, one pass over the columns each
+            assert items.spill is not None
+            sort = items.spill.sorted
+            self._outputs = sort(_packed_of(items, (_OUTPUT,)))
+            self._custom_outputs = sort(_packed_of(items, (_CUSTOM_OUTPUT,)))
+            self._function_calls = sort(_packed_of(items, (_CALL, _SHELL_CALL)))
+            self._custom_calls = sort(_packed_of(items, (_CUSTOM_CALL,)))
+            return
         by_kind: dict[int, list[int]] = {k: [] for k in _KINDS.values()}
         for i in range(len(items)):
             group = by_kind.get(items.kind[i])
@@ -302,11 +378,11 @@ class Derivation:
     def _item(self, i: int) -> dict[str, Any]:
         return self._item_at(self._items.ref[i], self._items.sub[i])
 
-    def _has(self, packed: array[int], key: int, call_id: Any) -> bool:
+    def _has(self, packed: IntArray, key: int, call_id: Any) -> bool:
         """Does an item listed in ``packed`` carry ``call_id``?"""
         key = (key if key >= 0 else 0x7FFFFFFF) << _KEY_BITS
         mask = (1 << _KEY_BITS) - 1
-        at = bisect_left(packed, key)
+        at = bisect_left(packed, key) if isinstance(packed, array) else packed.bisect_left(key)  # type: ignore[attr-defined]
         while at < len(packed) and packed[at] & ~mask == key:
             if self._item(packed[at] & mask).get("call_id") == call_id:
                 return True
@@ -364,6 +440,14 @@ class HistoryAt:
 
     def messages(self) -> Iterator[dict[str, Any]]:
         return self._derivation.items()
+
+
+def _packed_of(items: _Items, kinds: tuple[int, ...]) -> Iterator[int]:
+    """(call-id key << 32 | item) of the items of ``kinds``, in item order."""
+    for i in range(len(items)):
+        if items.kind[i] in kinds:
+            key = items.key[i]
+            yield ((key if key >= 0 else 0x7FFFFFFF) << _KEY_BITS) | i
 
 
 def _packed(values: list[int]) -> array[int]:
