@@ -212,50 +212,60 @@ _NO_PRINT = -1  # a spilled tool/result fingerprint: None or none kept (``hash``
 
 class ToolPrints:
     """seq -> the fingerprint of a current tool/result node (§5 item 5; ``tool_fingerprint``:
-    a ``hash`` or None), one machine word per seq (-1: none; ``hash`` never gives -1), in
-    memory or, once spilled, in the spill file."""
+    a ``hash`` or None): a dict in memory (tool results are a part of the seqs), one machine
+    word per seq once spilled (-1: none; ``hash`` never gives -1)."""
 
-    __slots__ = ("_by_seq", "_odd")
+    __slots__ = ("_by_seq", "_odd", "prints")
 
     def __init__(self) -> None:
-        self._by_seq: array[int] | WordArray = array("q")
-        self._odd: dict[int, int] = {}  # a fingerprint a word cannot hold (never a hash)
+        self.prints: dict[int, int | None] = {}  # in memory
+        self._by_seq: WordArray | None = None  # spilled
+        self._odd: dict[int, int] = {}  # spilled: a fingerprint a word cannot hold (never a hash)
 
     def spill(self, spill: Spill) -> None:
-        self._by_seq = spill.array("q", self._by_seq)
+        prints = self.prints
+        self._by_seq = spill.array("q", ())
+        self.prints = {}
+        for seq in sorted(prints):
+            self[seq] = prints[seq]
 
     def __setitem__(self, seq: int, value: int | None) -> None:
+        by_seq = self._by_seq
+        if by_seq is None:
+            self.prints[seq] = value
+            return
         if value is not None and (value == _NO_PRINT or not -(1 << 63) <= value < 1 << 63):
             self._odd[seq] = value
             value = None
         elif self._odd:
             self._odd.pop(seq, None)
-        by_seq = self._by_seq
         word = _NO_PRINT if value is None else value
-        if seq >= len(by_seq):
-            if not isinstance(by_seq, array):  # spilled: a new seq is the last one
-                if len(by_seq) < seq:
-                    by_seq.pad(seq, _NO_PRINT)
-                by_seq.append(word)
-                return
-            by_seq.extend(array("q", [_NO_PRINT]) * (seq + 1 - len(by_seq) + (len(by_seq) >> 3)))
-        by_seq[seq] = word
+        if seq >= len(by_seq):  # a new seq is the last one
+            if len(by_seq) < seq:
+                by_seq.pad(seq, _NO_PRINT)
+            by_seq.append(word)
+        else:
+            by_seq[seq] = word
 
     def get(self, seq: int) -> int | None:
         by_seq = self._by_seq
+        if by_seq is None:
+            return self.prints.get(seq)
         value = by_seq[seq] if 0 <= seq < len(by_seq) else _NO_PRINT
         if value == _NO_PRINT:
             return self._odd.get(seq) if self._odd else None
         return value
 
     def pop(self, seq: int) -> None:
-        if 0 <= seq < len(self._by_seq) and self.get(seq) is not None:
+        if self._by_seq is None:
+            self.prints.pop(seq, None)
+        elif self.get(seq) is not None:
             self[seq] = None
 
     def copy(self) -> ToolPrints:
         twin = ToolPrints()
-        by_seq = self._by_seq
-        twin._by_seq = array("q", by_seq) if isinstance(by_seq, array) else by_seq.copy()
+        twin.prints = dict(self.prints)
+        twin._by_seq = self._by_seq.copy() if self._by_seq is not None else None
         twin._odd = dict(self._odd)
         return twin
 
@@ -414,8 +424,9 @@ class Fold:
         self.spill, self.spill_at = spill, SPILL_AT
 
     def reach(self, seq: int) -> None:
-        """``seq`` is about to become a node: past ``spill_at``, the state moves to the spill."""
-        if seq < self.spill_at or self.spill is None:
+        """``seq`` is about to become a node: past ``spill_at`` seqs (or an eighth as many
+        current tool results, a dict entry each), the state moves to the spill."""
+        if self.spill is None or (seq < self.spill_at and len(self.tool_fp.prints) < self.spill_at >> 3):
             return
         spill, self.spill_at = self.spill, _NEVER
         nodes = self.nodes
@@ -426,7 +437,7 @@ class Fold:
         self.projected.spill(spill)
 
     def append(self, seq: int, t: str) -> None:
-        if seq >= self.spill_at:
+        if seq >= self.spill_at or len(self.tool_fp.prints) >= self.spill_at >> 3:
             self.reach(seq)
         self.nodes.append(seq)
         self.node_type[seq] = t

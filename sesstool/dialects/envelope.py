@@ -25,6 +25,8 @@ from sesstool.core.timeline import SpanCollector
 from sesstool.core.timeline_envelope import EnvelopeTimeline
 from sesstool.dialects.base import Dialect, Row
 
+FOLD_CACHE_KIB = 128  # SQLite's page cache for a fold's spill file (a repair or fork may hold 3)
+
 
 class _SurfaceSpill:
     """``core.fold.Spill`` for a scan's fold: the spill file (``store.spill``), imported and
@@ -37,7 +39,8 @@ class _SurfaceSpill:
         if self._spill is None:
             from sesstool.store.spill import ArraySpill  # sqlite3: only when needed
 
-            self._spill = ArraySpill("a long log's surface nodes")
+            # the fold reads and writes its arrays in order: SQLite's cache can be small
+            self._spill = ArraySpill("a long log's surface nodes", cache_kib=FOLD_CACHE_KIB)
         made: WordArray = self._spill.array(typecode, items)
         return made
 

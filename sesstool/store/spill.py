@@ -148,13 +148,14 @@ class ArraySpill:
     """Arrays of integers in one ``SpillFile``, opened at the first array (``core.fold.Spill``:
     the projection fold of a long log moves there past ``core.fold.SPILL_AT`` seqs)."""
 
-    def __init__(self, purpose: str) -> None:
+    def __init__(self, purpose: str, cache_kib: int = CACHE_KIB) -> None:
         self._purpose = purpose
+        self._cache_kib = cache_kib
         self._file: SpillFile | None = None
 
     def array(self, typecode: str, items: Iterable[int]) -> SpilledArray:
         if self._file is None:
-            self._file = SpillFile(self._purpose)
+            self._file = SpillFile(self._purpose, self._cache_kib)
         made = SpilledArray(typecode, self._file.pages())
         made.extend(items)
         return made
