@@ -9,6 +9,7 @@ comparison would prove nothing)."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,13 +108,18 @@ def test_a_spilled_fold_prints_and_writes_the_same_bytes(
 ) -> None:
     def outputs(threshold: int) -> list[tuple[int, bytes, bytes]]:
         spills.at(threshold)
-        seen = [(r.exit_code, r.stdout_bytes, b"") for r in (sesstool(*view, str(log)) for view in _VIEWS)]
+        source = tmp_path / "source"  # a fresh copy each time: repair takes its directory's lock
+        shutil.rmtree(source, ignore_errors=True)
+        source.mkdir()
+        copy = source / log.name
+        shutil.copyfile(log, copy)
+        seen = [(r.exit_code, r.stdout_bytes, b"") for r in (sesstool(*view, str(copy)) for view in _VIEWS)]
         where = tmp_path / str(threshold)
         where.mkdir()
         suffix = ".jsonl.zstd" if log.suffix == ".zstd" else ".jsonl"
         for name, args in (
-            ("repaired", ("repair", str(log))),
-            ("child", ("fork", str(log), "--id", "child", "--created-at", "5")),
+            ("repaired", ("repair", str(copy))),
+            ("child", ("fork", str(copy), "--id", "child", "--created-at", "5")),
         ):
             target = where / f"{name}{suffix}"
             result = sesstool(*args, "-o", str(target))
