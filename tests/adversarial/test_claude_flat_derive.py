@@ -18,6 +18,8 @@ import pytest
 from bench.claude_memory import SEED, _turn
 from tests.adversarial.hostile_logs import run_measured
 
+pytestmark = pytest.mark.slow  # eight children, the larger on a 70 MB transcript
+
 MiB = 1 << 20
 TURNS = 2_400
 CUT = 48  # characters a long string keeps
@@ -101,3 +103,20 @@ def test_claude_report_memory_does_not_grow_with_the_messages(sessions: dict[int
     assert large - small < 3 * MiB, (small, large)
     page = sessions[4 * TURNS].with_suffix(f".{4 * TURNS}.html").read_text()
     assert "messages" in page
+
+
+def test_claude_derive_memory_does_not_grow_with_filler_lines(tmp_path: Path) -> None:
+    """A run of blank lines in a transcript (handed over by the reader as one issue) costs one
+    gap record in derive's per-line offsets, not a word per line: 8 and 32 MiB of newlines
+    (before: 8 bytes a line, 64 and 256 MB more; the scan then finds the log corrupt, exit 3)."""
+    seed = SEED.read_bytes().splitlines(keepends=True)
+    peaks = []
+    for n, size in enumerate((8, 32)):
+        log = tmp_path / f"5f0c0a3e-0000-4000-8000-00000000001{n}.jsonl"
+        log.write_bytes(b"".join(seed[:5]) + b"\n" * (size * MiB) + b"".join(seed[5:]))
+        measured = run_measured(
+            ["derive", "--format", "jsonl", str(log)], address_space=2 << 30, cwd=tmp_path
+        )
+        assert measured.exit_code == 3 and "filler lines" in measured.stderr, measured.stderr
+        peaks.append(measured.peak_rss)
+    assert peaks[1] - peaks[0] < 4 * MiB, peaks

@@ -61,5 +61,5 @@ def test_the_spilled_derivation_is_the_in_memory_one(
     assert (list(report.messages), report.notes) == expected
     if report.scan.scan.facts.scan.chain:
         assert "a large transcript's derivation" in opened  # the index was spilled
-    if report.scan.scan.facts.scan.lines > 0 and threshold < len(offsets or ()):
-        assert isinstance(offsets, SpilledArray)
+    if threshold <= len(offsets.offsets):
+        assert offsets.spilled and isinstance(offsets.offsets, SpilledArray)

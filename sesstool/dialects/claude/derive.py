@@ -34,6 +34,7 @@ from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
+from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.store.spill import IntArray, SpilledArray, SpillFile
 
@@ -414,14 +415,14 @@ class EntriesAt:
     a time (the reader's cache keeps the recent ones); a first pass counts the messages."""
 
     def __init__(
-        self, scan: TranscriptScan, offsets: IntArray, read: Callable[[int], bytes], max_depth: int
+        self, scan: TranscriptScan, offsets: LineOffsets, read: Callable[[int], bytes], max_depth: int
     ) -> None:
         self._offsets, self._read, self._max_depth = offsets, read, max_depth
         self.escaped = False  # a line held a \\u escape: a message may hold a lone surrogate
         self._derivation = Derivation(scan, self.entry)
 
     def entry(self, line: int) -> Json | None:
-        offset = self._offsets[line - 1] if 0 < line <= len(self._offsets) else -1
+        offset = self._offsets.at(line)
         if offset < 0:
             return None
         data = self._read(offset).lstrip(b"\0")  # the scan read an entry after a NUL run too
