@@ -9,7 +9,7 @@ and the inspect JSON body built from the shared statistics come from here.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
@@ -19,9 +19,10 @@ from sesstool.core.model import ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
 from sesstool.core.scanner import Scanner
-from sesstool.core.timeline import SpanCollector
-from sesstool.core.timeline_envelope import EnvelopeTimeline
 from sesstool.dialects.base import Dialect, Row
+
+if TYPE_CHECKING:  # the timeline is built by inspect --timeline and report only (start-up)
+    from sesstool.core.timeline import SpanCollector
 
 
 class EnvelopeDialect(Dialect):
@@ -49,6 +50,8 @@ class EnvelopeDialect(Dialect):
         """The scanner profile of ``version`` (a version ``read_header`` accepted)."""
 
     def timeline(self, head: int, tail: int) -> SpanCollector:
+        from sesstool.core.timeline_envelope import EnvelopeTimeline
+
         return EnvelopeTimeline(head, tail)
 
     def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:
