@@ -275,6 +275,19 @@ class Dialect(ABC):
         verdict and findings)."""
         return {}
 
+    sidecar_label: ClassVar[str] = "sidecar"  # the inspect row's label for a log's sidecar
+
+    def sidecar_name(self, path: str) -> str | None:
+        """The name, in the directory of the log at ``path``, of a small JSON document beside it
+        that describes it (Claude Code: a subagent's ``agent-<id>.meta.json``); ``inspect``
+        reads it (``store.sidecar``) and shows it with the log or side file. None by default."""
+        return None
+
+    def sidecar_text(self, content: dict[str, Any]) -> str:
+        """One line summing up a sidecar that was read (``inspect``'s row after the file name);
+        ``inspect --json`` carries the whole object."""
+        return ", ".join(sorted(content))
+
     # -- repair ------------------------------------------------------------------------------------
 
     def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:

@@ -1,6 +1,8 @@
 """The side files that belong to a log (``Dialect.companion_patterns``; Claude Code: the
 subagents' transcripts under ``<session-id>/subagents/``), found beside it and each scanned on
-its own: ``inspect`` shows them with the log, ``validate`` reports them under their own paths."""
+its own: ``inspect`` shows them with the log, ``validate`` reports them under their own paths.
+A log's sidecar (``Dialect.sidecar_name``: a subagent's ``agent-<id>.meta.json``) is read with
+it for ``inspect``."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from sesstool.dialects.base import Dialect
 from sesstool.engine.scan import ScanReport, scan_source
 from sesstool.store.paths import root_logs
 from sesstool.store.remote import is_url
+from sesstool.store.sidecar import Sidecar, read_sidecar
 from sesstool.store.source import ReadLimits, is_stream
 
 
@@ -21,6 +24,7 @@ class Companion:
     path: str
     report: ScanReport | None
     error: str | None  # why it could not be read (then ``report`` is None)
+    sidecar: Sidecar | None = None  # the document that describes it, when it has one
 
 
 def companion_paths(path: str, dialect: Dialect) -> list[str]:
@@ -31,6 +35,15 @@ def companion_paths(path: str, dialect: Dialect) -> list[str]:
     return [str(p) for p in root_logs(Path(path).parent, patterns)] if patterns else []
 
 
+def sidecar_of(path: str, dialect: Dialect) -> Sidecar | None:
+    """The sidecar of the log at ``path`` (``Dialect.sidecar_name``), read; None when the dialect
+    names none, no file has that name, or the log is a stream or a remote object."""
+    if is_url(path) or is_stream(path):
+        return None
+    name = dialect.sidecar_name(path)
+    return read_sidecar(Path(path).parent / name) if name else None
+
+
 def scan_companions(
     path: str, dialect: Dialect, options: ScanOptions, limits: ReadLimits
 ) -> tuple[Companion, ...]:
@@ -38,7 +51,9 @@ def scan_companions(
     found: list[Companion] = []
     for side in companion_paths(path, dialect):
         try:
-            found.append(Companion(side, scan_source(side, options, limits), None))
+            report = scan_source(side, options, limits)
         except (InputError, NotASessionLog) as err:
-            found.append(Companion(side, None, err.message))
+            found.append(Companion(side, None, err.message, sidecar_of(side, dialect)))
+            continue
+        found.append(Companion(side, report, None, sidecar_of(side, report.dialect)))
     return tuple(found)

@@ -17,9 +17,10 @@ from typing import Any
 from sesstool.core.errors import InputError
 from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
-from sesstool.engine.companions import Companion, scan_companions
+from sesstool.engine.companions import Companion, scan_companions, sidecar_of
 from sesstool.engine.listing import ListReport, ListRequest, classify, nothing_found, run_list
 from sesstool.engine.scan import Progress, ScanReport, scan_source
+from sesstool.store.sidecar import Sidecar
 from sesstool.store.source import ReadLimits, is_stream
 
 DEFAULT_MAX_TIMELINE = 100_000
@@ -48,6 +49,7 @@ class InspectReport:
     replay_timeline: Callable[[TimelineSink], None] | None = None
     companions: tuple[Companion, ...] = ()  # side files read with it (Claude Code: its subagents)
     reframe: bool = False  # a write rewrites the zstd framing (``Dialect.rewrites_framing``)
+    sidecar: Sidecar | None = None  # the log's own sidecar (``Dialect.sidecar_name``), read
 
 
 class _Kept(list[TimelineEntry]):
@@ -116,7 +118,8 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
         )
     )
     reframe = report.dialect.rewrites_framing(result)
-    return InspectReport(report, closers, repairable, replay, sides, reframe)
+    sidecar = None if stream else sidecar_of(str(report.source.path or request.path), report.dialect)
+    return InspectReport(report, closers, repairable, replay, sides, reframe, sidecar)
 
 
 def _selected(

@@ -12,10 +12,11 @@ from rich.text import Text
 from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
-from sesstool.dialects.base import Row
+from sesstool.dialects.base import Dialect, Row
 from sesstool.engine.inspect import InspectReport
 from sesstool.render.console import print_hanging
 from sesstool.render.escape import safe_line
+from sesstool.store.sidecar import Sidecar
 
 VERDICT_STYLE = {
     "clean": "bold green",
@@ -60,6 +61,8 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
         )
     for row in sr.dialect.inspect_rows(s):
         grid.add_row(row.label, Text(safe_line(row.text), row.style or ""))
+    if rep.sidecar is not None:
+        _render_sidecar(rep.sidecar, sr.dialect, grid)
     _render_companions(rep, grid)
     _render_findings(s, console)
     _render_repair(rep, console)
@@ -85,6 +88,18 @@ def _render_companions(rep: InspectReport, grid: _Rows) -> None:
         rows = side.report.dialect.companion_rows(((name, scan),)) or (Row(label, f"{name}: {scan.verdict}"),)
         for row in rows:
             grid.add_row(row.label, Text(safe_line(row.text), row.style or ""))
+        if side.sidecar is not None:
+            _render_sidecar(side.sidecar, side.report.dialect, grid)
+
+
+def _render_sidecar(sidecar: Sidecar, dialect: Dialect, grid: _Rows) -> None:
+    """The document that describes a log (a subagent's meta file), summed up by its dialect; one
+    that could not be read says why."""
+    name = PurePath(sidecar.path).name
+    if sidecar.content is None:
+        grid.add_row(dialect.sidecar_label, Text(safe_line(f"{name}: not read ({sidecar.error})"), "yellow"))
+        return
+    grid.add_row(dialect.sidecar_label, Text(safe_line(f"{name}: {dialect.sidecar_text(sidecar.content)}")))
 
 
 def _file_line(rep: InspectReport) -> Text:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the
     from sesstool.engine.inspect import InspectReport
     from sesstool.engine.scan import ScanReport
     from sesstool.engine.validate import ValidateReport
+    from sesstool.store.sidecar import Sidecar
 
 
 def file_facts(r: ScanReport) -> dict[str, Any]:
@@ -72,6 +73,8 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     }
     doc.update(scan_summary(rep.scan))
     doc["repair"] = {"repairable": rep.repairable, "closers": list(rep.closers)}
+    if rep.sidecar is not None:
+        doc["sidecar"] = sidecar_doc(rep.sidecar)
     if rep.companions:
         doc["companions"] = [companion_doc(c) for c in rep.companions]
     if s.timeline is not None and rep.replay_timeline is None:
@@ -83,7 +86,10 @@ def companion_doc(side: Companion) -> dict[str, Any]:
     """A side file read with the log (a Claude session's subagent transcript): its path, verdict,
     the dialect's summary of it and its findings, each addressed by its own path."""
     if side.report is None:
-        return {"path": side.path, "error": side.error}
+        doc_error: dict[str, Any] = {"path": side.path, "error": side.error}
+        if side.sidecar is not None:
+            doc_error["sidecar"] = sidecar_doc(side.sidecar)
+        return doc_error
     s = side.report.scan
     doc: dict[str, Any] = {
         "path": side.report.source.display,
@@ -94,7 +100,17 @@ def companion_doc(side: Companion) -> dict[str, Any]:
     doc.update(side.report.dialect.companion_body(s))
     doc["findings"] = [finding_doc(f) for f in s.findings]
     doc["findings_dropped"] = s.findings_dropped
+    if side.sidecar is not None:
+        doc["sidecar"] = sidecar_doc(side.sidecar)
     return doc
+
+
+def sidecar_doc(sidecar: Sidecar) -> dict[str, Any]:
+    """A log's sidecar in ``inspect --json``: its path and the object as written, or why it
+    could not be read."""
+    if sidecar.content is None:
+        return {"path": sidecar.path, "error": sidecar.error}
+    return {"path": sidecar.path, "content": sidecar.content}
 
 
 def timeline_entry(e: TimelineEntry) -> dict[str, Any]:

@@ -307,3 +307,67 @@ def test_zstd_findings_address_their_frame(sesstool: Sesstool, name: str) -> Non
         at = f["address"]
         where = f"decoded byte {at['offset']}, " if at["offset"] is not None else ""
         assert f":{at['line']} ({where}frame {at['frame']})" in text
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+@pytest.mark.parametrize("name", SUBAGENT_SCENARIOS)
+def test_inspect_shows_each_subagents_meta_file(sesstool: Sesstool, name: str, zstd: bool) -> None:
+    """A subagent's ``agent-<id>.meta.json`` (its type, description, the Agent call that started
+    it) is shown after its file's row and on the subagent file's own screen; ``--json`` carries
+    the object as written."""
+    scenario = Scenario(name)
+    main = zstd_twin(scenario.transcript) if zstd else scenario.transcript
+    doc = json.loads(sesstool("inspect", "--json", _rel(main)).stdout)
+    assert "sidecar" not in doc  # a main transcript has none
+    text = sesstool("inspect", _rel(main)).stdout
+    for entry, raw_side in zip(doc["companions"], scenario.subagents, strict=True):
+        meta = raw_side.with_name(raw_side.name.removesuffix(".jsonl") + ".meta.json")
+        content = json.loads(meta.read_bytes())
+        side = Path(entry["path"])
+        assert entry["sidecar"] == {"path": str(side.with_name(meta.name)), "content": content}
+        rows = text.splitlines()
+        at = next(i for i, line in enumerate(rows) if line.startswith("agent file") and side.name in line)
+        assert rows[at + 1].startswith(f"agent meta  {meta.name}: {content['agentType']} · “")
+        assert f"started by call {content['toolUseId']}" in rows[at + 1]
+        alone = sesstool("inspect", entry["path"]).stdout
+        assert rows[at + 1] in alone.splitlines()
+        alone_doc = json.loads(sesstool("inspect", "--json", entry["path"]).stdout)
+        assert alone_doc["sidecar"] == entry["sidecar"]
+
+
+def test_a_killed_subagents_meta_has_no_finished_mark(sesstool: Sesstool) -> None:
+    text = sesstool("inspect", _rel(Scenario("kill-subagent").transcript)).stdout
+    assert next(r for r in text.splitlines() if r.startswith("agent meta")).endswith(" · no finished mark")
+    text = sesstool("inspect", _rel(Scenario("subagent").transcript)).stdout
+    assert next(r for r in text.splitlines() if r.startswith("agent meta")).endswith(" · finished")
+
+
+def test_a_damaged_or_hostile_meta_file_never_stops_inspect(sesstool: Sesstool, tmp_path: Path) -> None:
+    """A meta file that is not one small JSON object is named with why; its strings reach the
+    terminal escaped; the transcripts are read as before."""
+    scenario = Scenario("subagent")
+    home = tmp_path / "project"
+    shutil.copytree(scenario.transcript.parent, home)
+    (side,) = (home / scenario.session_id / "subagents").glob("agent-*.jsonl")
+    meta = side.with_name(side.name.removesuffix(".jsonl") + ".meta.json")
+    main = home / scenario.transcript.name
+    clean = json.loads(sesstool("inspect", "--json", str(main)).stdout)
+    meta.write_bytes(b"[not an object")
+    doc = json.loads(sesstool("inspect", "--json", str(main)).stdout)
+    assert doc["companions"][0]["sidecar"]["path"] == str(meta)
+    assert doc["companions"][0]["sidecar"]["error"].startswith("not JSON: ")
+    doc["companions"][0].pop("sidecar")
+    clean["companions"][0].pop("sidecar")
+    assert doc == clean
+    human = sesstool("inspect", str(main))
+    assert human.exit_code == 0
+    assert f"agent meta  {meta.name}: not read (not JSON: " in human.stdout
+    meta.write_bytes(json.dumps({"agentType": "x\x1b[31mred", "description": "a\nb\u2028c"}).encode())
+    human = sesstool("inspect", str(side))
+    row = next(r for r in human.stdout.splitlines() if r.startswith("agent meta"))
+    assert "\x1b" not in human.stdout and "\u2028" not in human.stdout
+    assert row == f"agent meta  {meta.name}: x\\x1b[31mred · “a\\nb\\u2028c” · no finished mark"
+    meta.unlink()
+    meta.symlink_to(side)
+    doc = json.loads(sesstool("inspect", "--json", str(side)).stdout)
+    assert doc["sidecar"] == {"path": str(meta), "error": "a symbolic link (not followed)"}

@@ -110,7 +110,7 @@ def test_cutting_a_transcript_anywhere_never_raises() -> None:
 def test_zstd_twins_are_the_committed_transcripts() -> None:
     """fixtures/claude/zstd holds exactly twins.twin() of every transcript (never edited by hand)."""
     from tests.claude._support import CLAUDE
-    from tests.claude_lane.twins import sources, twin, twin_path
+    from tests.claude_lane.twins import sidecar_path, sidecars, sources, twin, twin_path
 
     for name in SCENARIOS:
         raw = Scenario(name).transcript
@@ -122,6 +122,12 @@ def test_zstd_twins_are_the_committed_transcripts() -> None:
         assert twin_path(CLAUDE, raw).read_bytes() == twin(raw.read_bytes()), raw
     written = {p for p in (CLAUDE / "zstd").rglob("*.zstd")}
     assert written == {twin_path(CLAUDE, p) for p in sources(CLAUDE)}  # no stale twin
+    metas = sidecars(CLAUDE)
+    assert len(metas) == len(subagents)  # every recorded subagent has its meta file
+    for meta in metas:
+        assert sidecar_path(CLAUDE, meta).read_bytes() == meta.read_bytes(), meta
+    copied = {p for p in (CLAUDE / "zstd").rglob("*.meta.json")}
+    assert copied == {sidecar_path(CLAUDE, p) for p in metas}
 
 
 def test_a_copy_continues_from_the_same_state_without_findings() -> None:

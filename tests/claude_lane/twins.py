@@ -1,5 +1,6 @@
 """zstd twins of the Claude fixtures (``fixtures/claude/zstd/<scenario>/<session>.jsonl.zstd``, and
-``<session>/subagents/agent-*.jsonl.zstd`` beside it for the subagents' files).
+``<session>/subagents/agent-*.jsonl.zstd`` beside it for the subagents' files, each with its
+``agent-*.meta.json`` sidecar copied as it is).
 
 Claude Code writes plain JSONL; sesstool also reads compressed copies (issue 17). Each twin is
 a multi-frame zstd file (libzstd level 3, content checksums), one frame per eight lines, like
@@ -42,12 +43,24 @@ def twin_path(claude: Path, source: Path) -> Path:
     return claude / "zstd" / relative.parent / (source.name + ".zstd")
 
 
+def sidecars(claude: Path) -> list[Path]:
+    """The subagents' ``agent-*.meta.json`` files: the CLI writes them beside the transcripts,
+    uncompressed, and a compressed copy of a session keeps them as they are."""
+    return sorted((claude / "projects").glob("*/*/subagents/agent-*.meta.json"))
+
+
+def sidecar_path(claude: Path, source: Path) -> Path:
+    return claude / "zstd" / source.relative_to(claude / "projects")
+
+
 def build(claude: Path) -> list[Path]:
-    """Write every twin; returns their paths."""
+    """Write every twin, and copy every sidecar beside its twin; returns the twins' paths."""
     written = []
     for source in sources(claude):
         target = twin_path(claude, source)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(twin(source.read_bytes()))
         written.append(target)
+    for source in sidecars(claude):
+        sidecar_path(claude, source).write_bytes(source.read_bytes())
     return written

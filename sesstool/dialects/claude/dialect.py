@@ -337,6 +337,16 @@ class ClaudeDialect(Dialect):
         facts = _facts(scan)
         return subagents.body(facts.scan, facts.subagent)
 
+    sidecar_label = "agent meta"
+
+    def sidecar_name(self, path: str) -> str | None:
+        """A subagent file's ``agent-<id>.meta.json`` (§1.2): its type, description, the Agent
+        call that started it, its model."""
+        return subagents.meta_name(path)
+
+    def sidecar_text(self, content: dict[str, Any]) -> str:
+        return subagents.meta_text(content)
+
     derives_by_entries = True
 
     def entry_derivation(self, scan: ScanResult, read: Callable[[int], bytes]) -> EntryDerivation:

@@ -28,6 +28,57 @@ def patterns(path: str) -> tuple[str, ...]:
     return ()
 
 
+def meta_name(path: str) -> str | None:
+    """The sidecar of a subagent's file ``…/subagents/agent-<id>.jsonl[.zstd]``: the
+    ``agent-<id>.meta.json`` beside it (§1.2, written by the CLI with the transcript); none for
+    a main transcript."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if len(parts) < 2 or parts[-2] != "subagents" or not name.startswith("agent-"):
+        return None
+    for suffix in MAIN_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)] + ".meta.json"
+    return None
+
+
+# The members of agent-<id>.meta.json shown on inspect's row, in this order (docs/format.md
+# "Subagent metadata"); the rest are in ``inspect --json``.
+_META_SHOWN = (
+    ("agentType", "{}"),
+    ("description", "“{}”"),
+    ("toolUseId", "started by call {}"),
+    ("model", "model {}"),
+)
+
+
+_ABSENT = object()
+_SHOWN_CHARS = 160
+
+
+def meta_text(content: dict[str, Any]) -> str:
+    """One line for a subagent's meta sidecar: type, description, the Agent call that started it,
+    model and whether the CLI marked it finished (the file of a subagent killed while it ran has
+    no mark: the lane's ``kill-subagent`` recording); a member of an unexpected type is shown by
+    its ``repr``, each cut to ``_SHOWN_CHARS`` (``inspect --json`` has them whole)."""
+    parts = []
+    for key, form in _META_SHOWN:
+        value = content.get(key)
+        if value is not None and value != "":
+            text = value if type(value) is str else repr(value)
+            if len(text) > _SHOWN_CHARS:
+                text = text[:_SHOWN_CHARS] + "…"
+            parts.append(form.format(text))
+    finished = content.get("finished", _ABSENT)
+    if finished is True:
+        parts.append("finished")
+    elif finished is _ABSENT:
+        parts.append("no finished mark")  # the CLI writes ``finished: true`` when the agent ends
+    else:
+        parts.append(f"finished {finished!r}")
+    return " · ".join(parts)
+
+
 def _escape(name: str) -> str:
     """A file name as a glob that matches only itself."""
     return "".join(f"[{c}]" if c in "*?[" else c for c in name)
