@@ -269,10 +269,8 @@ class _Walker:
         self, index: int, start: int, pending: list[bytes], has_checksum: bool, batch_size: int
     ) -> Generator[None, None, _End]:
         """Walk the blocks (and checksum) of one frame, feeding each complete block to a fresh
-        decoder. ``pending`` holds bytes not yet decoded: the frame header rides with the first
-        block, so a small append-batch frame costs one decoder call. A frame of one block whose
-        content size is ``batch_size`` (> 0) is left for the group's batch decode.
-        """
+        decoder; ``pending`` (bytes not yet decoded) starts with the frame header. A frame of one
+        block whose content size is ``batch_size`` (> 0) is left for the group's batch decode."""
         src = self.input
         dobj = None
         error: str | None = None  # first decoder failure; fatal only if the frame is complete
@@ -342,19 +340,22 @@ class _Walker:
                 break
 
         if torn:
-            # §7.4 "flush, don't finish": whatever the present bytes decode to, no eof needed;
-            # a raw block even yields its partial content.
-            if error is None:
-                try:
-                    out = (dobj or self._dctx.decompressobj()).decompress(b"".join(pending))
-                except zstandard.ZstdError:
-                    out = b""
-                if out and not self._data(out, index, start):
-                    return _End.FATAL
-            return self._tear(index, start)
+            return self._torn(dobj, error, pending, index, start)
         assert dobj is not None
         self._emit((_DONE, index, start, error, dobj.eof, src.offset))
         return _End.COMPLETE
+
+    def _torn(self, dobj: Any, error: str | None, pending: list[bytes], index: int, start: int) -> _End:
+        """§7.4 "flush, don't finish": whatever the present bytes of a torn frame decode to, no
+        eof needed (a raw block even yields its partial content); then the tear."""
+        if error is None:
+            try:
+                out = (dobj or self._dctx.decompressobj()).decompress(b"".join(pending))
+            except zstandard.ZstdError:
+                out = b""
+            if out and not self._data(out, index, start):
+                return _End.FATAL
+        return self._tear(index, start)
 
     def _data(self, out: bytes, index: int, start: int) -> bool:
         """Emit plaintext; False once it is past the budget (the reader stops there: so do we)."""
