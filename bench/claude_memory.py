@@ -1,7 +1,8 @@
 """Claude transcripts at scale: generate one of each given size (100 MiB and 1 GiB by default)
 in a scratch directory under $TMPDIR (deleted at the end), run `sesstool validate`, `inspect`,
 `derive`, `repair` and `fork` on it, and record each run's time and peak memory
-(``make bench-claude``; not part of ``make bench``'s dsh table). The last lines print
+(``make bench-claude``; not part of ``make bench``'s dsh table): ``derive`` in each format
+(``derive`` is JSONL) and ``report`` too (issue 17). The last lines print
 the peak RSS of each command at every size side by side, with the growth from the first size
 to the last (issue 17: flat memory means under 150 MB at 1 GiB and under 10 % growth).
 ``SESSTOOL_BENCH_COMMANDS=validate,inspect`` picks commands; ``SESSTOOL_BENCH_PYTHON`` names
@@ -85,14 +86,17 @@ COMMANDS = {  # "{out}": a file in the scratch directory, deleted after the run
     "validate": ["validate", "--format", "json"],
     "inspect": ["inspect", "--json"],
     "derive": ["derive", "--format", "jsonl"],
+    "derive-json": ["derive", "--format", "json"],
+    "derive-md": ["derive", "--format", "markdown"],
+    "report": ["report", "-o", "{out}"],
     "repair": ["repair", "--json", "-o", "{out}"],
     "fork": ["fork", "--json", "-o", "{out}"],
 }
 
 
 def measure(command: str, path: Path) -> dict[str, Any]:
-    """One sesstool run: exit status, seconds and its own peak RSS (``wait4``: this child's,
-    not the largest of every child so far); its output is discarded."""
+    """One sesstool run: exit status, seconds (wall and CPU) and its own peak RSS (``wait4``:
+    this child's, not the largest of every child so far); its output is discarded."""
     out = path.with_name(f"{command}-output.jsonl")
     args = [str(out) if a == "{out}" else a for a in COMMANDS[command]]
     python = os.environ.get("SESSTOOL_BENCH_PYTHON", sys.executable)  # another build, to compare
@@ -106,6 +110,7 @@ def measure(command: str, path: Path) -> dict[str, Any]:
         tail = err.read()[-300:].decode("utf-8", "replace")
     out.unlink(missing_ok=True)
     row: dict[str, Any] = {"exit": os.waitstatus_to_exitcode(status), "seconds": round(elapsed, 1)}
+    row["cpu_seconds"] = round(usage.ru_utime + usage.ru_stime, 1)  # what the load average does not move
     row["peak_rss_MB"] = round(usage.ru_maxrss / 1024)  # kilobytes on Linux
     return row | ({"stderr": tail} if tail else {})
 
@@ -137,7 +142,8 @@ def run(scratch: Path) -> None:
         cells = "  ".join(f"{size / 2**20:,.0f} MiB: {rss}" for size, rss in by_size.items())
         values = list(by_size.values())
         growth = f"  growth {100 * (values[-1] - values[0]) / values[0]:.1f} %" if len(values) > 1 else ""
-        print(f"  {command:<9} {cells}{growth}", flush=True)
+        print(f"  {command:<11} {cells}{growth}", flush=True)
+    print(json.dumps({"load_average_at_end": os.getloadavg()}), flush=True)
 
 
 if __name__ == "__main__":

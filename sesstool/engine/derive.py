@@ -10,6 +10,7 @@ either). A dialect whose scanner keeps its messages itself (Codex, Claude) deriv
 
 from __future__ import annotations
 
+import pickle
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,13 +27,15 @@ from sesstool.core.upgrade import UpgradeRefused
 from sesstool.dialects.base import Dialect
 from sesstool.engine.derive_read import in_surface_order, numbered_lines
 from sesstool.engine.records import upgraded_lines
-from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.engine.scan import Progress, ScanReport, Tap, run_scan
 from sesstool.store.line_fetch import LineFetcher
 from sesstool.store.plaintext import Readable, plaintext_lines
 from sesstool.store.source import ReadLimits, is_stream
+from sesstool.store.spool import RecordSpool
 from sesstool.store.stream_copy import StreamCopy
 
 _BATCH = 4096
+SYSTEM_SPOOL_MEMORY = 256 << 10  # bytes of kept system messages held before they go to a file
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +50,8 @@ class DeriveRequest:
 
 class DerivedMessages:
     """The derived messages in surface order, produced while they are iterated (once). ``len``
-    is known before; ``system`` holds the system messages met so far (the JSON document's
-    request envelope cites them, after the messages)."""
+    is known before; with ``keep_system``, ``systems()`` gives back the system messages met
+    (the JSON document's request envelope cites them, after the messages)."""
 
     def __init__(
         self, count: int, produce: Callable[[], Iterator[Any]], redactor: Redactor | None, ascii_only: bool
@@ -59,10 +62,11 @@ class DerivedMessages:
         self.ascii_only = ascii_only
         self._produce: Callable[[], Iterator[Any]] | None = produce
         self._redactor = redactor
-        self.system: list[Any] = []
-        # keep the system messages met (``system``): only the JSON document cites them, after
-        # the messages; the other formats leave them (a Claude session has one per turn)
+        # keep the system messages met (``systems()``): only the JSON document cites them, after
+        # the messages; the other formats leave them. A Claude session has one per turn: they
+        # wait in a spool (memory, then an unnamed temporary file; issue 17), never in a list
         self.keep_system = False
+        self._system: RecordSpool | None = None
         self._done: list[Callable[[], None]] = []
         self.redacted_ahead = False
 
@@ -97,7 +101,9 @@ class DerivedMessages:
                 if redactor is not None:
                     message = redactor.value(message)
                 if self.keep_system and isinstance(message, dict) and message.get("role") == "system":
-                    self.system.append(message)
+                    if self._system is None:
+                        self._system = RecordSpool(SYSTEM_SPOOL_MEMORY)
+                    self._system.append(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
                 yield message
         finally:
             for release in self._done:
@@ -106,6 +112,19 @@ class DerivedMessages:
     @property
     def consumed(self) -> bool:
         return self._produce is None
+
+    @property
+    def system_count(self) -> int:
+        """The system messages kept so far (``keep_system``)."""
+        return self._system.count if self._system is not None else 0
+
+    def systems(self) -> Iterator[Any]:
+        """The system messages kept (``keep_system``), in order, each as it was handed out (an
+        exact copy: pickled); once, after the messages."""
+        spool, self._system = self._system, None
+        if spool is not None:
+            for record in spool.records():
+                yield pickle.loads(record)
 
 
 class DeriveReport:
@@ -167,29 +186,50 @@ class DeriveReport:
 
 def run_derive(request: DeriveRequest, progress: Progress | None = None) -> DeriveReport:
     """Raises UnsupportedError (exit 4) or InputError (exit 3) when no trustworthy fold exists."""
-    copy = StreamCopy() if is_stream(request.path) else None
+    options = ScanOptions(
+        fixture=request.fixture, at_seq=request.at, collect_messages=True, message_addresses=True
+    )
+    report, readable, release = scan_to_read_back(request.path, options, request.limits, progress)
     try:
-        report, _ = run_scan(
-            request.path,
-            ScanOptions(
-                fixture=request.fixture, at_seq=request.at, collect_messages=True, message_addresses=True
-            ),
-            request.limits,
-            progress,
-            digest=copy,
-        )
+        derive = _derive(request, report, readable)
+    except BaseException:
+        release()
+        raise
+    derive.messages.on_done(release)
+    return derive
+
+
+def scan_to_read_back(
+    path: str, options: ScanOptions, limits: ReadLimits, progress: Progress | None, tap: Tap | None = None
+) -> tuple[ScanReport, Readable | None, Callable[[], None]]:
+    """The scan of a command that reads the derived messages back by address (``options``
+    with ``message_addresses``): the report, where its bytes can be read again (the file, or
+    standard input's or a FIFO's private copy taken during the scan) and what releases that
+    copy once the messages are read."""
+    copy = StreamCopy() if is_stream(path) else None
+    try:
+        report, _ = run_scan(path, options, limits, progress, digest=copy, tap=tap)
         readable = report.source.path if copy is None else copy.file
         if copy is not None and not _reads_back(report.dialect):
             copy.close()  # its scanner kept the messages: nothing to read back
             copy = None
-        derive = _derive(request, report, readable)
     except BaseException:
         if copy is not None:
             copy.close()
         raise
-    if copy is not None:
-        derive.messages.on_done(copy.close)
-    return derive
+    return report, readable, (copy.close if copy is not None else _nothing)
+
+
+def _nothing() -> None:
+    pass
+
+
+def scanned_messages(report: ScanReport, readable: Readable | None, limits: ReadLimits) -> Iterator[Any]:
+    """The derived messages of a scan by ``scan_to_read_back``, produced one at a time as they
+    are iterated (read back by address or by entries), in one pass: nothing counts them first
+    (``report`` counts them as they come)."""
+    _, produce, _, _, _ = _as_scanned(report, readable, limits, counted=False)
+    return produce()
 
 
 def _reads_back(dialect: Dialect) -> bool:
@@ -241,13 +281,18 @@ def _by_address(
     return len(order), produce, scan.request, ascii_only, None
 
 
-def _by_entries(report: ScanReport, path: Readable, limits: ReadLimits, end: int) -> Produced:
+def _by_entries(
+    report: ScanReport, path: Readable, limits: ReadLimits, end: int, counted: bool = True
+) -> Produced:
     """A dialect that derives from entries scattered through the file (Claude Code): it reads
-    the lines it needs by offset (``store.line_fetch``), one counting pass, then the messages."""
+    the lines it needs by offset (``store.line_fetch``), one counting pass (unless not
+    ``counted``: then the count is -1 and the notes None), then the messages."""
     fetcher = LineFetcher(path, report.source.encoding, limits, end)
+    count, ascii_only, notes = -1, False, None
     try:
         derivation = report.dialect.entry_derivation(report.scan, fetcher.get)
-        count, ascii_only, notes = derivation.prepare()
+        if counted:
+            count, ascii_only, notes = derivation.prepare()
     except BaseException:
         fetcher.close()
         raise
@@ -261,8 +306,11 @@ def _by_entries(report: ScanReport, path: Readable, limits: ReadLimits, end: int
     return count, produce, report.scan.request, ascii_only, notes
 
 
-def _as_scanned(report: ScanReport, path: Readable | None, limits: ReadLimits) -> Produced:
-    """``path``: where the scanned bytes can be read again (the file, or a stream's copy)."""
+def _as_scanned(
+    report: ScanReport, path: Readable | None, limits: ReadLimits, counted: bool = True
+) -> Produced:
+    """``path``: where the scanned bytes can be read again (the file, or a stream's copy);
+    ``counted``: the count is wanted before the messages (else it may be -1: unknown)."""
     result = report.scan
     assert result.messages is not None
     kept = result.messages
@@ -270,7 +318,7 @@ def _as_scanned(report: ScanReport, path: Readable | None, limits: ReadLimits) -
         return _in_memory(kept, result.request)
     end = result.stop_offset if result.stop_offset is not None else result.tail.committed_bytes
     if report.dialect.derives_by_entries:
-        return _by_entries(report, path, limits, end)
+        return _by_entries(report, path, limits, end, counted)
     display = report.source.display
     encoding = report.source.encoding
 

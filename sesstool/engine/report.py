@@ -1,13 +1,17 @@
 """report: one streaming pass builds the frozen, bounded model behind ``sesstool report``.
 
-The scanner reads the log as every command does (verdict, findings, derived messages, open
-state); the timeline collector is fed the same batches. What reaches the model is bounded
-whatever the log's size: the timeline's head and tail, the conversation's head and tail with
-long parts cut, and counts of everything left out.
+The scanner reads the log as every command does (verdict, findings, open state); the timeline
+collector is fed the same batches. The derived messages are read back by address as ``derive``
+reads them (engine/derive.py; issue 17: the scan keeps a few words per line, never the
+messages), and only the conversation's head and tail are kept. What reaches the model is
+bounded whatever the log's size: the timeline's head and tail, the conversation's head and
+tail with long parts cut, and counts of everything left out (docs/format.md, "report").
 """
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +24,8 @@ from sesstool.core.report_model import Elision, Message, Report, ReportFinding, 
 from sesstool.core.timeline import CollectedTimeline, SpanCollector, TimeIndex
 from sesstool.core.transcript import bounded
 from sesstool.dialects.base import Dialect
-from sesstool.engine.scan import Progress, ScanReport, run_scan
+from sesstool.engine.derive import scan_to_read_back, scanned_messages
+from sesstool.engine.scan import Progress, ScanReport
 from sesstool.store.source import ReadLimits
 
 
@@ -71,18 +76,19 @@ class _TimelineTap:
 def run_report(request: ReportRequest, progress: Progress | None = None) -> Report:
     bounds = request.bounds
     tap = _TimelineTap(bounds)
-    scan_report, _ = run_scan(
-        request.path,
-        ScanOptions(fixture=request.fixture, collect_messages=True),
-        request.limits,
-        progress,
-        tap=tap,
-    )
-    scan = scan_report.scan
-    committed = scan.tail.committed_bytes if scan.tail.kind != "none" else None
-    timeline = tap.finish(committed, interrupted=scan.verdict != "clean")
-    redactor = Redactor() if request.redact else None
-    report = build_report(scan_report, timeline, bounds, redactor)
+    options = ScanOptions(fixture=request.fixture, collect_messages=True, message_addresses=True)
+    scan_report, readable, release = scan_to_read_back(request.path, options, request.limits, progress, tap)
+    try:
+        scan = scan_report.scan
+        committed = scan.tail.committed_bytes if scan.tail.kind != "none" else None
+        timeline = tap.finish(committed, interrupted=scan.verdict != "clean")
+        redactor = Redactor() if request.redact else None
+        derived = None
+        if scan.verdict not in ("corrupt", "unsupported") and scan.messages is not None:
+            derived = scanned_messages(scan_report, readable, request.limits)
+        report = build_report(scan_report, timeline, bounds, redactor, derived)
+    finally:
+        release()
     return redacted(report, redactor) if redactor is not None else report
 
 
@@ -91,13 +97,17 @@ def build_report(
     timeline: CollectedTimeline,
     bounds: ReportLimits,
     redactor: Redactor | None = None,
+    derived: Iterable[Any] | None = None,
 ) -> Report:
     """The model; with a ``redactor`` the messages are redacted before long parts are cut (a
-    value is never half shown); ``redacted`` then covers the rest of the text."""
+    value is never half shown); ``redacted`` then covers the rest of the text. ``derived``:
+    the messages, produced as they are read (None: the scan's own)."""
     scan = scan_report.scan
     end = timeline.end
     findings = tuple(_finding(i, f, timeline, end) for i, f in enumerate(scan.findings))
-    messages, total, cut, note = _messages(scan, bounds, redactor)
+    if derived is None:
+        derived = scan.messages
+    messages, total, cut, note = _messages(scan, derived, bounds, redactor)
     closers, repair_note = _closers(scan, scan_report.dialect)
     crash = scan.verdict in ("interrupted", "torn", "corrupt")
     never = [p for p in scan.open.pending if p.call_seq is None]
@@ -173,17 +183,27 @@ def _holder(items: tuple[TimelineItem, ...], line: int) -> str | None:
 
 
 def _messages(
-    scan: ScanResult, bounds: ReportLimits, redactor: Redactor | None
+    scan: ScanResult,
+    derived: Iterable[Any] | None,
+    bounds: ReportLimits,
+    redactor: Redactor | None,
 ) -> tuple[tuple[Message, ...], int, int, str | None]:
-    if scan.verdict in ("corrupt", "unsupported") or scan.messages is None:
+    if scan.verdict in ("corrupt", "unsupported") or derived is None:
         why = "corrupt" if scan.verdict == "corrupt" else "not supported"
         return (), 0, 0, f"no conversation: the log is {why}, so no resume would derive one"
-    all_messages = scan.messages
-    total = len(all_messages)
     head, tail = bounds.messages_head, bounds.messages_tail
-    chosen = all_messages if total <= head + tail else (*all_messages[:head], *all_messages[total - tail :])
+    # the head and the tail only, taken as the messages are produced (the rest is counted):
+    # memory holds at most head + tail messages, whatever the conversation's length
+    chosen: list[Any] = []
+    last: deque[Any] = deque(maxlen=tail)
+    total = 0
+    for message in derived:
+        (chosen if total < head else last).append(message)
+        total += 1
+    chosen.extend(last)
+    del last
     if redactor is not None:
-        chosen = tuple(redactor.value(m) for m in chosen)
+        chosen = [redactor.value(m) for m in chosen]
     out_list: list[Message] = []
     used = 0
     for m in chosen:

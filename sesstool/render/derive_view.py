@@ -24,12 +24,15 @@ ROLE_STYLE = {
 
 _MESSAGES = b'"messages": "@@sesstool:messages@@"'
 _REQUEST = b'"request": "@@sesstool:request@@"'
+_SYSTEM = b'"system_messages": "@@sesstool:system@@"'
 
 
 def render_json(rep: DeriveReport, out: BinaryIO) -> None:
     """The derive document, byte for byte what ``dumps_pretty`` makes of it whole, written as
     it is produced: the members around the messages from the document with two placeholders,
-    each message pretty-printed at its depth as it is read back (issue 14)."""
+    each message pretty-printed at its depth as it is read back (issue 14); the system messages
+    the request envelope cites after them are written the same way from the spool that kept
+    them (issue 17: a Claude session has one per turn)."""
     doc = derive_doc(rep, _MESSAGES[13:-1].decode(), _REQUEST[12:-1].decode())
     ascii_only = rep.messages.ascii_only or not encodable(doc) or not rep.envelope_encodable()
     pretty = dumps_pretty_ascii if ascii_only else dumps_pretty
@@ -44,8 +47,22 @@ def render_json(rep: DeriveReport, out: BinaryIO) -> None:
         out.write(pretty(message).replace(b"\n", b"\n    "))
         first = False
     out.write(b"[]" if first else b"\n  ]")
-    request = envelope_document(rep.request, rep.messages.system)
-    out.write(middle + b'"request": ' + pretty(request).replace(b"\n", b"\n  ") + tail + b"\n")
+    cited = rep.messages.system_count > 0
+    request = envelope_document(rep.request, [])
+    if cited:  # where ``envelope_document`` puts them: last
+        request["system_messages"] = _SYSTEM[20:-1].decode()
+    envelope = pretty(request).replace(b"\n", b"\n  ")
+    if not cited:
+        out.write(middle + b'"request": ' + envelope + tail + b"\n")
+        return
+    before, after = envelope.split(_SYSTEM, 1)
+    out.write(middle + b'"request": ' + before + b'"system_messages": ')
+    first = True
+    for message in rep.messages.systems():
+        out.write(b"[\n      " if first else b",\n      ")
+        out.write(pretty(message).replace(b"\n", b"\n      "))
+        first = False
+    out.write(b"\n    ]" + after + tail + b"\n")
 
 
 def render_jsonl(rep: DeriveReport, out: BinaryIO) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 
 MEMORY_BOUND = 4 << 20  # bytes kept in memory before the spool moves to a temporary file
 
@@ -38,3 +39,31 @@ class LineSpool:
     def close(self) -> None:
         self._file.close()
         self._at.clear()
+
+
+class RecordSpool:
+    """Records written one after another, read back once in the same order: in memory up to a
+    bound, then in an unnamed temporary file; no index (memory does not grow with the records).
+    ``derive --format json`` keeps the system messages its request envelope cites here."""
+
+    def __init__(self, memory: int = MEMORY_BOUND) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=memory)  # noqa: SIM115 - closed by close()
+        self.count = 0
+
+    def append(self, record: bytes) -> None:
+        self._file.write(len(record).to_bytes(8, "little"))
+        self._file.write(record)
+        self.count += 1
+
+    def records(self) -> Iterator[bytes]:
+        """Every record, in the order written (once; the spool is closed after)."""
+        f = self._file
+        f.seek(0)
+        try:
+            for _ in range(self.count):
+                yield f.read(int.from_bytes(f.read(8), "little"))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._file.close()

@@ -74,7 +74,11 @@ def test_only_the_json_document_keeps_the_system_messages() -> None:
     log = next(p for p in LOGS if p.parent.name == "tool-one" and p.suffix == ".jsonl")
     streamed = run_derive(DeriveRequest(str(log)))
     messages = list(streamed.messages)
-    assert any(m["role"] == "system" for m in messages) and streamed.messages.system == []
+    assert any(m["role"] == "system" for m in messages) and streamed.messages.system_count == 0
+    assert list(streamed.messages.systems()) == []
     cited = run_derive(DeriveRequest(str(log)))
     cited.messages.keep_system = True
-    assert [m for m in cited.messages if m["role"] == "system"] == cited.messages.system != []
+    handed = [m for m in cited.messages if m["role"] == "system"]
+    assert cited.messages.system_count == len(handed) > 0
+    assert list(cited.messages.systems()) == handed  # kept in a spool, given back once
+    assert list(cited.messages.systems()) == []

@@ -23,9 +23,10 @@ Anything outside what the lane verified is derived the same way but reported in
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,9 @@ from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
+from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.scan_facts import TranscriptScan
+from sesstool.store.spill import IntArray, SpilledArray, SpillFile
 
 Json = dict[str, Any]
 VERIFIED_BLOCKS = frozenset({"text", "tool_use", "tool_result"})
@@ -71,7 +74,7 @@ class _Builder:
     systems: list[str] = field(default_factory=list)
     users: int = 0
     pending: list[str] = field(default_factory=list)
-    emitted: bytearray = field(default_factory=bytearray)  # a bit per line: its reply was emitted
+    emitted: IntArray = field(default_factory=bytearray)  # a bit per line: its reply was emitted
     serial: int = 0
 
     def next_source(self) -> int:
@@ -205,6 +208,8 @@ class _Builder:
 # line number -> the decoded entry on that line (None: not an entry derive can use)
 EntryAt = Callable[[int], "Json | None"]
 _LINE_BITS = 32
+SPILL_AT = 1 << 15  # chain entries derive indexes in memory; past them the index is a spill file
+_REPLY, _RESULT = 0, 1
 
 
 def _key(text: str) -> int:
@@ -213,39 +218,53 @@ def _key(text: str) -> int:
     return (hash(text) & 0x7FFFFFFF) << _LINE_BITS
 
 
+def _exact(text: str) -> bytes:
+    """An id as a spilled key, exactly (a lone surrogate included)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 class Index:
-    """Where derive finds what the chain walk asks for, as line numbers (a machine word per
-    entry, never the entries): the members of a streamed reply, the first result of a call,
-    the preserved entries of a compaction. Built by one pass over the wanted lines in file order."""
+    """Where derive finds what the chain walk asks for, as line numbers (never the entries): the
+    members of a streamed reply, the first result of a call, the preserved entries of a
+    compaction. Built by one pass over the wanted lines.
+
+    Up to ``SPILL_AT`` wanted lines, a machine word per entry in memory (sorted once); past it
+    (issue 17, as the entry graph past ``entry_graph.SPILL_AT``) the ids are rows of a spill file
+    (store/spill.py: a table keyed by (kind, id, line), so nothing is sorted in memory) and the
+    bit per line that marks an emitted reply is a ``SpilledArray``: memory stays flat however
+    many turns the chain has."""
 
     def __init__(self, scan: TranscriptScan, entry: EntryAt) -> None:
         self.scan = scan
+        self.by_uuid: dict[str, int] = {}
+        self._store: SpillFile | None = None
+        self._table = ""
+        self._replies = self._results = array("q")
+        self.lines = 0
+        if len(scan.chain) + len(scan.reattached) >= SPILL_AT:
+            self._spilled(scan, entry)
+        else:
+            self._in_memory(scan, entry)
+
+    def _in_memory(self, scan: TranscriptScan, entry: EntryAt) -> None:
         preserved = {u for c in scan.compactions for u in c.preserved}
         wanted = sorted({*scan.chain, *scan.reattached})
         if wanted and wanted[-1] >= 1 << _LINE_BITS:
             raise ValueError("a transcript of more than 2**32 lines")
-        self.by_uuid: dict[str, int] = {}
         replies: list[int] = []
         results: list[int] = []
         for line in wanted:
             found = entry(line)
             if found is None:
                 continue
-            uuid = found.get("uuid")
-            if isinstance(uuid, str) and uuid in preserved:
-                self.by_uuid.setdefault(uuid, line)
+            self._note_preserved(found, line, preserved)
             kind = found.get("type")
             if kind == "assistant":
                 msg_id = _dict(found.get("message")).get("id")
                 if isinstance(msg_id, str):
                     replies.append(_key(msg_id) | line)
             elif kind == "user":
-                ids = {
-                    b["tool_use_id"]
-                    for b in _content(found)
-                    if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
-                }
-                results.extend(_key(tool_id) | line for tool_id in ids)
+                results.extend(_key(tool_id) | line for tool_id in _result_ids(found))
         self.lines = (wanted[-1] + 1) if wanted else 0
         del wanted
         replies.sort()
@@ -254,10 +273,60 @@ class Index:
         results.sort()
         self._results = array("q", results)
 
+    def _spilled(self, scan: TranscriptScan, entry: EntryAt) -> None:
+        preserved = {u for c in scan.compactions for u in c.preserved}
+        store = self._store = SpillFile("a large transcript's derivation")
+        self._table = store.table(
+            "kind INTEGER NOT NULL, key BLOB NOT NULL, line INTEGER NOT NULL, PRIMARY KEY (kind, key, line)",
+            "WITHOUT ROWID",
+        )
+        last = -1
+
+        def rows() -> Iterator[tuple[int, bytes, int]]:
+            nonlocal last
+            for line in itertools.chain(scan.chain, scan.reattached):  # the chain is read in order
+                last = max(last, line)
+                found = entry(line)
+                if found is None:
+                    continue
+                self._note_preserved(found, line, preserved)
+                kind = found.get("type")
+                if kind == "assistant":
+                    msg_id = _dict(found.get("message")).get("id")
+                    if isinstance(msg_id, str):
+                        yield _REPLY, _exact(msg_id), line
+                elif kind == "user":
+                    for tool_id in _result_ids(found):
+                        yield _RESULT, _exact(tool_id), line
+
+        # a line met twice (on the chain and reattached) is one row: the primary key ignores it
+        store.executemany(f"INSERT OR IGNORE INTO {self._table} VALUES (?, ?, ?)", rows())
+        self.lines = last + 1
+
+    def _note_preserved(self, found: Json, line: int, preserved: set[str]) -> None:
+        uuid = found.get("uuid")
+        if isinstance(uuid, str) and uuid in preserved:
+            self.by_uuid[uuid] = min(line, self.by_uuid.get(uuid, line))  # the first in the file
+
+    def emitted(self) -> IntArray:
+        """Zeros, a bit per line: in memory, or in the spill file with the index."""
+        size = (self.lines >> 3) + 1
+        return bytearray(size) if self._store is None else SpilledArray.zeros("B", self._store.pages(), size)
+
+    def _lines(self, kind: int, text: str) -> Iterator[int]:
+        """The wanted lines in file order that carry ``text`` (a reply's or a result's id), or
+        that may (in memory: the same 31-bit digest)."""
+        if self._store is None:
+            return _packed_lines(self._replies if kind == _REPLY else self._results, _key(text))
+        cursor = self._store.execute(
+            f"SELECT line FROM {self._table} WHERE kind = ? AND key = ? ORDER BY line", (kind, _exact(text))
+        )
+        return (int(row[0]) for row in cursor.fetchall())
+
     def members(self, msg_id: str, entry: EntryAt) -> list[tuple[int, Json]]:
         """The assistant entries of reply ``msg_id``, in file order (§1.5, side branches too)."""
         found: list[tuple[int, Json]] = []
-        for line in _lines(self._replies, _key(msg_id)):
+        for line in self._lines(_REPLY, msg_id):
             member = entry(line)
             if member is not None and _dict(member.get("message")).get("id") == msg_id:
                 found.append((line, member))
@@ -266,7 +335,7 @@ class Index:
     def result(self, tool_id: str, entry: EntryAt) -> tuple[tuple[int, int], Json] | None:
         """The first tool_result for ``tool_id`` in the file ((line, block), block): measured with
         concurrent writers, resume uses the first."""
-        for line in _lines(self._results, _key(tool_id)):
+        for line in self._lines(_RESULT, tool_id):
             found = entry(line)
             if found is None or found.get("type") != "user":
                 continue
@@ -276,7 +345,15 @@ class Index:
         return None
 
 
-def _lines(packed: array[int], key: int) -> Iterator[int]:
+def _result_ids(entry: Json) -> set[str]:
+    return {
+        b["tool_use_id"]
+        for b in _content(entry)
+        if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+    }
+
+
+def _packed_lines(packed: array[int], key: int) -> Iterator[int]:
     mask = (1 << _LINE_BITS) - 1
     i = bisect_left(packed, key)
     while i < len(packed) and packed[i] & ~mask == key:
@@ -297,7 +374,7 @@ class Derivation:
     def messages(self) -> Iterator[DerivedMessage]:
         """One pass; ``best_effort`` holds its reasons once it is exhausted."""
         scan, entry = self.scan, self.entry
-        builder = _Builder(self.index, entry, emitted=bytearray((self.index.lines >> 3) + 1))
+        builder = _Builder(self.index, entry, emitted=self.index.emitted())
         preserved = {u for c in scan.compactions for u in c.preserved}
         for line in scan.chain:
             found = entry(line)
@@ -338,14 +415,14 @@ class EntriesAt:
     a time (the reader's cache keeps the recent ones); a first pass counts the messages."""
 
     def __init__(
-        self, scan: TranscriptScan, offsets: Sequence[int], read: Callable[[int], bytes], max_depth: int
+        self, scan: TranscriptScan, offsets: LineOffsets, read: Callable[[int], bytes], max_depth: int
     ) -> None:
         self._offsets, self._read, self._max_depth = offsets, read, max_depth
         self.escaped = False  # a line held a \\u escape: a message may hold a lone surrogate
         self._derivation = Derivation(scan, self.entry)
 
     def entry(self, line: int) -> Json | None:
-        offset = self._offsets[line - 1] if 0 < line <= len(self._offsets) else -1
+        offset = self._offsets.at(line)
         if offset < 0:
             return None
         data = self._read(offset).lstrip(b"\0")  # the scan read an entry after a NUL run too

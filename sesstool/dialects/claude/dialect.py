@@ -5,10 +5,8 @@ Claude Code 2.1.332 (tests/claude_lane); pure: the store ring reads.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +31,17 @@ from sesstool.dialects.base import (
     Row,
 )
 from sesstool.dialects.claude import closers as closer_plan
+from sesstool.dialects.claude import derive as claude_derive
 from sesstool.dialects.claude import relink, subagents
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, EntriesAt, derive, message_doc
 from sesstool.dialects.claude.fork import fork_line
+from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.rules import RULES
 from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.dialects.claude.timeline import ClaudeTimeline
 from sesstool.dialects.claude.transcript import TranscriptScanner
+from sesstool.store.spill import SpillFile
 
 Json = dict[str, Any]
 
@@ -53,9 +54,10 @@ class ClaudeFacts:
     closers: tuple[Json, ...]
     derived: Derived | None
     subagent: bool
-    # derive streamed (``ScanOptions.message_addresses``): the plaintext offset of every line,
-    # by line number - 1 (-1: a line the reader handed over as filler), instead of ``derived``
-    offsets: array[int] | None = None
+    # derive streamed (``ScanOptions.message_addresses``): the plaintext offset of every line
+    # (line_offsets.py: a filler run costs one gap; past ``derive.SPILL_AT`` lines, in a spill
+    # file), instead of ``derived``
+    offsets: LineOffsets | None = None
     max_depth: int = 1024  # the nesting limit the lines were scanned with
 
 
@@ -89,7 +91,8 @@ class ClaudeScanner:
             subagent=subagent,
             keep_raw=options.collect_messages and not by_address,
         )
-        self.offsets: array[int] | None = array("q") if by_address else None
+        # past derive.SPILL_AT lines in a spill file (issue 17)
+        self.offsets = LineOffsets(claude_derive.SPILL_AT, self._spill) if by_address else None
         self.physical: list[Finding] = []
         self.stopped = False
         self.committed = 0
@@ -119,15 +122,16 @@ class ClaudeScanner:
             lines = lines[: max(0, at + 1 - (lineno - 1))]
             self.stopped = True
         self.inner.found.at_frame(offset, lineno, frame)  # findings name the zstd frame, as dsh's do
-        offsets = self.offsets
-        if offsets is not None and lines:
-            if len(offsets) < lineno - 1:
-                offsets.extend(repeat(-1, lineno - 1 - len(offsets)))  # a filler run handed over whole
-            offsets.extend(accumulate((len(line) + 1 for line in lines[:-1]), initial=offset))
+        if self.offsets is not None and lines:
+            self.offsets.add(lines, offset, lineno)
         self.inner.feed_lines(lines, offset, lineno)
         self.committed = self.inner.committed if lines else self.committed
         if self.stopped:
             self.stop_offset = self.committed
+
+    def _spill(self) -> SpillFile:
+        """The graph's spill file, or one of derive's own when the graph is still in memory."""
+        return self.inner.graph.store or SpillFile("a large transcript's line offsets")
 
     def clean_so_far(self) -> bool:
         return not self.physical and not any(f.severity is Severity.ERROR for f in self.inner.findings)
