@@ -51,16 +51,20 @@ def _json(run: Run) -> Any:
 
 
 def test_the_registry_lists_one_dialect_per_line() -> None:
-    """Adding a dialect is one line: ``DIALECTS`` is a tuple of ``<package>.DIALECT`` entries."""
+    """Adding a dialect is one line: ``PACKAGES`` is a tuple of ``(name, package)`` entries (the
+    package imported when a log needs it, issue 14), and ``DIALECTS`` their ``DIALECT``s."""
     tree = ast.parse((ROOT / "sesstool" / "dialects" / "registry.py").read_text())
     (assign,) = [
-        n for n in tree.body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", None) == "DIALECTS"
+        n for n in tree.body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", None) == "PACKAGES"
     ]
     assert isinstance(assign.value, ast.Tuple)
     lines = [e.lineno for e in assign.value.elts]
     assert len(set(lines)) == len(lines) >= 2
     for element in assign.value.elts:
-        assert isinstance(element, ast.Attribute) and element.attr == "DIALECT"
+        assert isinstance(element, ast.Tuple) and len(element.elts) == 2
+        name, package = (ast.literal_eval(e) for e in element.elts)
+        assert package == f"sesstool.dialects.{name}"
+    assert [d.name for d in registry.DIALECTS] == [name for name, _ in registry.PACKAGES]
 
 
 def test_unregistered_the_toy_log_is_not_read(sesstool: Sesstool, tmp_path: Path) -> None:

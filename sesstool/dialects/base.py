@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 
 from sesstool.core.encode import encode_record
 from sesstool.core.errors import UnsupportedError
@@ -34,10 +34,12 @@ from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
 from sesstool.core.rules import Rule
-from sesstool.core.timeline import SpanCollector
 from sesstool.core.upgrade import Step, UpgradeRefused
 from sesstool.store.generations import log_name, log_stem
 from sesstool.store.layout import encode_session_id
+
+if TYPE_CHECKING:  # an annotation only: a validate run never builds a timeline (start-up)
+    from sesstool.core.timeline import SpanCollector
 
 Cause = Literal["interrupted", "forked"]
 

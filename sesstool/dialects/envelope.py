@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sesstool.core.fold import WordArray
 from sesstool.core.fork_plan import ForkPlan
@@ -21,9 +21,11 @@ from sesstool.core.model import ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
 from sesstool.core.scanner import Scanner
-from sesstool.core.timeline import SpanCollector
-from sesstool.core.timeline_envelope import EnvelopeTimeline
 from sesstool.dialects.base import Dialect, Row
+
+if TYPE_CHECKING:  # the timeline is built by inspect --timeline and report only (start-up)
+    from sesstool.core.timeline import SpanCollector
+
 
 FOLD_CACHE_KIB = 128  # SQLite's page cache for a fold's spill file (a repair or fork may hold 3)
 
@@ -71,6 +73,8 @@ class EnvelopeDialect(Dialect):
         """The scanner profile of ``version`` (a version ``read_header`` accepted)."""
 
     def timeline(self, head: int, tail: int) -> SpanCollector:
+        from sesstool.core.timeline_envelope import EnvelopeTimeline
+
         return EnvelopeTimeline(head, tail)
 
     def fork_child_problems(self, child: ScanResult, plan: ForkPlan) -> list[str]:

@@ -1,13 +1,21 @@
 """The dialects sesstool reads, and how one log's dialect is chosen.
 
-Adding a dialect = its package under ``sesstool/dialects/`` plus one entry in ``DIALECTS``
+Adding a dialect = its package under ``sesstool/dialects/`` plus one entry in ``PACKAGES``
 (docs/architecture.md "Adding a dialect"). The registry is the only place besides the dialect
 packages that knows dialects by name.
 
 Detection reads the first record (the first line that decodes): every dialect scores it
 (``Dialect.detect``), the highest score wins, and a tie or an all-zero score falls to the
-first dialect listed (``DIALECTS[0]``, dsh: its scanner then reports what is wrong with the
+first dialect listed (``PACKAGES[0]``, dsh: its scanner then reports what is wrong with the
 header). ``--dialect NAME`` skips detection.
+
+Dialect packages are imported when first needed (issue 14: start-up): detection asks the
+dialects in order and stops at the first certain score (1.0, the most ``Dialect.detect`` may
+return: no later dialect can beat it, and a tie goes to the earlier one anyway), so a dsh log
+imports only the dsh package; ``by_name`` imports one; ``DIALECTS``, ``layouts`` and
+``log_suffixes`` import them all. Setting ``DIALECTS`` (a test adding a dialect object) makes
+that tuple the list. A dialect's rules are registered (``core.rules.RULES``) when
+its package is imported; what lists every rule touches ``DIALECTS`` first.
 
 Before any of that, a file that is not a session log is refused (``NotASessionLog``, exit 4):
 its first bytes or first line say it is something else (``core.looks_like``), its first record
@@ -17,6 +25,8 @@ is recognised as another dialect's log (docs/format.md "Not a session log").
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.errors import NotASessionLog, UsageError
@@ -26,39 +36,94 @@ from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, PhysicalIssue, ReadSummary
 from sesstool.core.rules import register_rules
-from sesstool.dialects import claude, codex, dsh, mini
 from sesstool.dialects.base import Dialect, DialectScanner
 
-DIALECTS: tuple[Dialect, ...] = (
-    dsh.DIALECT,
-    mini.DIALECT,
-    codex.DIALECT,
-    claude.DIALECT,
+# (name, package): the order is detection's (ties and the default go to the first)
+PACKAGES: tuple[tuple[str, str], ...] = (
+    ("dsh", "sesstool.dialects.dsh"),
+    ("mini", "sesstool.dialects.mini"),
+    ("codex", "sesstool.dialects.codex"),
+    ("claude", "sesstool.dialects.claude"),
 )
 
 AUTO = "auto"
+CERTAIN = 1.0  # the highest score ``Dialect.detect`` returns
+
+_loaded: dict[str, Dialect] = {}
+
+
+def _load(index: int) -> Dialect:
+    """The dialect ``PACKAGES[index]``, its package imported (and its rules registered) once."""
+    name, package = PACKAGES[index]
+    dialect = _loaded.get(name)
+    if dialect is None:
+        dialect = importlib.import_module(package).DIALECT
+        if dialect.name != name:
+            raise RuntimeError(f"{package} defines dialect {dialect.name!r}, listed as {name!r}")
+        register_rules(dialect.rules)
+        _loaded[name] = dialect
+    return dialect
+
+
+def _listed() -> tuple[Dialect, ...] | None:
+    """``DIALECTS`` when it was set (a test adding a dialect object), else None: the packages."""
+    listed: tuple[Dialect, ...] | None = globals().get("DIALECTS")
+    return listed
+
+
+def _each() -> Iterator[Dialect]:
+    """The dialects in order, each imported only when the iteration reaches it."""
+    listed = _listed()
+    if listed is not None:
+        yield from listed
+        return
+    for index in range(len(PACKAGES)):
+        yield _load(index)
+
+
+def _all() -> tuple[Dialect, ...]:
+    return tuple(_each())
+
+
+def __getattr__(attribute: str) -> tuple[Dialect, ...]:
+    """``DIALECTS``: every dialect, in ``PACKAGES`` order (imports them all)."""
+    if attribute == "DIALECTS":
+        return _all()
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
+
+def default() -> Dialect:
+    """The first dialect listed: it reads a log no dialect recognises."""
+    return next(_each())
 
 
 def names() -> tuple[str, ...]:
-    return tuple(d.name for d in DIALECTS)
+    listed = _listed()
+    return tuple(d.name for d in listed) if listed is not None else tuple(name for name, _ in PACKAGES)
 
 
 def by_name(name: str) -> Dialect:
-    for dialect in DIALECTS:
-        if dialect.name == name:
-            return dialect
+    listed = _listed()
+    if listed is not None:
+        for dialect in listed:
+            if dialect.name == name:
+                return dialect
+    else:
+        for index, (known, _) in enumerate(PACKAGES):
+            if known == name:
+                return _load(index)
     raise UsageError(f"unknown dialect {name!r}: sesstool reads {', '.join(names())}")
 
 
 def layouts() -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``(name, root patterns)`` of every dialect with a root layout (the store walks them)."""
-    return tuple((d.name, d.layout.patterns) for d in DIALECTS if d.layout.patterns)
+    return tuple((d.name, d.layout.patterns) for d in _all() if d.layout.patterns)
 
 
 def log_suffixes() -> tuple[str, ...]:
     """The file-name endings of a log of any registered dialect (``Dialect.layout``), lower
     case (a directory walk matches them in any case)."""
-    return tuple(sorted({s.lower() for d in DIALECTS for s in d.layout.suffixes}))
+    return tuple(sorted({s.lower() for d in _all() for s in d.layout.suffixes}))
 
 
 def forced(name: str) -> Dialect | None:
@@ -102,11 +167,15 @@ def not_a_log(lines: list[bytes], forced: Dialect | None, max_depth: int) -> str
 
 
 def _best(first: Any) -> tuple[Dialect, float]:
-    best, score = DIALECTS[0], 0.0
-    for dialect in DIALECTS:
+    """The highest-scoring dialect (the first of a tie; the default when all score 0). A
+    certain score ends the search: the dialects after it are not imported to be asked."""
+    best, score = default(), 0.0
+    for dialect in _each():
         s = dialect.detect(first)
         if s > score:
             best, score = dialect, s
+            if score >= CERTAIN:
+                break
     return best, score
 
 
@@ -192,7 +261,7 @@ class DetectingScanner:
                 self._held.append(item)
                 return
             inner = self._choose(
-                detect(_first_record(item[0][0], self.options.max_depth)) if item[0] else DIALECTS[0]
+                detect(_first_record(item[0][0], self.options.max_depth)) if item[0] else default()
             )
         inner.feed(item)
 
@@ -200,7 +269,7 @@ class DetectingScanner:
         self.feed((lines, offset, lineno, frame))
 
     def finish(self, summary: ReadSummary | None) -> ScanResult:
-        inner = self.inner if self.inner is not None else self._choose(DIALECTS[0])
+        inner = self.inner if self.inner is not None else self._choose(default())
         return inner.finish(summary)
 
     def clean_so_far(self) -> bool:
@@ -212,13 +281,9 @@ class DetectingScanner:
 
     def chosen(self) -> Dialect:
         """The dialect that read (or will read) the log."""
-        return self.dialect if self.dialect is not None else DIALECTS[0]
+        return self.dialect if self.dialect is not None else default()
 
 
 def open_scanner(path: str, options: ScanOptions, dialect: Dialect | None = None) -> DetectingScanner:
     """A scanner for one log: ``dialect`` if forced, else detected from its first line."""
     return DetectingScanner(path, options, dialect)
-
-
-for _dialect in DIALECTS:
-    register_rules(_dialect.rules)

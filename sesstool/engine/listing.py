@@ -70,8 +70,17 @@ class ListReport:
 
 
 def classify(arg: str) -> PathClass:
-    """What ``arg`` is, with every registered dialect's root layout and log suffixes."""
+    """What ``arg`` is, with every registered dialect's root layout and log suffixes. Only a
+    directory's or a URL's class depends on them, so only those import every dialect (a
+    file's dialect is imported when its first record is read: issue 14, start-up)."""
+    found = classify_path(arg)
+    if found.kind in _WITHOUT_LAYOUTS:
+        return found
     return classify_path(arg, registry.layouts(), registry.log_suffixes())
+
+
+# what ``classify_path`` says of a path without looking at any dialect's layout or suffixes
+_WITHOUT_LAYOUTS = frozenset({"log", "stdin", "stream", "special", "missing", "session-dir"})
 
 
 def run_list(

@@ -127,7 +127,13 @@ def run_scan(
         hashing = _Hashing(opened, digest) if digest is not None else None
         try:
             reported = None if progress is None else partial(progress, phase)
-            return _scan_stream(hashing or opened, info, options, limits, reported, on_frame_end, tap)
+            scanned = _scan_stream(hashing or opened, info, options, limits, reported, on_frame_end, tap)
+            if hashing is not None:
+                # the digest is of the whole source, also when the scan stopped early (a fatal
+                # zstd issue: the reader read ahead of it by a varying amount)
+                while hashing.read(1 << 20):
+                    pass
+            return scanned
         finally:
             if hashing is not None:
                 hashing.close()
@@ -154,9 +160,26 @@ def _scan_stream(
     if isinstance(reader, ZstdReader) and on_frame_end is not None:
         hook = on_frame_end
         reader.on_frame_end = lambda i, end, plain: hook(i, end, plain, scanner)
+    batches = reader.batches()
+    try:
+        return _scan_batches(batches, reader, scanner, info, options, progress, tap)
+    finally:
+        # the zstd reader's read-ahead thread stops here, before the caller closes the file
+        # or the digest it reads into, whatever ended the scan (an exception included)
+        batches.close()  # type: ignore[attr-defined]
+
+
+def _scan_batches(
+    batches: Any,
+    reader: Any,
+    scanner: DetectingScanner,
+    info: SourceInfo,
+    options: ScanOptions,
+    progress: Callable[[int, int | None], None] | None,
+    tap: Tap | None,
+) -> tuple[ScanReport, DetectingScanner]:
     total = info.size if info.encoding == "raw" else None
     summary: ReadSummary | None = None
-    batches = reader.batches()
     for item in batches:
         scanner.feed(item)
         if tap is not None and type(item) is tuple:

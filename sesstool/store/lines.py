@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from sesstool.core import rule_ids as R
 from sesstool.core.physical import Batch, PartialLine, PhysicalIssue
+from sesstool.core.unsafe_integers import DigitRunFree, has_digit_run
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
 # A run of at least this many filler lines is skipped in bulk (shorter runs go line by line and
@@ -36,6 +37,9 @@ class LineSplitter:
     # two-byte searches cost about a quarter of the bare decode loop). A class attribute so a
     # test can compare against the splitter that searches every chunk.
     _shortcut = True
+    # Test each chunk once for a run of 16 digits and mark the batches of a chunk without one
+    # (``DigitRunFree``): the scanner's unsafe-integer prefilter then skips them (issue 14).
+    _prefilter = True
 
     def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
         self.max_line = max_line
@@ -153,6 +157,7 @@ class LineSplitter:
         first = parts[0]
         first_offset = self._line_start
         first_line = self.line
+        joined = False  # the first line holds bytes of earlier chunks
         if self._discarding:
             self._discarding = False
             lines = parts[1:-1]
@@ -163,6 +168,7 @@ class LineSplitter:
                 self._pending.append(first)
                 first = b"".join(self._pending)
                 self._pending.clear()
+                joined = True
             if len(first) > self.max_line:
                 yield self._too_long(first_offset, first_line, len(first), frame, frame_offset)
                 lines = parts[1:-1]
@@ -182,6 +188,9 @@ class LineSplitter:
         if n and max(map(len, lines)) > self.max_line:
             yield from self._split_long(lines, start_offset, start_line, frame, frame_offset)
         elif n:
+            if self._prefilter and not has_digit_run(chunk) and not (joined and has_digit_run(lines[0])):
+                # every line is in ``chunk`` but a joined first one, tested on its own
+                lines = DigitRunFree(lines)
             yield (lines, start_offset, start_line, frame)
         if tail:
             self._grow(tail, frame, frame_offset)
