@@ -3,6 +3,7 @@ detection that stops at the first certain score picks what asking every dialect 
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from typing import Any
@@ -32,7 +33,7 @@ def imported_dialects(*args: str) -> set[str]:
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=ROOT, check=False
     )
     last = done.stdout.strip().splitlines()[-1]
-    return set(eval(last)) & DIALECT_PACKAGES  # a list of names printed by the probe
+    return set(ast.literal_eval(last)) & DIALECT_PACKAGES  # a list of names printed by the probe
 
 
 @pytest.mark.parametrize("command", [["validate"], ["inspect", "--json"]], ids=lambda c: c[0])
