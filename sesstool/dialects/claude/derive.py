@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -253,18 +253,8 @@ class Index:
             raise ValueError("a transcript of more than 2**32 lines")
         replies: list[int] = []
         results: list[int] = []
-        for line in wanted:
-            found = entry(line)
-            if found is None:
-                continue
-            self._note_preserved(found, line, preserved)
-            kind = found.get("type")
-            if kind == "assistant":
-                msg_id = _dict(found.get("message")).get("id")
-                if isinstance(msg_id, str):
-                    replies.append(_key(msg_id) | line)
-            elif kind == "user":
-                results.extend(_key(tool_id) | line for tool_id in _result_ids(found))
+        for kind, ident, line in self._ids(wanted, entry, preserved):
+            (replies if kind == _REPLY else results).append(_key(ident) | line)
         self.lines = (wanted[-1] + 1) if wanted else 0
         del wanted
         replies.sort()
@@ -282,26 +272,38 @@ class Index:
         )
         last = -1
 
-        def rows() -> Iterator[tuple[int, bytes, int]]:
+        def lines() -> Iterator[int]:
             nonlocal last
             for line in itertools.chain(scan.chain, scan.reattached):  # the chain is read in order
                 last = max(last, line)
-                found = entry(line)
-                if found is None:
-                    continue
-                self._note_preserved(found, line, preserved)
-                kind = found.get("type")
-                if kind == "assistant":
-                    msg_id = _dict(found.get("message")).get("id")
-                    if isinstance(msg_id, str):
-                        yield _REPLY, _exact(msg_id), line
-                elif kind == "user":
-                    for tool_id in _result_ids(found):
-                        yield _RESULT, _exact(tool_id), line
+                yield line
+
+        def rows() -> Iterator[tuple[int, bytes, int]]:
+            for kind, ident, line in self._ids(lines(), entry, preserved):
+                yield kind, _exact(ident), line
 
         # a line met twice (on the chain and reattached) is one row: the primary key ignores it
         store.executemany(f"INSERT OR IGNORE INTO {self._table} VALUES (?, ?, ?)", rows())
         self.lines = last + 1
+
+    def _ids(
+        self, lines: Iterable[int], entry: EntryAt, preserved: set[str]
+    ) -> Iterator[tuple[int, str, int]]:
+        """(``_REPLY``, reply id, line) and (``_RESULT``, tool id, line) of the entries at
+        ``lines``, noting the preserved entries met on the way."""
+        for line in lines:
+            found = entry(line)
+            if found is None:
+                continue
+            self._note_preserved(found, line, preserved)
+            kind = found.get("type")
+            if kind == "assistant":
+                msg_id = _dict(found.get("message")).get("id")
+                if isinstance(msg_id, str):
+                    yield _REPLY, msg_id, line
+            elif kind == "user":
+                for tool_id in _result_ids(found):
+                    yield _RESULT, tool_id, line
 
     def _note_preserved(self, found: Json, line: int, preserved: set[str]) -> None:
         uuid = found.get("uuid")
