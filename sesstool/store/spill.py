@@ -153,10 +153,14 @@ class ArraySpill:
         self._cache_kib = cache_kib
         self._file: SpillFile | None = None
 
-    def array(self, typecode: str, items: Iterable[int]) -> SpilledArray:
+    def file(self) -> SpillFile:
+        """The spill file, opened at the first call."""
         if self._file is None:
             self._file = SpillFile(self._purpose, self._cache_kib)
-        made = SpilledArray(typecode, self._file.pages())
+        return self._file
+
+    def array(self, typecode: str, items: Iterable[int] = ()) -> SpilledArray:
+        made = SpilledArray(typecode, self.file().pages())
         made.extend(items)
         return made
 

@@ -34,7 +34,7 @@ from sesstool.dialects.codex.vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from sesstool.store.spill import IntArray, SpilledArray, SpillFile
+    from sesstool.store.spill import ArraySpill, IntArray, SpilledArray, SpillFile
 
 SPILL_AT = 1 << 18  # history items held in memory; past them the columns move to a spill file
 _SORT_SLICE = 4096  # sorted values read back per statement
@@ -134,25 +134,24 @@ def _call_key(value: Any) -> int:
 
 
 class _Spill:
-    """The spill file of one history (store/spill.py, issue 11 item 1): opened, and imported,
-    only when a history first passes ``SPILL_AT`` items."""
+    """The spill file of one history (store/spill.py ``ArraySpill``, issue 11 item 1): imported
+    and opened only when a history first passes ``SPILL_AT`` items."""
 
     def __init__(self) -> None:
-        self._file: SpillFile | None = None
+        self._arrays: ArraySpill | None = None
+
+    def _opened(self) -> ArraySpill:
+        if self._arrays is None:
+            from sesstool.store.spill import ArraySpill  # sqlite3: only a long history needs it
+
+            self._arrays = ArraySpill("a long rollout's history")
+        return self._arrays
 
     def file(self) -> SpillFile:
-        if self._file is None:
-            from sesstool.store.spill import SpillFile  # sqlite3: only a long history needs it
-
-            self._file = SpillFile("a long rollout's history")
-        return self._file
+        return self._opened().file()
 
     def array(self, typecode: str, items: Iterable[int] = ()) -> SpilledArray:
-        from sesstool.store.spill import SpilledArray
-
-        made = SpilledArray(typecode, self.file().pages())
-        made.extend(items)
-        return made
+        return self._opened().array(typecode, items)
 
     def sorted(self, values: Iterable[int]) -> SpilledArray:
         """``values`` (distinct) in ascending order, sorted by the spill file's b-tree."""
