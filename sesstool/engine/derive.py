@@ -11,7 +11,6 @@ either). A dialect whose scanner keeps its messages itself (Codex, Claude) deriv
 from __future__ import annotations
 
 import pickle
-from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +24,7 @@ from sesstool.core.redact import Redactor
 from sesstool.core.rules import Severity
 from sesstool.core.upgrade import UpgradeRefused
 from sesstool.dialects.base import Dialect
-from sesstool.engine.derive_read import in_surface_order, numbered_lines
+from sesstool.engine.derive_read import Unescaped, in_surface_order, numbered_lines
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, Tap, run_scan
 from sesstool.store.line_fetch import LineFetcher
@@ -271,7 +270,7 @@ def _by_address(
     """``kept``: line offsets, ``-1 - offset`` for a message orjson cannot encode (the scanner's
     ``_line_offset``)."""
     ascii_only = any(a < 0 for a in kept)
-    order = array("q", (a if a >= 0 else -1 - a for a in kept)) if ascii_only else kept
+    order = Unescaped(kept) if ascii_only else kept
     del kept
 
     def produce() -> Iterator[Any]:

@@ -81,6 +81,15 @@ class SpillFile:
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self._run(lambda: self._db.executemany(sql, rows))
 
+    def fetch(self, cursor: sqlite3.Cursor, size: int) -> list[Any]:
+        """The next ``size`` rows of ``cursor`` (fewer at its end): a long query's later steps
+        can fail too (its sorter writes to the temporary directory)."""
+        return self._run(lambda: cursor.fetchmany(size))
+
+    def close(self) -> None:
+        """Give the space back now (else it goes with the object)."""
+        self._run(self._db.close)
+
     def table(self, columns: str, options: str = "") -> str:
         """A new table with ``columns``; answers its name."""
         self._tables += 1

@@ -1,0 +1,80 @@
+"""Issue 11 item 1, second round: dsh derive reads its messages back by address
+(engine/derive_read.py), and when replacements moved lines out of file order it must put the
+wanted offsets in surface order again and hold the lines that come before their turn. Up to
+``derive_read.SORT_AT`` offsets that happens in memory; past it the sort and the waiting lines
+are in a spill file (store/spill_sort.py), so a log of 4N such nodes costs every command that
+reads back within a fixed bound (2 MiB) of the log of N. Peak RSS from the kernel for a child
+under an address-space limit, never the clock; the children run with both thresholds (the
+fold's ``SPILL_AT`` too, else the fold's own words grow) at 4,096, so tens of thousands of
+nodes take the path millions take.
+
+The hostile log: N user messages, then N/2 replace events each swapping one of the first N/2
+messages for a new line at the end of the file — the surface starts with the last lines of the
+file, and every original message after them waits for its turn. Before: a sorted list of every
+wanted offset (~40 bytes each) and a dict entry per waiting line (~10 MB from N to 4N)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.adversarial.hostile_logs import V4_HEADER, run_measured, v4_user
+
+pytestmark = pytest.mark.slow  # six children, the larger on a 25 MB log
+
+MiB = 1 << 20
+SMALL = 20_000
+LOWERED = """\
+from sesstool.core import fold
+from sesstool.engine import derive_read
+fold.SPILL_AT = derive_read.SORT_AT = 4096
+"""
+
+
+def replaced_out_of_order(path: Path, count: int) -> Path:
+    """``count`` user messages, then ``count // 2`` replaces of the first ``count // 2``, one
+    node each, by new lines at the end (§5: the surface order is no longer the file order)."""
+    with path.open("wb") as f:
+        f.write(V4_HEADER)
+        for seq in range(count):
+            f.write(v4_user(seq, "m"))
+        for k in range(count // 2):
+            op = {"op": "replace", "startSeq": k, "endSeq": k}
+            f.write(v4_user(count + k, "r", sourceEventSeqs=[k], surfaceOp=op))
+    return path
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    where = tmp_path_factory.mktemp("derive-read-spill")
+    (where / "site").mkdir()
+    (where / "site" / "sitecustomize.py").write_text(LOWERED)
+    return {n: replaced_out_of_order(where / f"r{n}.v4.jsonl", n) for n in (SMALL, 4 * SMALL)}
+
+
+def _peak(log: Path, args: list[str]) -> tuple[int, bytes]:
+    measured = run_measured(
+        [*(a.replace("{out}", f"{log.stem}.html") for a in args), str(log)],
+        address_space=2 << 30,
+        cwd=log.parent,
+        env={"PYTHONPATH": f"{log.parent / 'site'}:{Path(__file__).parents[2]}"},
+    )
+    assert measured.exit_code == 0, measured.stderr
+    return measured.peak_rss, measured.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["derive", "--format", "jsonl"], ["derive", "--format", "json"], ["report", "-o", "{out}"]],
+    ids=["jsonl", "json", "report"],
+)  # fmt: skip
+def test_read_back_memory_does_not_grow_out_of_file_order(logs: dict[int, Path], args: list[str]) -> None:
+    small, _ = _peak(logs[SMALL], args)
+    large, out = _peak(logs[4 * SMALL], args)
+    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+    if args[-1] == "jsonl":
+        ids = [orjson.loads(line)["id"] for line in out.splitlines()]
+        n = 4 * SMALL
+        assert ids == [f"u{n + k}" for k in range(n // 2)] + [f"u{k}" for k in range(n // 2, n)]
