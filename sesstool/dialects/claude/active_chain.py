@@ -19,7 +19,7 @@ from sesstool.store.spill import IntArray
 @dataclass(frozen=True, slots=True)
 class ChainView:
     chain: IntArray  # entries, root first
-    reattached: set[int]  # entries off the chain that derive needs
+    reattached: IntArray  # a byte per entry: off the chain, and derive needs it
     dangling: list[ToolCall]  # calls resume closes, in chain order
     left_open: list[ToolCall]  # in a subagent's own file: its calls without result (resume leaves them)
     orphans: list[str]  # tool_use ids of results on the chain without their call
@@ -39,7 +39,7 @@ class _Attached:
             self.repeated.setdefault(item, []).append((entry, block))
 
     def entry(self, node: int) -> bool:
-        return bool(self.on_chain[node]) or node in self.siblings
+        return bool(self.on_chain[node] or self.siblings[node])
 
     def issued(self, item: int) -> bool:
         """Some entry carrying the call ``item`` is on the chain."""
@@ -76,17 +76,22 @@ def view(
     """``subagent``: resume leaves a subagent's dangling calls as they are (§0), reported as
     information."""
     on = _Attached(graph, session, book)
-    reattached = set(on.siblings)
+    reattached = graph.marks()  # a byte per entry, as the siblings' (never a set: issue 11 item 1)
+    for node, sibling in enumerate(on.siblings):
+        if sibling:
+            reattached[node] = 1
     open_calls = _dangling(on, subagent, findings)
     dangling, left_open = ([], open_calls) if subagent else (open_calls, [])
     for item, result in enumerate(book.result_entry):
         if result >= 0 and not on.on_chain[result] and on.issued(item):
-            reattached.add(result)
+            reattached[result] = 1
     orphans = _orphans(on, findings)
     for compaction in compactions:
         boundary = graph.find(compaction.uuid)
         if boundary >= 0 and on.on_chain[boundary]:
-            reattached.update(n for n in map(graph.find, compaction.preserved) if n >= 0)
+            for node in map(graph.find, compaction.preserved):
+                if node >= 0:
+                    reattached[node] = 1
     waiting = not subagent and _waiting(graph, on.chain, bool(dangling), findings)
     return ChainView(on.chain, reattached, dangling, left_open, orphans, waiting)
 

@@ -214,19 +214,20 @@ class EntryGraph:
                 return i
         return -1
 
-    def reply_siblings(self, session: str | None, on_chain: IntArray) -> set[int]:
-        """Entries off the chain that carry blocks of a reply on it (§1.9: parallel calls)."""
+    def reply_siblings(self, session: str | None, on_chain: IntArray) -> IntArray:
+        """Entries off the chain that carry blocks of a reply on it (§1.9: parallel calls), a
+        byte per entry (``marks``: in the spill file once the graph is there)."""
         attached = self.marks()  # the replies' first entries
         for node, first in self._links():
             if on_chain[node] or on_chain[first]:
                 attached[first] = 1
-        return {
-            node
-            for link in self._links()
-            if attached[link[1]]
-            for node in link
-            if not on_chain[node] and self.eligible(node, session)
-        }
+        siblings = self.marks()
+        for link in self._links():
+            if attached[link[1]]:
+                for node in link:
+                    if not on_chain[node] and self.eligible(node, session):
+                        siblings[node] = 1
+        return siblings
 
     def reply(self, first: int) -> set[int]:
         """The entries of the reply whose first entry is ``first`` (``group``)."""

@@ -74,7 +74,8 @@ class TranscriptScan:
     first_time: str | None
     last_time: str | None
     chain: Sequence[int]  # line numbers of the active chain, root first (an array: it can be long)
-    reattached: tuple[int, ...]  # off-chain lines derive needs (parallel siblings, results, preserved)
+    reattached: Sequence[int]  # off-chain lines derive needs (parallel siblings, results, preserved), sorted:
+    # an ``array``, or a ``SpilledArray`` past the graph's ``SPILL_AT`` (issue 11 item 1)
     leaf: str | None
     closing: Closing
     branches: int

@@ -366,7 +366,7 @@ class TranscriptScanner:
             first_time=self.first_time,
             last_time=self.last_time,
             chain=_as_lines(view.chain, lines),
-            reattached=tuple(sorted(lines[i] for i in view.reattached)),
+            reattached=_marked_lines(view.reattached, lines, self.graph.ints()),
             leaf=leaf,
             closing=closing,
             branches=branches,
@@ -406,6 +406,16 @@ class TranscriptScanner:
                 *self.version_at[newest],  # where the newest version first wrote
             )
         return versions
+
+
+def _marked_lines(marks: IntArray, lines: IntArray, into: IntArray) -> Sequence[int]:
+    """The line numbers of the entries ``marks`` marks, in file order (entries are numbered in
+    file order), appended to ``into``: an ``array``, or a ``SpilledArray`` past the graph's
+    ``SPILL_AT``."""
+    for node, marked in enumerate(marks):
+        if marked:
+            into.append(lines[node])
+    return cast(Sequence[int], into)
 
 
 def _as_lines(chain: IntArray, lines: IntArray) -> Sequence[int]:
