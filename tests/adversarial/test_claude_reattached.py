@@ -1,14 +1,17 @@
 """Issue 11 item 1, second round: a Claude Code transcript whose turns make many parallel tool
 calls on side branches (§1.9: the blocks of one reply fanned out from its first entry, each
 call's result parented to its own call) has off-chain entries derive must reattach: every
-sibling but the one the chain runs through, and every result but the last. The scan marks them
+sibling the chain does not run through (all but the first and the last), and every result but
+the last. The scan marks them
 a byte per entry in the entry graph's arrays (spilled with the graph past
 ``entry_graph.SPILL_AT``) and hands them on as the graph's sorted array of line numbers, so the
-peak memory of every command does not grow with them: the same session of N and of 4N turns,
+peak memory does not grow with them (``validate`` stands for the scan every command runs;
+``derive`` and ``report`` also read the entries back): the same session of N and of 4N turns,
 the children run with the spill thresholds lowered to 1,024 entries (``sitecustomize``, so
 both sizes are far past them), their peak RSS read from the kernel under an address-space
-limit, never timed. Before: two sets of node numbers, a sorted list and a tuple of line
-numbers (over 150 bytes an entry)."""
+limit, never timed. Measured from 1,000 to 4,000 turns of 16 calls (29,000 to 116,000
+reattached entries): ``validate`` +1.07 MiB, ``derive`` +0.94, ``report`` +0.36; before (two
+sets of node numbers, a sorted list and a tuple of line numbers) +8.67, +7.68 and +2.75."""
 
 from __future__ import annotations
 
@@ -22,11 +25,11 @@ import pytest
 from tests.adversarial.hostile_logs import run_measured
 from tests.conftest import FIXTURES, ROOT
 
-pytestmark = pytest.mark.slow  # eight children, the larger on a 50 MB transcript
+pytestmark = pytest.mark.slow  # six children, the larger on a 50 MB transcript
 
 MiB = 1 << 20
-TURNS = 1_500
-CALLS = 8  # parallel calls a turn
+TURNS = 1_000
+CALLS = 16  # parallel calls a turn
 SEED = FIXTURES / "claude" / "projects" / "tool-parallel" / "17b1d7de-4ca6-55d9-81d1-d37ae7c7e8d2.jsonl"
 KEPT = {"parentUuid", "isSidechain", "type", "message", "uuid", "timestamp", "sessionId", "version", "cwd"}
 MESSAGE_KEPT = {"id", "type", "role", "model", "content", "stop_reason"}
@@ -130,13 +133,13 @@ def test_the_sessions_reattach_many_entries(sessions: dict[int, Path]) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [["validate"], ["inspect", "--json"], ["derive", "--format", "jsonl"], ["report", "-o", "{out}"]],
-    ids=["validate", "inspect", "derive", "report"],
+    [["validate"], ["derive", "--format", "jsonl"], ["report", "-o", "{out}"]],
+    ids=["validate", "derive", "report"],
 )
 def test_memory_does_not_grow_with_reattached_entries(sessions: dict[int, Path], args: list[str]) -> None:
     small, _ = _peak(sessions[TURNS], args)
     large, out = _peak(sessions[4 * TURNS], args)
-    assert large - small < 3 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
     if args[0] == "derive":
         messages = [json.loads(line) for line in out.splitlines()]
         results = sum(

@@ -11,7 +11,9 @@ nodes take the path millions take.
 The hostile log: N user messages, then N/2 replace events each swapping one of the first N/2
 messages for a new line at the end of the file — the surface starts with the last lines of the
 file, and every original message after them waits for its turn. Before: a sorted list of every
-wanted offset (~40 bytes each) and a dict entry per waiting line (~10 MB from N to 4N)."""
+wanted offset (~40 bytes each) and a dict entry per waiting line. Measured from 20,000 to
+80,000 messages: derive JSONL +0.82 MiB, JSON +0.82, ``report`` +0.77; before +5.77, +5.60 and
++4.40."""
 
 from __future__ import annotations
 
