@@ -1,5 +1,7 @@
 """A real S3 API on loopback (moto's server mode), a mixed corpus in it, and a 2-worker
-LocalCluster shared by the fleet tests."""
+LocalCluster shared by the fleet tests. Both are package fixtures: they stop when the fleet
+tests end, so the scheduler's thread (which accepts the workers' connections, taking whatever
+descriptor number is free) does not run beside the rest of the suite."""
 
 from __future__ import annotations
 
@@ -98,7 +100,7 @@ class S3:
         return tuple(sorted(self.options.items()))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def s3() -> Iterator[S3]:
     from moto.server import ThreadedMotoServer
 
@@ -119,7 +121,7 @@ def s3() -> Iterator[S3]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster() -> Iterator[Any]:
     from distributed import Client, LocalCluster
 

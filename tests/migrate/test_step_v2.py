@@ -781,8 +781,8 @@ print(json.dumps(measure(STEP, header, big_v1_log(200_000))))
 @pytest.mark.slow
 def test_streams_a_large_log() -> None:
     """Measured in a fresh interpreter: tracemalloc counts every thread's allocations, and a
-    test session keeps threads of its own alive (the fleet suite's moto server and Dask
-    cluster are session fixtures), which pushed the peak over the bound in full runs only."""
+    test session may keep threads of its own alive (the fleet suite's moto server and Dask
+    cluster, then session fixtures, pushed the peak over the bound in full runs only)."""
     proc = subprocess.run(
         [sys.executable, "-c", _MEASURE_BIG_LOG],
         cwd=ROOT,

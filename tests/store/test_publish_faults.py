@@ -10,6 +10,8 @@ import errno
 import os
 import signal
 import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +24,7 @@ from sesstool.store.publish import FileIdentity, Sink, copy_into, create_directo
 from tests.store.test_publish import _expecting, _producer
 
 MIB = 1 << 20
+DESCRIPTOR_ZERO = Path(__file__).with_name("_descriptor_zero.py")
 
 
 def _the_temp(directory: Path) -> Path:
@@ -47,19 +50,6 @@ def _umask(mask: int) -> Iterator[None]:
         yield
     finally:
         os.umask(old)
-
-
-@contextlib.contextmanager
-def _stdin_closed() -> Iterator[None]:
-    """Descriptor 0 free, as in a process started with stdin closed (``sesstool ... <&-``): the
-    next descriptor the publisher opens is number 0."""
-    saved = os.dup(0)
-    os.close(0)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 0)
-        os.close(saved)
 
 
 def _is_open(fd: int) -> bool:
@@ -466,53 +456,26 @@ def test_a_temp_that_cannot_be_removed_is_noted_with_its_errno(
 # --- descriptor 0 (a process started with stdin closed) -------------------------------------
 
 
+def _descriptor_zero(scenario: str, out_dir: Path) -> None:
+    """Run a descriptor-0 scenario of ``_descriptor_zero.py`` in a fresh interpreter, the only
+    thread of its process (see that module for why), with its stdin open on /dev/null."""
+    proc = subprocess.run(
+        [sys.executable, str(DESCRIPTOR_ZERO), scenario, str(out_dir)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_an_anchor_numbered_0_is_closed(out_dir: Path) -> None:
-    opened: list[int] = []
-
-    def produce(sink: Sink) -> None:
-        sink.write(b"x\n")
-        os.close(0)  # the anchor, opened after the producer returns, gets descriptor 0
-        opened.append(0)
-
-    saved = os.dup(0)
-    try:
-        publish(out_dir / "out.jsonl", produce, verify=lambda path: None)
-        assert opened == [0]
-        assert not _is_open(0)
-    finally:
-        os.dup2(saved, 0)
-        os.close(saved)
+    _descriptor_zero("anchor", out_dir)
     assert (out_dir / "out.jsonl").read_bytes() == b"x\n"
 
 
-def test_a_temp_numbered_0_is_closed_when_the_producer_fails(
-    out_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    real_open = os.open
-    numbers: list[int] = []
-
-    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if flags & os.O_CREAT:
-            os.close(0)  # the directory is open: the temp gets descriptor 0
-        fd = real_open(path, flags, *args, **kwargs)
-        numbers.append(fd)
-        return fd
-
-    def produce(sink: Sink) -> None:
-        sink.write(b"x")
-        raise InputError("the source is corrupt")
-
-    saved = os.dup(0)
-    try:
-        monkeypatch.setattr(os, "open", open_)
-        with pytest.raises(InputError):
-            publish(out_dir / "out.jsonl", produce, verify=lambda path: None)
-        monkeypatch.undo()
-        assert numbers[-1] == 0
-        assert not _is_open(0)
-    finally:
-        os.dup2(saved, 0)
-        os.close(saved)
+def test_a_temp_numbered_0_is_closed_when_the_producer_fails(out_dir: Path) -> None:
+    _descriptor_zero("temp-on-failure", out_dir)
     assert os.listdir(out_dir) == []
 
 
