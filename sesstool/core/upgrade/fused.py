@@ -79,18 +79,98 @@ def _lines(
     closers: Sequence[dict[str, Any]],
     target: int,
 ) -> Iterator[bytes]:
+    by_source = {step.source: (step, headers[i]) for i, step in enumerate(steps)}
     out: list[bytes] = []
-    emit = out.append
+    finishers: list[Callable[[], None]] = []
+    into_v2, flush2, run2 = _v2_stage(by_source, _v3_on(by_source, out.append, target, finishers), finishers)
+    normalise: Normalise | None = None
+    if 0 in by_source:
+        normalise = v1._Normaliser(by_source[0][1]["id"]).event
+    finishers.reverse()  # the first step finishes first, its last records flowing on
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    pending = v2._PENDING
+    for raw in lines:
+        try:
+            obj = loads(raw)
+        except decode_error as exc:
+            obj = decode_fallback(raw, exc)
+        if run2 is not None and obj.get("type") == "assistant/chunk" and obj.keys() == _CHUNK_KEYS:
+            seq, time, data = obj["seq"], obj["time"], obj["data"]
+            if (
+                type(seq) is int
+                and type(time) is int
+                and type(data) is dict
+                and data.keys() == _CHUNK_DATA_KEYS
+            ):
+                turn, step, chunk = data["turn"], data["step"], data["chunk"]
+                if type(turn) is int and type(step) is int and type(chunk) is dict:
+                    # what v2._Run.event does for such a chunk before it takes it
+                    run2.last_time = time
+                    run2.prev_splice = None
+                    run2.take(seq, time, turn, step, chunk)
+                    head = run2.buf[0]
+                    attempt = head.attempt
+                    if attempt is None or head is not attempt.slot or attempt.state != pending:
+                        flush2()
+                    continue
+        _record(obj, raw, normalise, into_v2)
+        flush2()
+        if out:
+            yield from out
+            out.clear()
+    for closer in closers:
+        _one(closer, None, normalise, into_v2)
+        flush2()
+        if out:
+            yield from out
+            out.clear()
+    for finish in finishers:
+        finish()
+    yield from out
 
-    # -- the last step's output, encoded (records.encode_records)
+
+Normalise = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _record(obj: dict[str, Any], raw: bytes, normalise: Normalise | None, into_v2: Push) -> None:
+    """One decoded record other than the plain chunk (``records.decode_records``), onward."""
+    if obj.get("type") in PACKED_TAGS and "seq0" in obj:
+        row = expand_row(obj)
+        if normalise is not None:  # v0 → v1 checks the whole row before v1 → v2 sees it
+            for event in row:
+                normalise(event)
+        for event in row:
+            into_v2(event, None)
+        return
+    src = obj.get("sourceEventSeqs")
+    if isinstance(src, list) and any(isinstance(v, list) for v in src):
+        obj["sourceEventSeqs"] = decode_seqs(src, obj["seq"], True)
+    _one(obj, raw, normalise, into_v2)
+
+
+def _one(event: dict[str, Any], raw: bytes | None, normalise: Normalise | None, into_v2: Push) -> None:
+    """A single-event record through v0 → v1 (when in the chain), then onward."""
+    if normalise is not None:
+        new = released_envelope(normalise(event))
+        into_v2(new, raw if new is event else None)
+    else:
+        into_v2(event, raw)
+
+
+Stages = dict[int, tuple[Step, dict[str, Any]]]
+
+
+def _v3_on(
+    by_source: Stages, emit: Callable[[bytes], None], target: int, finishers: list[Callable[[], None]]
+) -> Push:
+    """The push into v2 → v3 (or v3 → v4, or the encoder: the first of them in the chain),
+    each step pushing into the next and the last into the encoder (``records.encode_records``)."""
+
     def encode(event: dict[str, Any], raw: bytes | None) -> None:
         emit(raw + b"\n" if raw is not None else encode_event(event, target))
 
     push: Push = encode
-    finishers: list[Callable[[], None]] = []
-
-    # -- built from the last step back to the first, each pushing into the next
-    by_source = {step.source: (step, headers[i]) for i, step in enumerate(steps)}
     if 3 in by_source:
         step4, header3 = by_source[3]
         assert isinstance(step4, v4.V3ToV4)
@@ -122,100 +202,36 @@ def _lines(
 
         push = push3
         finishers.append(run3.finish)
-    run2: v2._Run | None = None
-    if 1 in by_source:
-        run2 = v2._Run(by_source[1][1])
-        after2 = push
-        state2 = run2
+    return push
 
-        def push2(event: dict[str, Any], raw: bytes | None) -> None:
-            canonical = released_envelope(event)
-            state2.event(canonical, raw if canonical is event else None)
 
-        def flush2() -> None:
-            for rec in state2.flush():
-                after2(rec.events[0], rec.raw)
+def _v2_stage(
+    by_source: Stages, after2: Push, finishers: list[Callable[[], None]]
+) -> tuple[Push, Callable[[], None], v2._Run | None]:
+    """(the push into v1 → v2, its flush at a record's end, its state), or the push onward,
+    a flush that does nothing and None when the chain starts later."""
+    if 1 not in by_source:
+        return after2, _nothing, None
+    state2 = v2._Run(by_source[1][1])
 
-        def finish2() -> None:
-            for rec in state2.finish():
-                after2(rec.events[0], rec.raw)
+    def push2(event: dict[str, Any], raw: bytes | None) -> None:
+        canonical = released_envelope(event)
+        state2.event(canonical, raw if canonical is event else None)
 
-        push = push2
-        finishers.append(finish2)
-    else:
+    def flush2() -> None:
+        for rec in state2.flush():
+            after2(rec.events[0], rec.raw)
 
-        def flush2() -> None:
-            pass
+    def finish2() -> None:
+        for rec in state2.finish():
+            after2(rec.events[0], rec.raw)
 
-    normalise: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    if 0 in by_source:
-        normalise = v1._Normaliser(by_source[0][1]["id"]).event
+    finishers.append(finish2)
+    return push2, flush2, state2
 
-    finishers.reverse()  # the first step finishes first, its last records flowing on
-    into_v2 = push
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
-    buf = run2.buf if run2 is not None else None
-    pending = v2._PENDING
 
-    def one(event: dict[str, Any], raw: bytes | None) -> None:
-        """A single-event record through v0 → v1 (when in the chain), then onward."""
-        if normalise is not None:
-            new = released_envelope(normalise(event))
-            into_v2(new, raw if new is event else None)
-        else:
-            into_v2(event, raw)
-
-    for raw in lines:
-        try:
-            obj = loads(raw)
-        except decode_error as exc:
-            obj = decode_fallback(raw, exc)
-        if run2 is not None and obj.get("type") == "assistant/chunk" and obj.keys() == _CHUNK_KEYS:
-            seq, time, data = obj["seq"], obj["time"], obj["data"]
-            if (
-                type(seq) is int
-                and type(time) is int
-                and type(data) is dict
-                and data.keys() == _CHUNK_DATA_KEYS
-            ):
-                turn, step, chunk = data["turn"], data["step"], data["chunk"]
-                if type(turn) is int and type(step) is int and type(chunk) is dict:
-                    # what v2._Run.event does for such a chunk before it takes it
-                    run2.last_time = time
-                    run2.prev_splice = None
-                    run2.take(seq, time, turn, step, chunk)
-                    assert buf is not None
-                    head = buf[0]
-                    attempt = head.attempt
-                    if attempt is None or head is not attempt.slot or attempt.state != pending:
-                        flush2()
-                    continue
-        if obj.get("type") in PACKED_TAGS and "seq0" in obj:
-            row = expand_row(obj)
-            if normalise is not None:  # v0 → v1 checks the whole row before v1 → v2 sees it
-                for event in row:
-                    normalise(event)
-            for event in row:
-                into_v2(event, None)
-        else:
-            src = obj.get("sourceEventSeqs")
-            if isinstance(src, list) and any(isinstance(v, list) for v in src):
-                obj["sourceEventSeqs"] = decode_seqs(src, obj["seq"], True)
-            one(obj, raw)
-        flush2()
-        if out:
-            yield from out
-            out.clear()
-    for closer in closers:
-        one(closer, None)
-        flush2()
-        if out:
-            yield from out
-            out.clear()
-    for finish in finishers:
-        finish()
-    yield from out
+def _nothing() -> None:
+    pass
 
 
 __all__ = ["fusable", "fused_chain"]
