@@ -7,6 +7,7 @@ the findings and the open state into one verdict. Neither touches the scanner.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,7 +161,7 @@ def missing_header(
 
 
 def open_work(
-    path: str, profile: Profile | None, rel: Any, pending: tuple[PendingCall, ...], by_log: bool, to_end: bool
+    path: str, profile: Profile | None, rel: Any, pending: Sequence[PendingCall], by_log: bool, to_end: bool
 ) -> list[Note]:
     """The turn still open and, where calls pair in the log (``by_log``), the calls never answered
     at the end of a log interpreted to its end (``to_end``: no ``--at``, no corruption): §6.4."""
@@ -184,7 +185,7 @@ def interruption(
     path: str,
     open_turn: int | None,
     open_turn_seq: int | None,
-    pending: tuple[PendingCall, ...],
+    pending: Sequence[PendingCall],
     by_log: bool,
 ) -> tuple[Address, str] | None:
     """What is left open at EOF, if anything: an open turn, or (a dialect that pairs calls

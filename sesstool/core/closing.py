@@ -3,7 +3,7 @@ registration order, with consecutive seqs; a call that started cites its ``tool/
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sesstool.core.model import PendingCall
@@ -13,7 +13,7 @@ CloserFor = Callable[[PendingCall, int], dict[str, Any]]
 
 
 def answer_calls(
-    pending: tuple[PendingCall, ...], seq: int, closer_for: CloserFor
+    pending: Sequence[PendingCall], seq: int, closer_for: CloserFor
 ) -> tuple[list[dict[str, Any]], int]:
     """The closers of ``pending`` from ``seq`` on, and the seq after them."""
     out: list[dict[str, Any]] = []

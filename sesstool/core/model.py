@@ -31,7 +31,7 @@ class OpenState:
     turn: int | None
     turn_seq: int | None  # seq of the open turn's turn/start
     step: int | None
-    pending: tuple[PendingCall, ...]
+    pending: Sequence[PendingCall]  # a tuple (a Codex rollout's spilled calls: read back lazily)
     last_seq: int | None
     last_time: int | None
     events: int  # committed events (next seq)

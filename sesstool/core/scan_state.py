@@ -14,14 +14,78 @@ new field is carried because ``copy`` copies every slot, not a list of names.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from typing import Any
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from itertools import islice
+from typing import Any, Protocol
 
 from sesstool.core.fold import Fold
 from sesstool.core.header import MAX_SAFE, Header
 from sesstool.core.model import PendingCall, TimelineEntry
 
 Report = Callable[..., None]  # report(rule, message, address=None, severity=None)
+
+# Waiting calls a dialect that pairs calls across the whole log keeps in memory (issue 11 item 1,
+# second round); past them both tables move to the injected ``CallSpill`` (``Relations.use_spill``).
+CALLS_SPILL_AT = 1 << 14
+
+
+class SpilledTable(MutableMapping[str, Any]):
+    """An ordered ``dict`` kept in a spill file (``store.spill.OrderedRows`` implements it)."""
+
+    @abstractmethod
+    def copy(self) -> SpilledTable:
+        """An independent copy."""
+
+    def items(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]
+        """(key, value) in insertion order, read back as they are walked."""
+        return ((key, self[key]) for key in self)
+
+
+class CallSpill(Protocol):
+    """Where the waiting calls go past ``CALLS_SPILL_AT`` (injected: ``Relations.use_spill``)."""
+
+    def table(self, items: Iterable[tuple[str, Any]]) -> SpilledTable:
+        """A new table holding ``items`` (in order), on disk."""
+        ...
+
+
+class LazyPending(Sequence[PendingCall]):
+    """The pending calls of a spilled table, made one at a time whenever they are walked (the
+    table is a frozen copy: a continuation goes on with its own)."""
+
+    def __init__(self, table: SpilledTable) -> None:
+        self._table = table
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __iter__(self) -> Iterator[PendingCall]:
+        return (_pending_call(cid, e) for cid, e in self._table.items())
+
+    def __getitem__(self, i: Any) -> Any:
+        """By walking (``pending[0]``, ``pending[:5]``: the first few are read back)."""
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            return tuple(islice(self, start, stop, step)) if step > 0 else tuple(self)[i]
+        at = i + len(self) if i < 0 else i
+        if not 0 <= at < len(self):
+            raise IndexError("pending call index out of range")
+        return next(islice(self, at, None))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyPending({len(self)} calls)"
+
+
+def _pending_call(cid: str, e: list[Any]) -> PendingCall:
+    return PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None, e[3])
 
 
 class _Copyable:
@@ -54,6 +118,8 @@ class Relations(_Copyable):
         "open_turn_seq",
         "open_turn_unnumbered",
         "resume_seq",
+        "spill",
+        "spill_at",
         "started",
     )
 
@@ -65,26 +131,47 @@ class Relations(_Copyable):
         self.open_step: int | None = None
         self.last_turn = 0
         self.next_step = 1
-        self.advertised: dict[str, list[Any]] = {}  # callId -> [step, call_seq, name, arguments preview]
-        self.started: dict[str, int] = {}  # callId -> tool/call seq
+        # callId -> [step, call_seq, name, arguments preview]; past ``spill_at`` a SpilledTable
+        # (a handler that changes an entry sets it again)
+        self.advertised: dict[str, list[Any]] | SpilledTable = {}
+        self.started: dict[str, int] | SpilledTable = {}  # callId -> tool/call seq
+        self.spill: CallSpill | None = None
+        self.spill_at = 1 << 62  # no spill file: never
         self.last_turn_end: int | None = None
         self.resume_seq: int | None = None
         self.last_end_seed: int | None = None
 
     def copy(self) -> Relations:
         twin: Relations = super().copy()
-        twin.advertised = {k: list(v) for k, v in self.advertised.items()}
+        advertised, started = self.advertised, self.started
+        if isinstance(advertised, dict):
+            twin.advertised = {k: list(v) for k, v in advertised.items()}
+        else:
+            twin.advertised = advertised.copy()
+        if not isinstance(started, dict):
+            twin.started = started.copy()
         return twin
 
-    def pending(self, by_log: bool) -> tuple[PendingCall, ...]:
+    def use_spill(self, spill: CallSpill) -> None:
+        """Past ``CALLS_SPILL_AT`` waiting calls (``grew``), move both tables to ``spill``."""
+        self.spill, self.spill_at = spill, CALLS_SPILL_AT
+
+    def grew(self) -> None:
+        """A handler added a call: past ``spill_at`` calls the tables move to the spill file."""
+        if len(self.advertised) + len(self.started) > self.spill_at and self.spill is not None:
+            self.advertised = self.spill.table(self.advertised.items())
+            self.started = self.spill.table(self.started.items())
+            self.spill_at = 1 << 62
+
+    def pending(self, by_log: bool) -> Sequence[PendingCall]:
         """Calls a repair must answer: those of the open step (§7.1), or — a dialect that pairs
-        calls across the whole log (``by_log``) — every unanswered call."""
+        calls across the whole log (``by_log``) — every unanswered call (spilled: read back
+        whenever they are walked)."""
         if self.open_turn is None and not by_log:
             return ()
-        return tuple(
-            PendingCall(cid, e[0], e[1], e[2] if isinstance(e[2], str) else None, e[3])
-            for cid, e in self.advertised.items()
-        )
+        if not isinstance(self.advertised, dict):
+            return LazyPending(self.advertised.copy())
+        return tuple(_pending_call(cid, e) for cid, e in self.advertised.items())
 
     def resumes(self, seq: int) -> None:
         """The first event that starts new work after the last completed turn (§8.3)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sesstool.core.header import Header
 from sesstool.core.model import (
     Lineage,
@@ -17,9 +19,7 @@ from sesstool.core.scan_state import EventState
 from sesstool.core.unsafe_integers import report_unsafe_integers as report_unsafe_integers
 
 
-def open_state(
-    state: EventState, next_seq: int, last_time: int, pending: tuple[PendingCall, ...]
-) -> OpenState:
+def open_state(state: EventState, next_seq: int, last_time: int, pending: Sequence[PendingCall]) -> OpenState:
     """Where the log stops: what is open and what a repair would have to close."""
     rel, stats = state.rel, state.stats
     return OpenState(
@@ -34,7 +34,7 @@ def open_state(
     )
 
 
-def statistics(state: EventState, next_seq: int, last_time: int, pending: tuple[PendingCall, ...]) -> Stats:
+def statistics(state: EventState, next_seq: int, last_time: int, pending: Sequence[PendingCall]) -> Stats:
     """The counts of the whole scan (open calls count as dangling / never started)."""
     st, fold, header = state.stats, state.fold, state.header
     open_dangling = sum(1 for p in pending if p.call_seq is not None)

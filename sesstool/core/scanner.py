@@ -11,7 +11,7 @@ frame layout to the dialect (``framing_finding``). ``finish()`` classifies the t
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import partial
 from itertools import islice
 from typing import Any
@@ -569,7 +569,7 @@ class Scanner:
         self,
         summary: ReadSummary | None,
         tail: Any,
-        pending: tuple[PendingCall, ...],
+        pending: Sequence[PendingCall],
         verdict: tuple[Any, Address | None, str],
     ) -> ScanResult:
         state, fold, rel = self.state, self.state.fold, self.state.rel

@@ -19,6 +19,7 @@ the graph twice.
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 from array import array
 from bisect import bisect_left
@@ -28,6 +29,7 @@ from itertools import islice, repeat
 from typing import Any, Protocol, TypeVar, overload
 
 from sesstool.core.errors import InputError
+from sesstool.core.scan_state import SpilledTable
 
 CACHE_KIB = 512  # SQLite's page cache
 PAGE = 2048  # items per page of a SpilledArray
@@ -314,3 +316,94 @@ class SpilledArray(Sequence[int]):
         twin._cache = OrderedDict((n, array(self._type, page)) for n, page in self._cache.items())
         self._hot_n = twin._hot_n = -1
         return twin
+
+
+class OrderedRows(SpilledTable):
+    """A ``dict`` of str keys and any values in a table of a ``SpillFile``, in insertion order
+    with a dict's semantics (a key set again keeps its place; ``del`` and ``pop`` remove it):
+    values are pickled (any Python value comes back equal), keys kept as their UTF-8 bytes
+    (surrogates passed through). ``core.scan_state.CallSpill``: a mini-agent log's waiting
+    calls past ``core.scan_state.CALLS_SPILL_AT``."""
+
+    _SLICE = 1024  # rows read back per statement
+
+    def __init__(self, spill: SpillFile, items: Iterable[tuple[str, Any]] = ()) -> None:
+        self._spill = spill
+        self._name = spill.table("n INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, value BLOB NOT NULL")
+        self._next = 0
+        self._count = 0
+        for key, value in items:
+            self[key] = value
+
+    @staticmethod
+    def _key(key: str) -> bytes:
+        return key.encode("utf-8", "surrogatepass")
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        row = self._spill.execute(f"SELECT 1 FROM {self._name} WHERE key = ?", (self._key(key),)).fetchone()
+        return row is not None
+
+    def __getitem__(self, key: str) -> Any:
+        if isinstance(key, str):
+            found = self._spill.execute(
+                f"SELECT value FROM {self._name} WHERE key = ?", (self._key(key),)
+            ).fetchone()
+            if found is not None:
+                return pickle.loads(found[0])
+        raise KeyError(key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        blob = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+        cursor = self._spill.execute(
+            f"INSERT OR IGNORE INTO {self._name} VALUES (?, ?, ?)", (self._next, self._key(key), blob)
+        )
+        if cursor.rowcount:
+            self._next += 1
+            self._count += 1
+        else:  # set again: keeps its place
+            self._spill.execute(f"UPDATE {self._name} SET value = ? WHERE key = ?", (blob, self._key(key)))
+
+    def __delitem__(self, key: str) -> None:
+        if isinstance(key, str):
+            cursor = self._spill.execute(f"DELETE FROM {self._name} WHERE key = ?", (self._key(key),))
+            if cursor.rowcount:
+                self._count -= 1
+                return
+        raise KeyError(key)
+
+    def _rows(self) -> Iterator[tuple[str, Any]]:
+        last = -1
+        while True:
+            rows = self._spill.execute(
+                f"SELECT n, key, value FROM {self._name} WHERE n > ? ORDER BY n LIMIT {self._SLICE}", (last,)
+            ).fetchall()
+            if not rows:
+                return
+            for _, key, value in rows:
+                yield bytes(key).decode("utf-8", "surrogatepass"), pickle.loads(value)
+            last = rows[-1][0]
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key, _ in self._rows())
+
+    def items(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]
+        """(key, value) in insertion order, read back a slice at a time (one statement each)."""
+        return self._rows()
+
+    def values(self) -> Iterator[Any]:  # type: ignore[override]
+        return (value for _, value in self._rows())
+
+    def copy(self) -> OrderedRows:
+        """An independent copy (a new table in the same file, filled by SQLite: nothing held)."""
+        twin = OrderedRows(self._spill)
+        self._spill.execute(f"INSERT INTO {twin._name} SELECT * FROM {self._name}")
+        twin._next, twin._count = self._next, self._count
+        return twin
+
+    def __repr__(self) -> str:
+        return f"OrderedRows({self._count} rows)"

@@ -1,18 +1,20 @@
 """``python -m tests.adversarial._spilling_child SPILL_AT ARGS...``: the CLI with the projection
 fold's spill threshold (``core.fold.SPILL_AT``) set to SPILL_AT seqs and the Codex history's
-(``dialects.codex.history.SPILL_AT``) to SPILL_AT items, so a test log of tens of thousands of
+(``dialects.codex.history.SPILL_AT``) to SPILL_AT items and a rollout's waiting calls
+(``dialects.codex.waiting.SPILL_AT``) and a mini-agent log's (``core.scan_state.CALLS_SPILL_AT``)
+to SPILL_AT calls, so a test log of tens of thousands of
 nodes or items takes the path a log of millions takes (issue 11 item 1, second round)."""
 
 from __future__ import annotations
 
 import sys
 
-from sesstool.core import fold
-from sesstool.dialects.codex import history
+from sesstool.core import fold, scan_state
+from sesstool.dialects.codex import history, waiting
 
 
 def main() -> None:
-    fold.SPILL_AT = history.SPILL_AT = int(sys.argv[1])
+    fold.SPILL_AT = history.SPILL_AT = waiting.SPILL_AT = scan_state.CALLS_SPILL_AT = int(sys.argv[1])
     sys.argv = ["sesstool", *sys.argv[2:]]
     from sesstool.cli.entry import run  # as `python -m sesstool` does: the CLI after its guard
 

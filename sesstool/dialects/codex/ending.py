@@ -19,6 +19,7 @@ from sesstool.dialects.codex import rule_ids as CX
 from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexFacts
 from sesstool.dialects.codex.vocabulary import RULES as CODEX_RULE_LIST
+from sesstool.dialects.codex.waiting import mapped
 
 
 class ScannerState(Protocol):
@@ -28,6 +29,7 @@ class ScannerState(Protocol):
     options: ScanOptions
     stopped: bool
     findings: list[Finding]
+    findings_dropped: int
     _meta_line: dict[str, Any] | None
     _last_seq: int | None
     _stop_offset: int | None
@@ -124,7 +126,7 @@ def scan_result(
             cwd=facts.cwd,
             parent_session=facts.forked_from_id,
         )
-    pending = tuple(PendingCall(c.call_id, 0, c.line - 1, c.name) for c in facts.dangling)
+    pending = mapped(facts.dangling, lambda c: PendingCall(c.call_id, 0, c.line - 1, c.name))
     open_turn = facts.open_turns[-1] if facts.open_turns else None
     state = OpenState(
         len(facts.open_turns) if facts.open_turns else None,
@@ -140,7 +142,7 @@ def scan_result(
     return ScanResult(
         path=sc.path,
         findings=tuple(sc.findings),
-        findings_dropped=0,
+        findings_dropped=sc.findings_dropped,
         tail=tail,
         verdict=verdict[0],
         verdict_address=verdict[2],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +56,7 @@ class CodexFacts:
     open_turns: tuple[OpenTurn, ...]
     calls: int
     answered: int
-    dangling: tuple[CodexCall, ...]
+    dangling: Sequence[CodexCall]  # a tuple, or past waiting.SPILL_AT read back from a spill file
     orphan_outputs: int
     usage: Usage | None  # the last token_count event's total_token_usage
     compactions: int

@@ -10,6 +10,7 @@ open turns, counters), never the history.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -38,6 +39,7 @@ from sesstool.dialects.codex.vocabulary import (
     USAGE_KEYS,
     cli_version,
 )
+from sesstool.dialects.codex.waiting import Record, Waiting, record_of
 
 CODEX_RULES: dict[str, Rule] = {r.id: r for r in RULES}
 _NUL_RUN = b"\0" * 8
@@ -67,27 +69,18 @@ def _usage(total: dict[str, Any] | None) -> Usage | None:
     return None if total is None else Usage.of(total, USAGE_KEYS)
 
 
-# An open call as the hot loop keeps it (item payload, offset, line, turn id): most calls are
-# answered a few lines later, so the CodexCall is only built for those still open at the end.
-_Pending = tuple[dict[str, Any], int, int, str | None]
 # Response item types that need nothing beyond their count (calls, outputs and unknown types do).
 _PLAIN_ITEMS = RESPONSE_ITEM_TYPES - CALL_TYPES.keys() - OUTPUT_TYPES
 
 
-def _call(item: dict[str, Any], offset: int, lineno: int, turn_id: str | None) -> CodexCall:
-    kind = str(item.get("type"))
-    if kind == "function_call":
-        args = _text(item.get("arguments"))
-    elif kind == "custom_tool_call":
-        args = _text(item.get("input"))
-    else:
-        args = orjson.dumps(item.get("action")).decode()
+def _call(call_id: str, record: Record) -> CodexCall:
+    kind, name, arguments, item_id, offset, lineno, turn_id = record
     return CodexCall(
-        call_id=str(item["call_id"]),
+        call_id=call_id,
         kind=kind,
-        name=_text(item.get("name")),
-        arguments=args,
-        item_id=_text(item.get("id")),
+        name=name,
+        arguments=arguments,
+        item_id=item_id,
         line=lineno,
         offset=offset,
         turn_id=turn_id,
@@ -129,6 +122,8 @@ class CodexScanner:
         self._last_seq: int | None = None
         self._last_turn_end: int | None = None
         self.findings: list[Finding] = []
+        self.findings_dropped = 0  # past ``options.max_findings``
+        self._dropped_firsts: dict[str, Finding] = {}  # the first finding dropped of each rule
         self.stopped = False
         self.committed = 0
         self._lines = 0
@@ -140,7 +135,9 @@ class CodexScanner:
         self._meta_problem: tuple[str, str, Address] | None = None
         self._by_type: dict[str, int] = {}
         self._by_item: dict[str, int] = {}
-        self._pending: dict[str, _Pending] = {}  # call id -> the call, turned into a CodexCall at the end
+        self._pending = (
+            Waiting()
+        )  # call id -> a small record of the call (waiting.py), made a CodexCall at the end
         self._turns: dict[str | None, OpenTurn] = {}
         self._turn_id: str | None = None
         self._started = self._completed = self._aborted = 0
@@ -273,7 +270,14 @@ class CodexScanner:
         self._add(issue.rule, issue.message, address)
 
     def _add(self, rule_id: str, message: str, address: Address) -> None:
-        self.findings.append(Finding(rule_id, rule(rule_id).severity, message, address))
+        finding = Finding(rule_id, rule(rule_id).severity, message, address)
+        if len(self.findings) < self.options.max_findings:
+            self.findings.append(finding)
+            return
+        # Kept past the limit as the core scanner keeps them (counted); the first of each rule is
+        # remembered so that the verdict is the one every finding gives.
+        self.findings_dropped += 1
+        self._dropped_firsts.setdefault(rule_id, finding)
 
     def _address(self, offset: int, lineno: int, frame: int | None) -> Address:
         return Address(self.path, offset, lineno, frame)
@@ -442,11 +446,10 @@ class CodexScanner:
             call_id = payload.get("call_id")
             if type(call_id) is str:  # a local_shell_call without call_id is never paired (models.rs)
                 self._calls += 1
-                self._pending[call_id] = (payload, offset, lineno, self._turn_id)
+                self._pending.add(call_id, record_of(payload, offset, lineno, self._turn_id))
         elif kind in OUTPUT_TYPES:
             call_id = _text(payload.get("call_id"))
-            if call_id is not None and call_id in self._pending:
-                del self._pending[call_id]
+            if call_id is not None and self._pending.pop(call_id):
                 self._answered += 1
             else:
                 self._orphans += 1
@@ -459,8 +462,8 @@ class CodexScanner:
         else:
             self._unknown(f"response item type {kind!r}", offset, lineno, frame)
 
-    def _dangling(self) -> tuple[CodexCall, ...]:
-        return tuple(_call(*pending) for pending in self._pending.values())
+    def _dangling(self) -> Sequence[CodexCall]:
+        return self._pending.view(_call)
 
     def _event(self, payload: dict[str, Any], kind: str, offset: int, lineno: int) -> None:
         if kind == "task_started":
@@ -490,17 +493,17 @@ class CodexScanner:
         if not isinstance(history, list):
             return
         # The replacement history becomes the base: only its own calls can still be dangling.
-        pending: dict[str, _Pending] = {}
+        self._pending.drop()
+        pending = self._pending
         for item in history:
             if not isinstance(item, dict):
                 continue
             kind = item.get("type")
             call_id = _text(item.get("call_id"))
             if kind in CALL_TYPES and call_id is not None:
-                pending[call_id] = (item, offset, lineno, self._turn_id)
+                pending.add(call_id, record_of(item, offset, lineno, self._turn_id))
             elif kind in OUTPUT_TYPES and call_id is not None:
-                pending.pop(call_id, None)
-        self._pending = pending
+                pending.pop(call_id)
 
     # -- the end ----------------------------------------------------------------------------------
 
@@ -525,7 +528,7 @@ class CodexScanner:
             rule_id, message, address = self._meta_problem
             self.findings.insert(0, Finding(rule_id, rule(rule_id).severity, message, address))
         dangling = self._dangling()
-        for call in dangling:
+        for call in dangling:  # read back from the spill file past waiting.SPILL_AT
             self._add(
                 CX.CALL_WITHOUT_OUTPUT,
                 f"{call.kind} {call.name or ''} call_id {call.call_id} has no output: Codex "
@@ -539,7 +542,7 @@ class CodexScanner:
                 "aborted: the CLI was killed (Codex writes no turn_aborted after SIGKILL)",
                 Address(self.path, turn.offset, turn.line),
             )
-        verdict, reason, where = verdict_of(self.findings)
+        verdict, reason, where = verdict_of([*self.findings, *self._dropped_firsts.values()])
         meta = self._meta or ({"id": self._legacy.get("id")} if self._legacy is not None else {})
         facts = CodexFacts(
             thread_id=_text(meta.get("id")),
@@ -581,6 +584,6 @@ class CodexScanner:
             setattr(twin, name, getattr(self, name))
         twin._by_type = dict(self._by_type)
         twin._by_item = dict(self._by_item)
-        twin._pending = dict(self._pending)
+        twin._pending = self._pending.copy()
         twin._turns = dict(self._turns)
         return twin

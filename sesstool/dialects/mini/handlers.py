@@ -159,9 +159,11 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
         entry[1] = seq
         if entry[3] is None:
             entry[3] = arguments_preview(d.get("arguments"))
+        st.rel.advertised[cid] = entry  # kept in its place (a spilled table holds a copy)
     else:
         # a call the log never advertised still needs an answer (spec "Crash repair")
         st.rel.advertised[cid] = [0, seq, d.get("name"), arguments_preview(d.get("arguments"))]
+    st.rel.grew()
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, st.rel.open_turn, None, t, f"{d.get('name')} {cid}"))
 
@@ -270,6 +272,7 @@ def _assistant(st: EventState, data: dict[str, Any], message: dict[str, Any]) ->
         name = fn.get("name") if isinstance(fn, dict) else None
         arguments = arguments_preview(fn.get("arguments")) if isinstance(fn, dict) else None
         st.rel.advertised[cid] = [0, st.rel.started.get(cid), name, arguments]
+        st.rel.grew()
 
 
 def _preview(message: Any) -> str:

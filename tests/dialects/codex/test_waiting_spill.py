@@ -1,0 +1,204 @@
+"""A rollout's waiting calls spilled to disk (dialects/codex/waiting.py past ``SPILL_AT`` calls or
+``SPILL_BYTES`` of text, issue 11 item 1, second round) answer exactly what the records held in
+memory answer: every Codex fixture, raw and zstd, scanned with the thresholds forced to 0, 1 and
+5 calls (and to 0 bytes), compared with the calls held in memory — whole scan results, and the
+bytes of validate, inspect, derive, repair and fork. A fixture with a waiting call must have
+spilled (else the comparison would prove nothing). The table answers like a dict under any
+operations, and the findings past ``--max-findings`` leave the verdict as every finding gives it."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
+from sesstool.dialects.codex import waiting
+from sesstool.dialects.codex.waiting import SpilledCalls, Waiting
+from sesstool.engine.scan import scan_source
+from tests.conftest import FIXTURES, Sesstool
+
+LOGS = sorted(
+    p
+    for p in (FIXTURES / "codex").rglob("*.jsonl*")
+    if p.suffix in (".jsonl", ".zstd", ".zst") and "expected" not in p.parts and "lane" not in p.parts
+)
+IN_MEMORY = 1 << 62
+CHILD = "01a231e1-4e3c-7083-8cfc-000000000001"
+
+
+class Moves:
+    """Counts the spills of waiting calls while a threshold is forced."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.monkeypatch = monkeypatch
+        self.count = 0
+        original = Waiting._move
+
+        def counted(this: Waiting) -> None:
+            self.count += 1
+            original(this)
+
+        monkeypatch.setattr(Waiting, "_move", counted)
+        monkeypatch.setattr(waiting, "_SLICE", 2)  # read back two rows a statement
+
+    def at(self, calls: int, text: int = IN_MEMORY) -> None:
+        self.monkeypatch.setattr(waiting, "SPILL_AT", calls)
+        self.monkeypatch.setattr(waiting, "SPILL_BYTES", text)
+        self.count = 0
+
+
+@pytest.fixture
+def moves(monkeypatch: pytest.MonkeyPatch) -> Moves:
+    return Moves(monkeypatch)
+
+
+def test_there_are_fixtures_to_compare() -> None:
+    assert len(LOGS) > 20 and any(p.suffix != ".jsonl" for p in LOGS)
+    waiting_calls = [p for p in LOGS if _dangling(scan_source(p, ScanOptions()).scan)]
+    assert len(waiting_calls) >= 6 and any(p.suffix != ".jsonl" for p in waiting_calls)
+
+
+def _dangling(result: ScanResult) -> Any:
+    return result.facts.dangling if result.facts is not None else ()
+
+
+def _plain(result: ScanResult) -> ScanResult:
+    """The scan with every lazy sequence read into a tuple (a spilled view is equal to its
+    tuple; this also shows it is read back whole)."""
+    facts = result.facts
+    if facts is not None:
+        assert isinstance(facts.dangling, (tuple, SpilledCalls))
+        facts = dataclasses.replace(facts, dangling=tuple(facts.dangling), history=None)
+    messages = result.messages
+    return dataclasses.replace(
+        result,
+        facts=facts,
+        open=dataclasses.replace(result.open, pending=tuple(result.open.pending)),
+        messages=list(messages) if messages is not None else None,
+    )
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: Moves, log: Path) -> None:
+    for options in (
+        ScanOptions(),
+        ScanOptions(collect_messages=True, message_addresses=True),
+        ScanOptions(collect_timeline=True),
+        ScanOptions(max_findings=1),
+    ):
+        moves.at(IN_MEMORY)
+        held = _plain(scan_source(log, options).scan)
+        assert moves.count == 0
+        for calls, text in ((0, IN_MEMORY), (1, IN_MEMORY), (5, IN_MEMORY), (IN_MEMORY, 0)):
+            moves.at(calls, text)
+            scanned = scan_source(log, options).scan
+            if _dangling(held) and (calls == 0 or text == 0):
+                assert moves.count > 0, "the waiting calls never spilled"
+                assert isinstance(scanned.facts.dangling, SpilledCalls)
+                assert scanned.facts.dangling == held.facts.dangling  # the lazy view itself
+            assert _plain(scanned) == held, (calls, text, options)
+
+
+_VIEWS = (
+    ("validate", "--format", "json"),
+    ("validate", "--max-findings", "1"),
+    ("inspect", "--json"),
+    ("inspect",),
+    ("derive", "--format", "jsonl"),
+)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_spilled_waiting_calls_print_and_write_the_same_bytes(
+    sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
+) -> None:
+    def outputs(calls: int) -> list[tuple[int, bytes, bytes]]:
+        moves.at(calls)
+        source = tmp_path / "source"  # a fresh copy each time: repair takes its directory's lock
+        shutil.rmtree(source, ignore_errors=True)
+        source.mkdir()
+        copy = source / log.name
+        shutil.copyfile(log, copy)
+        seen = [(r.exit_code, r.stdout_bytes, b"") for r in (sesstool(*view, str(copy)) for view in _VIEWS)]
+        where = tmp_path / str(calls)
+        where.mkdir()
+        for name, args in (
+            ("repaired", ("repair", str(copy))),
+            ("child", ("fork", str(copy), "--id", CHILD, "--created-at", "5")),
+        ):
+            target = where / f"{name}{''.join(log.suffixes[-2:])}"
+            result = sesstool(*args, "-o", str(target))
+            written = target.read_bytes() if target.exists() else b""
+            seen.append(
+                (result.exit_code, result.stdout_bytes.replace(str(where).encode(), b"<dir>"), written)
+            )
+        return seen
+
+    held = outputs(IN_MEMORY)
+    assert outputs(0) == held
+    if _dangling(scan_source(log, ScanOptions()).scan):
+        assert moves.count > 0, "the waiting calls never spilled"
+
+
+_IDS = st.sampled_from(["a", "b", "c", "d", "e", "f", "\u00e9", "a\x00b"])
+_OPS = st.lists(st.tuples(st.sampled_from(["add", "pop", "copy"]), _IDS, st.integers(0, 99)), max_size=60)
+
+
+def _record(n: int) -> waiting.Record:
+    return ("function_call", f"name{n}", "{}" * (n % 3), None if n % 2 else f"fc_{n}", n, n + 1, "turn")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_OPS, st.integers(0, 4), st.integers(0, 400))
+def test_the_table_answers_like_a_dict(ops: list[tuple[str, str, int]], calls: int, text: int) -> None:
+    """Adds (a call id made again keeps its place), pops and copies on a dict and on the table
+    spilling past ``calls`` records or ``text`` bytes: the same answers, the same order."""
+    saved = waiting.SPILL_AT, waiting.SPILL_BYTES
+    waiting.SPILL_AT, waiting.SPILL_BYTES = calls, text
+    try:
+        held: dict[str, Any] = {}
+        table = Waiting()
+        copies: list[tuple[dict[str, Any], Waiting]] = []
+        for op, cid, n in ops:
+            if op == "add":
+                held[cid] = _record(n)
+                table.add(cid, _record(n))
+            elif op == "pop":
+                assert table.pop(cid) == (held.pop(cid, None) is not None)
+            else:
+                copies.append((dict(held), table.copy()))
+            assert len(table) == len(held)
+        for expected, got in [(held, table), *copies]:
+            assert list(got.items()) == list(expected.items())
+            assert list(got.view(lambda cid, rec: (cid, rec))) == list(expected.items())
+        table.drop()
+        assert len(table) == 0 and list(table.items()) == []
+    finally:
+        waiting.SPILL_AT, waiting.SPILL_BYTES = saved
+
+
+@pytest.mark.parametrize(
+    "log", [p for p in LOGS if p.parent.name != "empty"], ids=lambda p: str(p.relative_to(FIXTURES))
+)  # an empty file is read as dsh
+def test_findings_past_the_limit_leave_the_verdict_as_it_was(log: Path) -> None:
+    """--max-findings k keeps the first k findings and counts the others; the verdict, its
+    reason and its address are the ones every finding gives."""
+    full = scan_source(log, ScanOptions()).scan
+    assert full.dialect == "codex" and full.findings_dropped == 0
+    for limit in range(len(full.findings) + 1):
+        capped = scan_source(log, ScanOptions(max_findings=limit)).scan
+        assert (capped.verdict, capped.verdict_reason, capped.verdict_address) == (
+            full.verdict,
+            full.verdict_reason,
+            full.verdict_address,
+        )
+        kept = len(capped.findings)
+        assert kept + capped.findings_dropped == len(full.findings)
+        assert kept >= min(limit, len(full.findings))  # the session_meta problem is always kept
