@@ -192,6 +192,10 @@ class ClaudeScanner:
         if self.options.collect_messages and not by_address:
             derived = derive(scan, self.inner.entries(scan))
         findings = scan.findings[: self.options.max_findings]
+        past = scan.findings[self.options.max_findings :]
+        firsts: dict[tuple[str, Severity], Finding] = {}
+        for f in past:
+            firsts.setdefault((f.rule, f.severity), f)
         address = next((f.address for f in scan.findings if f.rule == scan.verdict_rule), None)
         messages: tuple[Any, ...] | None = () if by_address else None  # read back: ``entry_derivation``
         if derived is not None:
@@ -201,7 +205,13 @@ class ClaudeScanner:
         return ScanResult(
             path=self.path,
             findings=findings,
-            findings_dropped=len(scan.findings) - len(findings),
+            findings_dropped=len(past),
+            dropped_firsts=tuple(firsts.values()),
+            dropped_by_severity=(
+                sum(1 for f in past if f.severity is Severity.INFO),
+                sum(1 for f in past if f.severity is Severity.WARNING),
+                sum(1 for f in past if f.severity is Severity.ERROR),
+            ),
             tail=tail,
             verdict=scan.verdict,  # type: ignore[arg-type]
             verdict_address=address,

@@ -30,6 +30,8 @@ class ScannerState(Protocol):
     stopped: bool
     findings: list[Finding]
     findings_dropped: int
+    _dropped_firsts: dict[str, Finding]
+    _dropped_by_severity: list[int]
     _meta_line: dict[str, Any] | None
     _last_seq: int | None
     _stop_offset: int | None
@@ -143,6 +145,12 @@ def scan_result(
         path=sc.path,
         findings=tuple(sc.findings),
         findings_dropped=sc.findings_dropped,
+        dropped_firsts=tuple(sc._dropped_firsts.values()),
+        dropped_by_severity=(
+            sc._dropped_by_severity[0],
+            sc._dropped_by_severity[1],
+            sc._dropped_by_severity[2],
+        ),
         tail=tail,
         verdict=verdict[0],
         verdict_address=verdict[2],

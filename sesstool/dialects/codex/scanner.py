@@ -124,6 +124,7 @@ class CodexScanner:
         self.findings: list[Finding] = []
         self.findings_dropped = 0  # past ``options.max_findings``
         self._dropped_firsts: dict[str, Finding] = {}  # the first finding dropped of each rule
+        self._dropped_by_severity = [0, 0, 0]  # indexed by Severity
         self.stopped = False
         self.committed = 0
         self._lines = 0
@@ -277,6 +278,7 @@ class CodexScanner:
         # Kept past the limit as the core scanner keeps them (counted); the first of each rule is
         # remembered so that the verdict is the one every finding gives.
         self.findings_dropped += 1
+        self._dropped_by_severity[finding.severity] += 1
         self._dropped_firsts.setdefault(rule_id, finding)
 
     def _address(self, offset: int, lineno: int, frame: int | None) -> Address:
