@@ -30,6 +30,7 @@ from sesstool.core.classify import (
     open_work,
     verdict_of,
 )
+from sesstool.core.dropped import Dropped
 from sesstool.core.envelope import count_only, envelope_problems, plain_surface, refusal
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE
@@ -52,8 +53,6 @@ class Scanner:
     __slots__ = (
         "_base",
         "_base_line",
-        "_dropped_by_severity",
-        "_dropped_firsts",
         "_envelope_checked",
         "_fixed",
         "_framing",
@@ -65,11 +64,11 @@ class Scanner:
         "body_offset",
         "codec",
         "committed",
+        "dropped",
         "dropped_lines",
         "fast_ok",
         "fatal",
         "findings",
-        "findings_dropped",
         "frame",
         "halt",
         "handlers",
@@ -96,11 +95,7 @@ class Scanner:
         self.at = self.opt.at_seq if self.opt.at_seq is not None else MAX_SAFE + 1
         self.stopped = self.fatal = self.header_done = self.unsupported_version = False
         self.findings: list[Finding] = []
-        self.findings_dropped = 0
-        # past max_findings: the first dropped finding of each (rule, severity), and the counts
-        # of each severity dropped (``ScanResult.dropped_firsts``, ``dropped_by_severity``)
-        self._dropped_firsts: dict[tuple[str, Severity], Finding] = {}
-        self._dropped_by_severity = [0, 0, 0]
+        self.dropped = Dropped()  # past max_findings: not kept, still weighed
         self._seen_once: set[tuple[str, str]] = set()
         self._framing: list[FramingFact] = []  # the reader's facts on frame 0, judged on leaving it
         # position of the record being processed
@@ -135,18 +130,12 @@ class Scanner:
     def report(
         self, rule: str, message: str, address: Address | None = None, severity: Severity | None = None
     ) -> None:
-        if severity is None:
-            strict = self.profile.strict_relations if self.profile is not None else False
-            severity = severity_for(rule, None, strict)
-        if len(self.findings) >= self.opt.max_findings:
-            # not kept, still weighed: the verdict and --fail-on see the first of each kind
-            self.findings_dropped += 1
-            self._dropped_by_severity[severity] += 1
-            if (rule, severity) not in self._dropped_firsts:
-                where = address or self.address()
-                self._dropped_firsts[rule, severity] = Finding(rule, severity, message, where)
-            return
-        self.findings.append(Finding(rule, severity, message, address or self.address()))
+        strict = self.profile is not None and self.profile.strict_relations
+        kind = severity if severity is not None else severity_for(rule, None, strict)
+        if len(self.findings) < self.opt.max_findings:
+            self.findings.append(Finding(rule, kind, message, address or self.address()))
+        else:  # not kept, still weighed
+            self.dropped.add(rule, kind, lambda: Finding(rule, kind, message, address or self.address()))
 
     def report_once(self, rule: str, key: str, message: str) -> None:
         if (rule, key) not in self._seen_once:
@@ -531,8 +520,7 @@ class Scanner:
         a fork's marker): the state continues (``EventState.copy``: each part's own ``copy()``),
         findings, the suspect region and the timeline start afresh."""
         twin = copy.copy(self)
-        twin.findings, twin.findings_dropped, twin._seen_once, twin._framing = [], 0, set(), []
-        twin._dropped_firsts, twin._dropped_by_severity = {}, [0, 0, 0]
+        twin.findings, twin.dropped, twin._seen_once, twin._framing = [], Dropped(), set(), []
         twin.issue, twin.halt, twin.stopped, twin.fatal = None, False, False, False
         twin.dropped_lines, twin._envelope_checked = 0, None
         twin.state = self.state.copy(twin.report, twin.report_once)
@@ -574,7 +562,7 @@ class Scanner:
         for rule, message, address, severity in open_work(self.path, profile, rel, pending, by_log, to_end):
             self.report(rule, message, address, severity)
         interrupted = interruption(self.path, rel.open_turn, rel.open_turn_seq, pending, by_log)
-        weighed = [*self.findings, *self._dropped_firsts.values()]
+        weighed = [*self.findings, *self.dropped.firsts.values()]
         verdict, vaddr, reason = verdict_of(node_reader.judged(profile, weighed), tail, interrupted)
         return self._result(summary, tail, pending, (verdict, vaddr, reason))
 
@@ -593,13 +581,7 @@ class Scanner:
             header=header,
             version=self.profile.version if self.profile is not None else None,
             findings=tuple(self.findings),
-            findings_dropped=self.findings_dropped,
-            dropped_firsts=tuple(self._dropped_firsts.values()),
-            dropped_by_severity=(
-                self._dropped_by_severity[0],
-                self._dropped_by_severity[1],
-                self._dropped_by_severity[2],
-            ),
+            **self.dropped.fields(),
             stats=statistics(state, self.next_seq, self.last_time, pending),
             open=open_state(state, self.next_seq, self.last_time, pending),
             tail=tail,

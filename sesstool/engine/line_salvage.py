@@ -125,14 +125,7 @@ def _rules_by_line(findings: tuple[Finding, ...]) -> dict[int, str]:
 def plan_line_salvage(source: SourceRead, output_encoding: Encoding, limits: ReadLimits) -> LineSalvage:
     """The first pass: what is kept, what is dropped, and the closers the kept lines need."""
     scan, dialect, report = source.scan, source.dialect, source.report
-    if scan.dropped_by_severity[Severity.ERROR]:
-        # the lines to drop are the ones the errors name: every error must have been kept
-        total = len(scan.findings) + scan.findings_dropped
-        raise InputError(
-            f"cannot salvage: {scan.findings_dropped} findings past --max-findings were not kept, "
-            f"errors among them; run again with --max-findings {total} or more",
-            None,
-        )
+    _refuse_unless_every_error_was_kept(scan)
     walk = _walk_of(source, limits)
     rules = _rules_by_line(scan.findings)
     scanner = dialect.scanner(str(source.path), ScanOptions())
@@ -256,6 +249,17 @@ def _walk_of(source: SourceRead, limits: ReadLimits) -> _Walk:
             (torn.file_offset, size - torn.file_offset),
         )
     return _Walk(source.path, read.encoding, source.dialect, limits, read.plaintext_bytes, None)
+
+
+def _refuse_unless_every_error_was_kept(scan: ScanResult) -> None:
+    """The lines a salvage drops are the ones its errors name: each must have been kept."""
+    if scan.dropped_by_severity[Severity.ERROR]:
+        total = len(scan.findings) + scan.findings_dropped
+        raise InputError(
+            f"cannot salvage: {scan.findings_dropped} findings past --max-findings were not kept, "
+            f"errors among them; run again with --max-findings {total} or more",
+            None,
+        )
 
 
 def _refuse_unless_salvageable(kept: ScanResult) -> None:

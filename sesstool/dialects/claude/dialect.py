@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sesstool.core import rule_ids as R
+from sesstool.core.dropped import dropped_of
 from sesstool.core.errors import Address, UnsupportedError, UsageError
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
@@ -192,10 +193,6 @@ class ClaudeScanner:
         if self.options.collect_messages and not by_address:
             derived = derive(scan, self.inner.entries(scan))
         findings = scan.findings[: self.options.max_findings]
-        past = scan.findings[self.options.max_findings :]
-        firsts: dict[tuple[str, Severity], Finding] = {}
-        for f in past:
-            firsts.setdefault((f.rule, f.severity), f)
         address = next((f.address for f in scan.findings if f.rule == scan.verdict_rule), None)
         messages: tuple[Any, ...] | None = () if by_address else None  # read back: ``entry_derivation``
         if derived is not None:
@@ -205,13 +202,7 @@ class ClaudeScanner:
         return ScanResult(
             path=self.path,
             findings=findings,
-            findings_dropped=len(past),
-            dropped_firsts=tuple(firsts.values()),
-            dropped_by_severity=(
-                sum(1 for f in past if f.severity is Severity.INFO),
-                sum(1 for f in past if f.severity is Severity.WARNING),
-                sum(1 for f in past if f.severity is Severity.ERROR),
-            ),
+            **dropped_of(scan.findings[self.options.max_findings :]).fields(),
             tail=tail,
             verdict=scan.verdict,  # type: ignore[arg-type]
             verdict_address=address,

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from sesstool.core import rule_ids as R
+from sesstool.core.dropped import Dropped
 from sesstool.core.errors import Address
 from sesstool.core.header import Header
 from sesstool.core.model import NO_STATS, Boundaries, OpenState, PendingCall, ScanResult, Tail, Verdict
@@ -29,9 +30,7 @@ class ScannerState(Protocol):
     options: ScanOptions
     stopped: bool
     findings: list[Finding]
-    findings_dropped: int
-    _dropped_firsts: dict[str, Finding]
-    _dropped_by_severity: list[int]
+    dropped: Dropped
     _meta_line: dict[str, Any] | None
     _last_seq: int | None
     _stop_offset: int | None
@@ -144,13 +143,7 @@ def scan_result(
     return ScanResult(
         path=sc.path,
         findings=tuple(sc.findings),
-        findings_dropped=sc.findings_dropped,
-        dropped_firsts=tuple(sc._dropped_firsts.values()),
-        dropped_by_severity=(
-            sc._dropped_by_severity[0],
-            sc._dropped_by_severity[1],
-            sc._dropped_by_severity[2],
-        ),
+        **sc.dropped.fields(),
         tail=tail,
         verdict=verdict[0],
         verdict_address=verdict[2],
