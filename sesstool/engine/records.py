@@ -11,6 +11,7 @@ from sesstool.core.errors import UnsupportedError
 from sesstool.core.physical import Encoding
 from sesstool.core.upgrade import Rec, Step, UpgradeRefused
 from sesstool.core.upgrade.chain import run_chain
+from sesstool.core.upgrade.fused import fusable, fused_chain
 from sesstool.core.upgrade.records import decode_records, encode_records
 from sesstool.dialects.base import Dialect
 from sesstool.store.plaintext import Readable, plaintext_lines
@@ -36,10 +37,20 @@ def upgraded_lines(
     target: int,
     limits: ReadLimits,
     closers: Sequence[dict[str, Any]] = (),
+    fused: bool = True,
 ) -> tuple[bytes, Iterator[bytes]]:
     """The header line and the body lines of the log upgraded to ``target`` (§1.3), streamed
     from the committed region with ``closers`` appended before the upgrade. A step's refusal is
-    an ``UnsupportedError`` (exit 4), whether it comes at the header or mid-stream."""
+    an ``UnsupportedError`` (exit 4), whether it comes at the header or mid-stream. The chain
+    runs in one pass (``core.upgrade.fused``) where it can; ``fused=False`` runs it step by
+    step (``run_chain``), which gives the same bytes and refusals (tests/migrate/test_fused.py)."""
+    if fused and fusable(steps):
+        body = (line for _, line in plaintext_lines(path, encoding, limits, body_offset, committed))
+        try:
+            new_header, lines = fused_chain(steps, header, body, closers, target)
+        except UpgradeRefused as err:
+            raise UnsupportedError(str(err)) from None
+        return dialect.encode_header(new_header), _refusals_unsupported(lines)
     recs = committed_records(path, encoding, body_offset, committed, limits)
     if closers:
         recs = itertools.chain(recs, (Rec([c], None) for c in closers))

@@ -100,10 +100,27 @@ def _event_order(event: dict[str, Any], version: int) -> tuple[str, ...]:
     return EVENT_ORDER
 
 
+def _in_order(order: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    """Every key sequence that ``ordered(obj, order)`` leaves as it is: the keys of ``order``
+    in its order, any subset of them (an envelope holds ``type, seq, time, data`` and some of
+    the rest)."""
+    out: set[tuple[str, ...]] = set()
+    for mask in range(1 << len(order)):
+        out.add(tuple(k for i, k in enumerate(order) if mask >> i & 1))
+    return frozenset(out)
+
+
+_IN_EVENT_ORDER = _in_order(EVENT_ORDER)
+
+
 def encode_event(event: dict[str, Any], version: int) -> bytes:
     if version >= 2 and isinstance(event.get("sourceEventSeqs"), list):
         event = dict(event)
         event["sourceEventSeqs"] = range_encode(event["sourceEventSeqs"])
+    elif tuple(event) in _IN_EVENT_ORDER:
+        # the common event: already in the writer's order (``ordered`` would rebuild the same
+        # dict; with both surfaceOp and sourceEventSeqs present the order is EVENT_ORDER's)
+        return dumps(event) + b"\n"
     return dumps(ordered(event, _event_order(event, version))) + b"\n"
 
 

@@ -64,7 +64,25 @@ def remap_references(
     ``session/title[-llm-request].data.messageSeqs``. Each must name an earlier event that
     survived. Returns the event (a shallow copy where something was rewritten) and whether any
     value changed. Nothing else is treated as a reference."""
+    t = event.get("type")
+    if (
+        event.get("sourceEventSeqs") is None
+        and not isinstance(event.get("surfaceOp"), dict)
+        and not (type(t) is str and t in REFERRING_TYPES)
+    ):
+        return event, False  # the common event: no reference to remap (issue 14)
+    return _remap_references(event, old_seq, remap, refuse)
 
+
+# event types whose payload (``data``) may hold a declared reference (``remap_references``)
+REFERRING_TYPES = frozenset(
+    {"command/done", "compaction/summary", "compaction/prune", "session/title", "session/title-llm-request"}
+)
+
+
+def _remap_references(
+    event: dict[str, Any], old_seq: int, remap: SeqRemap, refuse: Refuse
+) -> tuple[dict[str, Any], bool]:
     def one(value: Any, label: str) -> int:
         if type(value) is not int or not 0 <= value < old_seq:
             raise refuse(f"{label} {value!r} does not name an earlier event")

@@ -111,6 +111,36 @@ class StreamBuilder:
         self._last_time = 0
 
     def add(self, time: int, chunk: dict[str, Any]) -> None:
+        kind = chunk.get("type")
+        if kind == "text-delta" or kind == "reasoning-delta":
+            # the bulk of a stream, checked as ``_run_key`` checks it (issue 14)
+            index, text = chunk.get("index"), chunk.get("text")
+            if (
+                type(index) is int
+                and 0 <= index <= MAX_SAFE
+                and type(text) is str
+                and text
+                and chunk.keys() == _TEXT_DELTA_KEYS
+            ):
+                gap = time - self._last_time
+                self._last_time = time
+                open_key = self._key
+                if (
+                    open_key is not None
+                    and open_key[0] == kind
+                    and open_key[1] == index
+                    and len(open_key) == 2
+                    and -MAX_SAFE <= gap <= MAX_SAFE
+                ):
+                    run = self.records[-1]
+                    run["dt"].append(gap)
+                    run["texts"].append(text)
+                    return
+                self._key = (kind, index)
+                self.records.append(
+                    {"type": _RUN_TYPE[kind], "time0": time, "index": index, "dt": [], "texts": [text]}
+                )
+                return
         key = _run_key(chunk)
         if key is None:
             self.records.append({"type": "chunk", "time": time, "chunk": chunk})
@@ -169,15 +199,6 @@ class _Attempt:
         self.closed = False  # takes no more chunks (still claimable until settled)
         self.state = _PENDING
         self.slot: _Slot | None = None  # its placeholder at the position of its last chunk
-
-    def add(self, seq: int, time: int, chunk: dict[str, Any]) -> None:
-        if self.spans and self.spans[-1][1] == seq - 1:
-            self.spans[-1][1] = seq
-        else:
-            self.spans.append([seq, seq])
-        self.last_seq = seq
-        self.last_time = time
-        self.stream.add(time, chunk)
 
     def cited_by(self, seqs: list[Any]) -> bool:
         """``seqs`` are exactly this attempt's chunk seqs, in order."""
@@ -339,6 +360,11 @@ class _Run:
             raise self.refuse(
                 "assistant/chunk needs integer turn/step and a chunk object", seq, "assistant/chunk"
             )
+        self.take(seq, event["time"], turn, step, chunk)
+
+    def take(self, seq: int, time: int, turn: int, step: int, chunk: dict[str, Any]) -> None:
+        """A checked chunk joins its attempt (``chunk``; the fused pass calls it directly for a
+        chunk it checked the same way, ``core.upgrade.fused``)."""
         key = (turn, step)
         attempt = self.open.get(key)
         if attempt is None:
@@ -347,7 +373,14 @@ class _Run:
             self.pending.append(attempt)
         elif self.seeded:
             self.check_cut(attempt, seq, "assistant/chunk")
-        attempt.add(seq, event["time"], chunk)
+        spans = attempt.spans  # attempt.add, inlined: the bulk of a v1 log (issue 14)
+        if spans and spans[-1][1] == seq - 1:
+            spans[-1][1] = seq
+        else:
+            spans.append([seq, seq])
+        attempt.last_seq = seq
+        attempt.last_time = time
+        attempt.stream.add(time, chunk)
         self.remap.drop(seq)
         buf = self.buf
         # The attempt now stands at its newest last chunk. When its slot is already the last
@@ -451,11 +484,12 @@ class _Run:
             yield Rec([{**event, "seq": new}], None)
             return
         self.remap.keep(old, new)
-        out, changed = remap_references(event, old, self.remap, self.refuser(old, str(event.get("type"))))
+        refuse = self.refuser(old, str(event.get("type")))
+        out, changed = remap_references(event, old, self.remap, refuse)
         if tag:
             out = {**out, "data": {"inherited": True}}
         if new != old:
-            _check_not_started_repair(out, old, new, self.refuser(old, str(event.get("type"))))
+            _check_not_started_repair(out, old, new, refuse)
             out = {**out, "seq": new}
         keep_raw = not (changed or tag or slot.touched or new != old)
         yield Rec([out], slot.raw if keep_raw else None)

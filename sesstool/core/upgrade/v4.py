@@ -428,6 +428,112 @@ def _check_catalog(data: Any, refuse: _Refuse) -> dict[str, Any]:
     return data
 
 
+class _Run:
+    """The state of one v3 → v4 pass (§1.3 "v3 → v4", §13.A item 5): the open turn/step and
+    the splice before (the evidenced interrupted turn), the renumbering, the catalogue entries
+    after the inherited cut."""
+
+    __slots__ = (
+        "after_splice",
+        "catalogued",
+        "last_time",
+        "next_seq",
+        "open_step",
+        "open_turn",
+        "refuse",
+        "renumber",
+        "step",
+    )
+
+    def __init__(self, step: V3ToV4, header: dict[str, Any]) -> None:
+        self.step = step
+        self.refuse = _Refuse()
+        self.renumber = _Renumber()
+        self.open_turn: Any = None
+        self.open_step: Any = None
+        self.after_splice = False  # the previous event was a non-empty next-turn inbox splice
+        self.last_time: Any = header.get("createdAt")
+        self.next_seq = 0
+        self.catalogued: list[Any] = []  # catalogue payloads after the inherited cut
+
+    def event(self, ev: dict[str, Any], out: list[dict[str, Any]]) -> bool:
+        """Append the v4 form of ``ev`` to ``out`` (a closer first when one is inserted before
+        it); whether anything changed."""
+        refuse = self.refuse
+        changed = False
+        t = ev.get("type")
+        seq = ev.get("seq")
+        refuse.seq = seq if type(seq) is int else None
+        refuse.type = t if isinstance(t, str) else None
+        if not isinstance(t, str):
+            raise refuse("the event type is not a string")
+        if type(seq) is not int:
+            raise refuse("the event has no integer seq")
+        data = ev.get("data")
+        new = ev
+        if t not in SOURCE_TYPES:
+            if ev.get("ignorable") is not True:
+                raise refuse(f'event type "{t}" is unknown to format v3 and not marked ignorable')
+            t = f"plugin:{t}"
+            new = {**ev, "type": t}
+        else:
+            converted = convert_data(t, data, refuse)
+            if converted is not data:
+                new = {**ev, "data": converted}
+        renumber = self.renumber
+        if t == "turn/start":
+            turn = data.get("turn") if type(data) is dict else None
+            open_turn = self.open_turn
+            if (
+                self.after_splice
+                and type(open_turn) is int
+                and self.open_step is None
+                and type(turn) is int
+                and turn == open_turn + 1
+            ):
+                out.append(
+                    {
+                        "type": "turn/end",
+                        "seq": renumber(seq),
+                        "time": ev.get("time"),
+                        "data": {"turn": open_turn, "reason": {"kind": "interrupted"}},
+                    }
+                )
+                renumber.points.append(seq)
+                changed = True
+            self.open_turn, self.open_step = turn, None
+        elif t == "turn/end":
+            self.open_turn = self.open_step = None
+        elif t == "step/start":
+            self.open_step = True
+        elif t == "step/end":
+            self.open_step = None
+        self.after_splice = (
+            t == "agent/inbox/spliced"
+            and type(data) is dict
+            and data.get("target") == "next-turn"
+            and type(data.get("inserted")) is list
+            and len(data["inserted"]) > 0
+        )
+        if t == "session/end-seed" and type(data) is dict and data.get("inherited") is True:
+            self.catalogued.clear()  # entries before the cut belong to the parent session
+        elif t == "subagent/catalog":
+            self.catalogued.append(data)
+        self.last_time = ev.get("time")
+        if renumber.points:
+            new = renumber.event(new, t)
+        self.next_seq = new["seq"] + 1
+        if new is not ev:
+            changed = True
+        out.append(new)
+        return changed
+
+    def finish(self) -> Iterator[Rec]:
+        """After the last event: the missing catalogue entries (§13.A item 5)."""
+        if self.step.children:
+            yield from self.step._complete_catalog(self.catalogued, self.next_seq, self.last_time)
+
+
 class V3ToV4(StepShell, name=NAME, source=3):
     """The Step (see ``sesstool.core.upgrade.Step``)."""
 
@@ -441,85 +547,21 @@ class V3ToV4(StepShell, name=NAME, source=3):
         return V3ToV4(children)
 
     def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
-        refuse = _Refuse()
-        renumber = _Renumber()
-        open_turn: Any = None
-        open_step: Any = None
-        after_splice = False  # the previous event was a non-empty next-turn inbox splice
-        last_time: Any = header.get("createdAt")
-        next_seq = 0
-        catalogued: list[Any] = []  # catalogue payloads after the inherited cut
+        run = self.start(header)
+        event = run.event
         for rec in recs:
-            events = rec.events
             out: list[dict[str, Any]] = []
             changed = False
-            for ev in events:
-                t = ev.get("type")
-                seq = ev.get("seq")
-                refuse.seq = seq if type(seq) is int else None
-                refuse.type = t if isinstance(t, str) else None
-                if not isinstance(t, str):
-                    raise refuse("the event type is not a string")
-                if type(seq) is not int:
-                    raise refuse("the event has no integer seq")
-                data = ev.get("data")
-                new = ev
-                if t not in SOURCE_TYPES:
-                    if ev.get("ignorable") is not True:
-                        raise refuse(f'event type "{t}" is unknown to format v3 and not marked ignorable')
-                    t = f"plugin:{t}"
-                    new = {**ev, "type": t}
-                else:
-                    converted = convert_data(t, data, refuse)
-                    if converted is not data:
-                        new = {**ev, "data": converted}
-                if t == "turn/start":
-                    turn = data.get("turn") if type(data) is dict else None
-                    if (
-                        after_splice
-                        and type(open_turn) is int
-                        and open_step is None
-                        and type(turn) is int
-                        and turn == open_turn + 1
-                    ):
-                        out.append(
-                            {
-                                "type": "turn/end",
-                                "seq": renumber(seq),
-                                "time": ev.get("time"),
-                                "data": {"turn": open_turn, "reason": {"kind": "interrupted"}},
-                            }
-                        )
-                        renumber.points.append(seq)
-                        changed = True
-                    open_turn, open_step = turn, None
-                elif t == "turn/end":
-                    open_turn = open_step = None
-                elif t == "step/start":
-                    open_step = True
-                elif t == "step/end":
-                    open_step = None
-                after_splice = (
-                    t == "agent/inbox/spliced"
-                    and type(data) is dict
-                    and data.get("target") == "next-turn"
-                    and type(data.get("inserted")) is list
-                    and len(data["inserted"]) > 0
-                )
-                if t == "session/end-seed" and type(data) is dict and data.get("inherited") is True:
-                    catalogued.clear()  # entries before the cut belong to the parent session
-                elif t == "subagent/catalog":
-                    catalogued.append(data)
-                last_time = ev.get("time")
-                if renumber.points:
-                    new = renumber.event(new, t)
-                next_seq = new["seq"] + 1
-                if new is not ev:
+            for ev in rec.events:
+                if event(ev, out):
                     changed = True
-                out.append(new)
             yield Rec(out, None) if changed else rec
-        if self.children:
-            yield from self._complete_catalog(catalogued, next_seq, last_time)
+        yield from run.finish()
+
+    def start(self, header: dict[str, Any]) -> _Run:
+        """The pass's state, fed one event at a time (``events``; the fused pass of
+        ``core.upgrade.fused`` drives it directly)."""
+        return _Run(self, header)
 
     def _complete_catalog(self, catalogued: list[Any], next_seq: int, time: Any) -> Iterator[Rec]:
         """§13.A item 5: one ``subagent/catalog`` per child the log does not catalogue yet."""
