@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from sesstool.core.errors import Address
 from sesstool.core.header import Header
-from sesstool.core.rules import Finding
+from sesstool.core.rules import Finding, Severity
 
 Verdict = Literal["clean", "interrupted", "torn", "corrupt", "unsupported"]
 
@@ -220,3 +220,19 @@ class ScanResult:
     session_id: str | None = None
     version_label: str | None = None  # a version that is not a number (a CLI version)
     facts: Any = None  # the dialect's own facts (its Dialect renders them)
+    # Past ``max_findings`` (``findings_dropped`` of them, docs/format.md "Findings past
+    # --max-findings"): the first dropped finding of each rule and severity, in the order they
+    # were reported, and how many of each severity were dropped (indexed by ``Severity``). A
+    # dropped finding is not shown, but the verdict, --fail-on and the totals still weigh it.
+    dropped_firsts: tuple[Finding, ...] = ()
+    dropped_by_severity: tuple[int, int, int] = (0, 0, 0)
+
+    @property
+    def weighed(self) -> tuple[Finding, ...]:
+        """Every finding a decision weighs: the kept ones, then the first dropped of each kind
+        (whether there is an error, which rule fails, the verdict's first damage)."""
+        return (*self.findings, *self.dropped_firsts) if self.dropped_firsts else self.findings
+
+    def count(self, severity: Severity) -> int:
+        """Findings of ``severity``, kept and dropped."""
+        return sum(1 for f in self.findings if f.severity is severity) + self.dropped_by_severity[severity]

@@ -30,6 +30,7 @@ from sesstool.core.classify import (
     open_work,
     verdict_of,
 )
+from sesstool.core.dropped import Dropped
 from sesstool.core.envelope import count_only, envelope_problems, plain_surface, refusal
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE
@@ -63,11 +64,11 @@ class Scanner:
         "body_offset",
         "codec",
         "committed",
+        "dropped",
         "dropped_lines",
         "fast_ok",
         "fatal",
         "findings",
-        "findings_dropped",
         "frame",
         "halt",
         "handlers",
@@ -94,7 +95,7 @@ class Scanner:
         self.at = self.opt.at_seq if self.opt.at_seq is not None else MAX_SAFE + 1
         self.stopped = self.fatal = self.header_done = self.unsupported_version = False
         self.findings: list[Finding] = []
-        self.findings_dropped = 0
+        self.dropped = Dropped()  # past max_findings: not kept, still weighed
         self._seen_once: set[tuple[str, str]] = set()
         self._framing: list[FramingFact] = []  # the reader's facts on frame 0, judged on leaving it
         # position of the record being processed
@@ -129,13 +130,12 @@ class Scanner:
     def report(
         self, rule: str, message: str, address: Address | None = None, severity: Severity | None = None
     ) -> None:
-        if len(self.findings) >= self.opt.max_findings:
-            self.findings_dropped += 1
-            return
-        if severity is None:
-            strict = self.profile.strict_relations if self.profile is not None else False
-            severity = severity_for(rule, None, strict)
-        self.findings.append(Finding(rule, severity, message, address or self.address()))
+        strict = self.profile is not None and self.profile.strict_relations
+        kind = severity if severity is not None else severity_for(rule, None, strict)
+        if len(self.findings) < self.opt.max_findings:
+            self.findings.append(Finding(rule, kind, message, address or self.address()))
+        else:  # not kept, still weighed
+            self.dropped.add(rule, kind, lambda: Finding(rule, kind, message, address or self.address()))
 
     def report_once(self, rule: str, key: str, message: str) -> None:
         if (rule, key) not in self._seen_once:
@@ -520,7 +520,7 @@ class Scanner:
         a fork's marker): the state continues (``EventState.copy``: each part's own ``copy()``),
         findings, the suspect region and the timeline start afresh."""
         twin = copy.copy(self)
-        twin.findings, twin.findings_dropped, twin._seen_once, twin._framing = [], 0, set(), []
+        twin.findings, twin.dropped, twin._seen_once, twin._framing = [], Dropped(), set(), []
         twin.issue, twin.halt, twin.stopped, twin.fatal = None, False, False, False
         twin.dropped_lines, twin._envelope_checked = 0, None
         twin.state = self.state.copy(twin.report, twin.report_once)
@@ -562,7 +562,8 @@ class Scanner:
         for rule, message, address, severity in open_work(self.path, profile, rel, pending, by_log, to_end):
             self.report(rule, message, address, severity)
         interrupted = interruption(self.path, rel.open_turn, rel.open_turn_seq, pending, by_log)
-        verdict, vaddr, reason = verdict_of(node_reader.judged(profile, self.findings), tail, interrupted)
+        weighed = [*self.findings, *self.dropped.firsts.values()]
+        verdict, vaddr, reason = verdict_of(node_reader.judged(profile, weighed), tail, interrupted)
         return self._result(summary, tail, pending, (verdict, vaddr, reason))
 
     def _result(
@@ -580,7 +581,7 @@ class Scanner:
             header=header,
             version=self.profile.version if self.profile is not None else None,
             findings=tuple(self.findings),
-            findings_dropped=self.findings_dropped,
+            **self.dropped.fields(),
             stats=statistics(state, self.next_seq, self.last_time, pending),
             open=open_state(state, self.next_seq, self.last_time, pending),
             tail=tail,

@@ -369,7 +369,7 @@ def _as_version(request: DeriveRequest, report: ScanReport, path: Readable | Non
             start, lineno, batch = offset, lineno + len(batch), []
     scanner.feed_lines(batch, start, lineno, None)
     upgraded_scan = scanner.finish(None)
-    errors = [f for f in upgraded_scan.findings if f.severity is Severity.ERROR]
+    errors = [f for f in upgraded_scan.weighed if f.severity is Severity.ERROR]
     if errors:
         raise UnsupportedError(
             f"the log upgraded to v{request.as_version} does not validate: [{errors[0].rule}] "

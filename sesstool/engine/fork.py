@@ -492,7 +492,7 @@ class _ChildWriter:
         finally:
             read_back = plain.close()
             after = source.result()  # waits for the thread (and re-raises its OSError) either way
-        first = first_error(report.scan.findings)
+        first = first_error(report.scan.weighed)
         if first is not None:
             raise WriteRefusedError(
                 f"verification failed: the new file has an error ({first.rule}: {first.message})"

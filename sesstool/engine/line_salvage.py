@@ -125,6 +125,7 @@ def _rules_by_line(findings: tuple[Finding, ...]) -> dict[int, str]:
 def plan_line_salvage(source: SourceRead, output_encoding: Encoding, limits: ReadLimits) -> LineSalvage:
     """The first pass: what is kept, what is dropped, and the closers the kept lines need."""
     scan, dialect, report = source.scan, source.dialect, source.report
+    _refuse_unless_every_error_was_kept(scan)
     walk = _walk_of(source, limits)
     rules = _rules_by_line(scan.findings)
     scanner = dialect.scanner(str(source.path), ScanOptions())
@@ -174,7 +175,7 @@ def plan_line_salvage(source: SourceRead, output_encoding: Encoding, limits: Rea
     kept_scan = scanner.finish(None)
     _refuse_unless_salvageable(kept_scan)
     closers = tuple(dialect.closers(kept_scan))
-    defect = next(f for f in scan.findings if f.severity is Severity.ERROR)
+    defect = next(f for f in scan.weighed if f.severity is Severity.ERROR)
     plan = RepairPlan(
         version=kept_scan.version,
         source_encoding=report.source.encoding,
@@ -250,8 +251,19 @@ def _walk_of(source: SourceRead, limits: ReadLimits) -> _Walk:
     return _Walk(source.path, read.encoding, source.dialect, limits, read.plaintext_bytes, None)
 
 
+def _refuse_unless_every_error_was_kept(scan: ScanResult) -> None:
+    """The lines a salvage drops are the ones its errors name: each must have been kept."""
+    if scan.dropped_by_severity[Severity.ERROR]:
+        total = len(scan.findings) + scan.findings_dropped
+        raise InputError(
+            f"cannot salvage: {scan.findings_dropped} findings past --max-findings were not kept, "
+            f"errors among them; run again with --max-findings {total} or more",
+            None,
+        )
+
+
 def _refuse_unless_salvageable(kept: ScanResult) -> None:
-    bad = next((f for f in kept.findings if f.severity is Severity.ERROR), None)
+    bad = next((f for f in kept.weighed if f.severity is Severity.ERROR), None)
     if bad is not None or kept.verdict in ("corrupt", "unsupported"):
         why = bad.message if bad is not None else kept.verdict_reason
         raise InputError(f"cannot salvage: what can be read is not a valid log either ({why})", None)

@@ -148,7 +148,7 @@ def _row(path: str, layout: str | None, limits: ReadLimits, progress: Progress |
         )
     scan, dialect = report.scan, report.dialect
     facts = dialect.list_facts(scan)
-    counts = tuple(sum(1 for f in scan.findings if f.severity is sev) for sev in Severity)
+    counts = tuple(scan.count(sev) for sev in Severity)
     return SessionRow(
         path,
         dialect.name,

@@ -236,5 +236,5 @@ def _verify(tmp: Path, source: ScanReport, limits: ReadLimits) -> None:
             (f.rule, f.severity.name, f.address.line, f.address.seq) for f in findings
         )  # fmt: skip
 
-    if key(result.findings) != key(before.findings):
+    if key(result.weighed) != key(before.weighed) or result.dropped_by_severity != before.dropped_by_severity:
         raise WriteRefusedError("verification: the redacted copy's findings differ from the source's")

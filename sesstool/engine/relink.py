@@ -154,7 +154,7 @@ def _verify(
             f"verification: the relinked file is not balanced: {again.scan.verdict_reason}"
         )
     answered = {e.rule for e in rp.edits}
-    left = next((f for f in again.scan.findings if f.rule in answered), None)
+    left = next((f for f in again.scan.weighed if f.rule in answered), None)
     if left is not None:
         raise WriteRefusedError(
             f"verification: the relinked file still has [{left.rule}] {left.message} "

@@ -161,7 +161,7 @@ def _repair(
     closer_lines = [dialect.encode_record(c) for c in plan.closers]
     # the closers are judged once, before anything is published (a refusal leaves no salvage
     # sidecar either); the read-back then proves the file holds exactly these bytes
-    _check_closers(plan, closer_lines, scanner, scan.findings)
+    _check_closers(plan, closer_lines, scanner, scan.weighed)
     salvage_report = None
     if salvage is not None:
         salvage_report = _publish_salvage(path, source.identity, target, salvage, scan.path)
@@ -266,7 +266,7 @@ def _salvage_scan(
     copy_point: list[tuple[int, int]],
 ) -> tuple[Salvage, DialectScanner, Any]:
     """Keep the prefix before the first defect: rescan exactly that prefix for its state."""
-    defect = _first_error(report.scan.findings)
+    defect = _first_error(report.scan.weighed)
     cut = defect.address.offset or 0
     body = report.scan.body_offset
     if body is None or cut < body:
@@ -280,7 +280,7 @@ def _salvage_scan(
         for item in splitter.feed(piece):
             scanner.feed(item)
     scan = scanner.finish(None)
-    bad = [f for f in scan.findings if f.severity is Severity.ERROR]
+    bad = [f for f in scan.weighed if f.severity is Severity.ERROR]
     if bad or scan.verdict in ("corrupt", "unsupported"):
         raise InputError(
             f"cannot salvage: the prefix before the first defect is not valid "
@@ -493,7 +493,7 @@ def _check_closers(
     carried = {(f.rule, f.severity, f.address.line, f.address.seq) for f in known}
     problems = [
         f
-        for f in result.findings
+        for f in result.weighed
         if f.severity >= Severity.WARNING
         and (f.rule, f.severity, f.address.line, f.address.seq) not in carried
     ]

@@ -34,13 +34,19 @@ class ScanReport:
     dialect: Dialect  # the dialect that read the log
 
 
+# Pieces (of up to a read's 1 MiB) waiting for the digest thread: two keep it busy while the scan
+# reads the next; more only hold memory while a loaded machine starves the thread (eight made a
+# fork's peak vary by up to 8 MiB from one run to the next).
+_QUEUED = 2
+
+
 class DigestWorker:
     """A digest fed on a worker thread: hashlib releases the GIL on large buffers, so hashing
     overlaps the scan (which holds it) instead of adding to it. The queue is bounded (memory
     stays flat) and ordered (one worker), and ``close`` waits until every byte is hashed."""
 
     def __init__(self, digest: Any) -> None:
-        self._pending: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
+        self._pending: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED)
         self._failure: BaseException | None = None
         self._worker = threading.Thread(
             target=self._hash, args=(digest,), name="sesstool-digest", daemon=True

@@ -46,7 +46,7 @@ class FileResult:
     def failing(self, fail_on: Severity) -> bool:
         if self.report is None:
             return True
-        return any(f.severity >= fail_on for f in self.report.scan.findings)
+        return any(f.severity >= fail_on for f in self.report.scan.weighed)
 
 
 @dataclass(frozen=True, slots=True)

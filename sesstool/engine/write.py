@@ -178,7 +178,7 @@ def read_back_lines(
 def refuse_unless_valid(report: ScanReport, what: str) -> None:
     """A rewritten log must validate: no error, and neither corrupt, unsupported nor torn."""
     scan = report.scan
-    f = first_error(scan.findings)
+    f = first_error(scan.weighed)
     if f is not None or scan.verdict in ("corrupt", "unsupported", "torn"):
         detail = f"[{f.rule}] {f.message} ({f.address.describe()})" if f else scan.verdict_reason
         raise WriteRefusedError(f"verification: {what} does not validate: {detail}")

@@ -121,7 +121,7 @@ def _render_findings(s: ScanResult, console: Console) -> None:
     if not s.findings:
         console.print(Text("findings    none", style="green"))
         return
-    counts = {sev: sum(1 for f in s.findings if f.severity is sev) for sev in Severity}
+    counts = {sev: s.count(sev) for sev in Severity}
     head = Text("findings    ", style="bold")
     head.append(
         f"{_plural(counts[Severity.ERROR], 'error')} · "

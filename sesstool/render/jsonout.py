@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc, scan_verdict_doc, verdict_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
+from sesstool.core.rules import Severity
 
 if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the writer) costs start-up
     from sesstool.engine.companions import Companion
@@ -175,8 +176,8 @@ def validate_doc(rep: ValidateReport) -> dict[str, Any]:
             )
             continue
         s = fr.report.scan
-        for f in s.findings:
-            counts[f.severity.label] += 1
+        for sev in Severity:
+            counts[sev.label] += s.count(sev)  # dropped past --max-findings too
         files.append(
             {
                 "path": fr.path,

@@ -55,8 +55,8 @@ def render_text(rep: ValidateReport, console: Console, quiet: bool = False) -> N
             console.print(line)
             continue
         s = fr.report.scan
-        for f in s.findings:
-            totals[f.severity] += 1
+        for sev in Severity:
+            totals[sev] += s.count(sev)  # dropped past --max-findings too
         status = Text(f"{safe_line(fr.path)}: ")
         status.append(s.verdict, VERDICT_STYLE[s.verdict])
         status.append(f" (v{s.version}, {s.stats.events} events)" if s.version is not None else "")
@@ -153,7 +153,9 @@ def _junit_case(fr: FileResult, fail_on: Severity, out: TextIO) -> None:
             f'\n      <failure message={quoteattr(safe_line(fr.error or ""))} type="{fr.verdict}"/>\n    '
         )
         return
-    failing = [f for f in fr.report.scan.findings if f.severity >= fail_on]
+    # the first dropped of each kind too: a file failing only on findings past --max-findings
+    # still has its failure
+    failing = [f for f in fr.report.scan.weighed if f.severity >= fail_on]
     if not failing:
         return
     first = failing[0]

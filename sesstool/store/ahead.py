@@ -11,10 +11,15 @@ or an early stop in the consumer, a generator closed, SIGINT in the main thread)
 keeps running, reading or holding memory after the read. It is a daemon thread, so a producer
 blocked in a read that never returns (a pipe whose writer stalls) cannot keep the process
 alive; ``close()`` waits for it only a bounded time.
+
+A thread pays only when another CPU can run it: ``more_than_one_cpu()`` is what readers ask
+before starting one (on one CPU the producer and the consumer would only take turns, paying
+the queue's hand-offs for nothing).
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import sys
 import threading
@@ -27,6 +32,14 @@ T = TypeVar("T")
 _POLL = 0.05
 # How long close() waits for the thread (a regular file's read or one decode: milliseconds).
 JOIN_TIMEOUT = 5.0
+
+
+def more_than_one_cpu() -> bool:
+    """Whether this process may run on more than one CPU (its affinity mask, which a container's
+    cpuset or ``taskset`` narrows; the machine's count where the platform has no mask)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    count = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    return count > 1
 
 
 class _End:

@@ -6,9 +6,10 @@ Two halves (issue 14): a *walker* reads the file, checks the framing and decompr
 turns each frame into events (frame start, issue, plaintext, complete, torn, end); the reader
 consumes those events in order and does everything that depends on the plaintext so far (the
 line splitter, the decompression budget, frame 0's layout, the frame-boundary finding, every
-address). By default the walker runs on a thread ahead of the reader (``store.ahead``), so on
-two cores decompression (which releases the GIL) overlaps the scan; run inline, the same events
-come in the same order, so every finding, address and summary is the same either way.
+address). By default the walker runs on a thread ahead of the reader (``store.ahead``) when a
+second CPU can run it, so on two cores decompression (which releases the GIL) overlaps the
+scan; run inline, the same events come in the same order, so every finding, address and
+summary is the same either way.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from sesstool.core.physical import (
     ReadSummary,
     TornFrame,
 )
-from sesstool.store.ahead import Ahead
+from sesstool.store.ahead import Ahead, more_than_one_cpu
 from sesstool.store.lines import DEFAULT_MAX_LINE, LineSplitter
 from sesstool.store.raw_reader import CHUNK_SIZE, PhysicalReader
 
@@ -388,9 +389,10 @@ class ZstdReader(PhysicalReader):
     batches of frame N (decoded before the defect showed, e.g. a checksum mismatch at its end):
     consumers treat the lines of the issue's frame as unverified. Nothing follows the issue.
 
-    ``ahead`` (default True) walks and decompresses the frames on a thread ahead of the
-    consumer (``store.ahead.Ahead``: a bounded queue, stopped when the read ends or is
-    abandoned); False does the same work inline. The events, and so everything yielded, are
+    ``ahead`` walks and decompresses the frames on a thread ahead of the consumer
+    (``store.ahead.Ahead``: a bounded queue, stopped when the read ends or is abandoned); False
+    does the same work inline. The default (None) is a thread when the process may run on more
+    than one CPU (``store.ahead.more_than_one_cpu``). The events, and so everything yielded, are
     the same either way.
     """
 
@@ -402,7 +404,7 @@ class ZstdReader(PhysicalReader):
         max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
         max_window: int = DEFAULT_MAX_WINDOW,
         chunk_size: int = CHUNK_SIZE,
-        ahead: bool = True,
+        ahead: bool | None = None,
     ) -> None:
         super().__init__(stream, max_line=max_line, chunk_size=chunk_size)
         if max_window < _MIN_WINDOW:
@@ -410,7 +412,7 @@ class ZstdReader(PhysicalReader):
             raise ValueError(f"max_window must be at least {_MIN_WINDOW} bytes")
         self.max_decompressed = max_decompressed
         self.max_window = max_window
-        self.ahead = ahead
+        self.ahead = more_than_one_cpu() if ahead is None else ahead
         self._splitter = LineSplitter(max_line)
         self._frame_plain = 0  # plaintext offset where the current frame's output starts
         self._frame_lines = 0  # complete lines delivered before the current frame

@@ -173,9 +173,15 @@ def run_measured(
     module: tuple[str, ...] = ("sesstool",),
 ) -> Measured:
     """Run ``sesstool ARGS`` in a child (optionally under RLIMIT_AS, with standard input read
-    from the file ``stdin`` and ``env`` added to the environment) and read its peak RSS.
+    from the file ``stdin`` and ``env`` added to the environment, which sets one malloc arena
+    unless ``env`` says otherwise) and read its peak RSS.
     ``module``: what ``python -m`` runs, with its own arguments before ARGS."""
     where = cwd or Path.cwd()
+    # One malloc arena: glibc gives each thread that allocates an arena of its own, and how many
+    # pages those hold at the peak depends on which thread ran when (a fork's peak moved by about
+    # 1 MiB between identical runs on a loaded machine, its growth from N to 4N nodes by as much).
+    # One arena measures what the program holds, not how the scheduler interleaved its threads.
+    env = {"MALLOC_ARENA_MAX": "1", **(env or {})}
     out_path = where / f".measured-{os.getpid()}.out"
     report = where / f".measured-{os.getpid()}.rss"
     command = [sys.executable, "-m", *module, *args]
@@ -186,7 +192,7 @@ def run_measured(
             stderr=subprocess.PIPE,
             stdin=given,
             cwd=cwd,
-            env=None if env is None else {**os.environ, **env},
+            env={**os.environ, **env},
             check=True,
         )
     code, peak_kib = map(int, report.read_text().split())

@@ -247,17 +247,25 @@ def test_the_spill_file_has_no_name_and_leaves_nothing(tmp_path: Path, how: sign
     log = tmp_path / "long.jsonl"
     log.write_bytes(_transcript(6000))  # 17 MB: seconds of scanning, every entry spilled
     proc = _driver(scratch, "16", "validate", str(log))
-    deadline = time.monotonic() + 60
-    while not _spill_fds(proc.pid, scratch):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the scan never opened its spill file"
-        time.sleep(0.01)
-    assert all(t.endswith("(deleted)") for t in _spill_fds(proc.pid, scratch))
-    assert list(scratch.iterdir()) == []
-    proc.send_signal(how)
-    proc.communicate(timeout=60)
-    assert proc.returncode != 0  # it was stopped mid-scan, not finished
-    assert list(scratch.iterdir()) == []
+    try:
+        # SQLite creates its temporary file and unlinks it at once: a look between the two can
+        # see its name, so wait (boundedly) for a look at the file open and nameless.
+        deadline = time.monotonic() + 60
+        while True:
+            fds, names = _spill_fds(proc.pid, scratch), list(scratch.iterdir())
+            if fds and all(t.endswith("(deleted)") for t in fds) and names == []:
+                break
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, f"never open and nameless: {fds}, {names}"
+            time.sleep(0.01)
+        proc.send_signal(how)
+        proc.communicate(timeout=60)
+        assert proc.returncode != 0  # it was stopped mid-scan, not finished
+        assert list(scratch.iterdir()) == []
+    finally:
+        if proc.poll() is None:  # an assertion failed mid-scan: leave no process behind
+            proc.kill()
+            proc.communicate()
 
 
 @pytest.mark.parametrize(("command", "status"), [("inspect", 3), ("validate", 1)])

@@ -171,7 +171,7 @@ def wait_for_no_thread() -> list[threading.Thread]:
 
 def test_closing_the_batches_early_stops_the_thread() -> None:
     assert wait_for_no_thread() == []
-    reader = ZstdReader(io.BytesIO(many_frames(3000)))
+    reader = ZstdReader(io.BytesIO(many_frames(3000)), ahead=True)
     batches = reader.batches()
     next(batches)
     assert len(ahead_threads()) == 1
@@ -181,16 +181,19 @@ def test_closing_the_batches_early_stops_the_thread() -> None:
 
 def test_an_abandoned_reader_stops_its_thread() -> None:
     assert wait_for_no_thread() == []
-    batches = ZstdReader(io.BytesIO(many_frames(3000))).batches()
+    batches = ZstdReader(io.BytesIO(many_frames(3000)), ahead=True).batches()
     next(batches)
     del batches
     gc.collect()
     assert ahead_threads() == []
 
 
-def test_an_exception_in_the_consumer_stops_the_thread_before_the_file_closes(tmp_path: Path) -> None:
+def test_an_exception_in_the_consumer_stops_the_thread_before_the_file_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The scan's tap raises: run_scan closes the reader (its thread ends) before open_source
     closes the file, so nothing reads a closed (or reused) descriptor."""
+    monkeypatch.setattr(zstd_reader, "more_than_one_cpu", lambda: True)  # a thread, whatever the machine
     log = tmp_path / "session.jsonl.zstd"
     source = FIXTURES / "dsh" / "clean-multiturn" / "session.jsonl"
     lines = source.read_bytes().splitlines(keepends=True)
@@ -261,7 +264,7 @@ def test_the_queue_bounds_the_read_ahead() -> None:
             return out
 
     chunk = 64 << 10
-    batches = ZstdReader(Counting(data), chunk_size=chunk).batches()
+    batches = ZstdReader(Counting(data), chunk_size=chunk, ahead=True).batches()
     next(batches)
     time.sleep(0.5)  # give the thread every chance to run away
     bound = chunk + (ahead_module_depth() + 2) * (zstd_reader.GROUP_PLAINTEXT + (128 << 10))
@@ -311,3 +314,27 @@ def test_sigint_while_the_thread_waits_on_a_stalled_pipe_exits_130(tmp_path: Pat
             child.wait()
     assert child.returncode == 130, stderr
     assert b"Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("cpus", "threaded"), [({0}, False), ({5}, False), ({0, 1}, True), (set(range(64)), True)]
+)
+def test_a_reader_starts_a_thread_only_when_a_second_cpu_can_run_it(
+    monkeypatch: pytest.MonkeyPatch, cpus: set[int], threaded: bool
+) -> None:
+    """The default follows the process's affinity mask (a cpuset or ``taskset`` narrows it), not
+    the machine's CPU count; an explicit ``ahead`` wins either way."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: cpus)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert ahead_module.more_than_one_cpu() is threaded
+    assert wait_for_no_thread() == []
+    data = many_frames(3000)
+    batches = ZstdReader(io.BytesIO(data)).batches()
+    next(batches)
+    assert len(ahead_threads()) == (1 if threaded else 0)
+    batches.close()  # type: ignore[attr-defined]
+    for explicit in (False, True):
+        batches = ZstdReader(io.BytesIO(data), ahead=explicit).batches()
+        next(batches)
+        assert len(ahead_threads()) == (1 if explicit else 0)
+        batches.close()  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sesstool.core import rule_ids as R
+from sesstool.core.dropped import dropped_of
 from sesstool.core.errors import Address, UnsupportedError, UsageError
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
@@ -201,7 +202,7 @@ class ClaudeScanner:
         return ScanResult(
             path=self.path,
             findings=findings,
-            findings_dropped=len(scan.findings) - len(findings),
+            **dropped_of(scan.findings[self.options.max_findings :]).fields(),
             tail=tail,
             verdict=scan.verdict,  # type: ignore[arg-type]
             verdict_address=address,

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from sesstool.core import rule_ids as R
+from sesstool.core.dropped import Dropped
 from sesstool.core.errors import Address
 from sesstool.core.header import Header
 from sesstool.core.model import NO_STATS, Boundaries, OpenState, PendingCall, ScanResult, Tail, Verdict
@@ -29,7 +30,7 @@ class ScannerState(Protocol):
     options: ScanOptions
     stopped: bool
     findings: list[Finding]
-    findings_dropped: int
+    dropped: Dropped
     _meta_line: dict[str, Any] | None
     _last_seq: int | None
     _stop_offset: int | None
@@ -142,7 +143,7 @@ def scan_result(
     return ScanResult(
         path=sc.path,
         findings=tuple(sc.findings),
-        findings_dropped=sc.findings_dropped,
+        **sc.dropped.fields(),
         tail=tail,
         verdict=verdict[0],
         verdict_address=verdict[2],

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from sesstool.core import rule_ids as R
+from sesstool.core.dropped import Dropped
 from sesstool.core.errors import Address
 from sesstool.core.model import ScanResult, Usage
 from sesstool.core.options import ScanOptions
@@ -122,8 +123,7 @@ class CodexScanner:
         self._last_seq: int | None = None
         self._last_turn_end: int | None = None
         self.findings: list[Finding] = []
-        self.findings_dropped = 0  # past ``options.max_findings``
-        self._dropped_firsts: dict[str, Finding] = {}  # the first finding dropped of each rule
+        self.dropped = Dropped()  # past ``options.max_findings``: not kept, still weighed
         self.stopped = False
         self.committed = 0
         self._lines = 0
@@ -274,10 +274,9 @@ class CodexScanner:
         if len(self.findings) < self.options.max_findings:
             self.findings.append(finding)
             return
-        # Kept past the limit as the core scanner keeps them (counted); the first of each rule is
-        # remembered so that the verdict is the one every finding gives.
-        self.findings_dropped += 1
-        self._dropped_firsts.setdefault(rule_id, finding)
+        # Past the limit as the core scanner does: counted, the first of each kind remembered, so
+        # that the verdict, --fail-on and the totals are the ones every finding gives.
+        self.dropped.add(rule_id, finding.severity, lambda: finding)
 
     def _address(self, offset: int, lineno: int, frame: int | None) -> Address:
         return Address(self.path, offset, lineno, frame)
@@ -542,7 +541,7 @@ class CodexScanner:
                 "aborted: the CLI was killed (Codex writes no turn_aborted after SIGKILL)",
                 Address(self.path, turn.offset, turn.line),
             )
-        verdict, reason, where = verdict_of([*self.findings, *self._dropped_firsts.values()])
+        verdict, reason, where = verdict_of([*self.findings, *self.dropped.firsts.values()])
         meta = self._meta or ({"id": self._legacy.get("id")} if self._legacy is not None else {})
         facts = CodexFacts(
             thread_id=_text(meta.get("id")),

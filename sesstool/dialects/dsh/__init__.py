@@ -73,7 +73,7 @@ class DshDialect(EnvelopeDialect):
     def rewrites_framing(self, scan: ScanResult) -> bool:
         """§9.2: a log read as one zstd frame (``zstd FILE``; the ``zstd-single-frame`` warning
         of ``framing_finding``) is written back with the header line alone in frame 0."""
-        return any(f.rule == R.ZSTD_SINGLE_FRAME for f in scan.findings)
+        return any(f.rule == R.ZSTD_SINGLE_FRAME for f in scan.weighed)
 
     def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
         if scan.version is None:
