@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from sesstool.core.fold import Fold
 from sesstool.core.header import MAX_SAFE, Header
 from sesstool.core.model import PendingCall, TimelineEntry
+from sesstool.core.sequences import ItemsEqual
 
 Report = Callable[..., None]  # report(rule, message, address=None, severity=None)
 
@@ -50,7 +51,7 @@ class CallSpill(Protocol):
         ...
 
 
-class LazyPending(Sequence[PendingCall]):
+class LazyPending(ItemsEqual[PendingCall]):
     """The pending calls of a spilled table, made one at a time whenever they are walked (the
     table is a frozen copy: a continuation goes on with its own)."""
 
@@ -72,13 +73,6 @@ class LazyPending(Sequence[PendingCall]):
         if not 0 <= at < len(self):
             raise IndexError("pending call index out of range")
         return next(islice(self, at, None))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"LazyPending({len(self)} calls)"

@@ -30,6 +30,7 @@ from typing import Any, Protocol, TypeVar, overload
 
 from sesstool.core.errors import InputError
 from sesstool.core.scan_state import SpilledTable
+from sesstool.core.sequences import ItemsEqual
 
 CACHE_KIB = 512  # SQLite's page cache
 PAGE = 2048  # items per page of a SpilledArray
@@ -176,7 +177,7 @@ class ArraySpill:
         return made
 
 
-class SpilledArray(Sequence[int]):
+class SpilledArray(ItemsEqual[int]):
     """An ``array`` of integers (``typecode``) paged to ``pages``: the last ``CACHED_PAGES``
     pages used stay in memory. A page never written reads as zeros (``zeros``). ``sorted``:
     the values only grow, and each page's first value is kept so ``bisect_left`` reads one page."""
@@ -286,13 +287,6 @@ class SpilledArray(Sequence[int]):
     def __reversed__(self) -> Iterator[int]:
         for n in range((self._len + PAGE - 1) // PAGE - 1, -1, -1):
             yield from reversed(self._page(n).tolist())
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"SpilledArray({self._type!r}, {self._len} items)"

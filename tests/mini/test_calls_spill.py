@@ -9,7 +9,6 @@ prove nothing). The spilled table answers like a dict under any operations."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from sesstool.core.scan_state import LazyPending, Relations
 from sesstool.engine.scan import scan_source
 from sesstool.store.spill import OrderedRows, SpillFile
 from tests.conftest import FIXTURES, Sesstool
+from tests.spilled_outputs import Outputs, printed_and_written
 
 LOGS = sorted(
     p
@@ -113,28 +113,10 @@ _VIEWS = (
 def test_spilled_calls_print_and_write_the_same_bytes(
     sesstool: Sesstool, tables: Tables, log: Path, tmp_path: Path
 ) -> None:
-    def outputs(threshold: int) -> list[tuple[int, bytes, bytes]]:
+    def outputs(threshold: int) -> Outputs:
         tables.at(threshold)
-        source = tmp_path / "source"  # a fresh copy each time: repair takes its directory's lock
-        shutil.rmtree(source, ignore_errors=True)
-        source.mkdir()
-        copy = source / log.name
-        shutil.copyfile(log, copy)
-        seen = [(r.exit_code, r.stdout_bytes, b"") for r in (sesstool(*view, str(copy)) for view in _VIEWS)]
-        where = tmp_path / str(threshold)
-        where.mkdir()
         suffix = ".jsonl.zstd" if log.suffix == ".zstd" else ".jsonl"
-        for name, args in (
-            ("repaired", ("repair", str(copy))),
-            ("child", ("fork", str(copy), "--id", "child", "--created-at", "5")),
-        ):
-            target = where / f"{name}{suffix}"
-            result = sesstool(*args, "-o", str(target))
-            written = target.read_bytes() if target.exists() else b""
-            seen.append(
-                (result.exit_code, result.stdout_bytes.replace(str(where).encode(), b"<dir>"), written)
-            )
-        return seen
+        return printed_and_written(sesstool, log, _VIEWS, tmp_path / str(threshold), suffix=suffix)
 
     held = outputs(IN_MEMORY)
     assert outputs(0) == held

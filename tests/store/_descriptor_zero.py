@@ -22,7 +22,8 @@ from sesstool.core.errors import InputError
 from sesstool.store.publish import Sink, publish
 
 
-def _is_open(fd: int) -> bool:
+def is_open(fd: int) -> bool:
+    """Whether ``fd`` is an open descriptor of this process."""
     try:
         os.fstat(fd)
     except OSError as exc:
@@ -42,7 +43,7 @@ def anchor_numbered_0(out_dir: Path) -> None:
 
     publish(out_dir / "out.jsonl", produce, verify=lambda path: None)
     assert opened == [0]
-    assert not _is_open(0), "descriptor 0 is still open after the publication"
+    assert not is_open(0), "descriptor 0 is still open after the publication"
 
 
 def temp_numbered_0_when_the_producer_fails(out_dir: Path) -> None:
@@ -71,7 +72,7 @@ def temp_numbered_0_when_the_producer_fails(out_dir: Path) -> None:
     finally:
         os.open = real_open
     assert numbers[-1] == 0, numbers
-    assert not _is_open(0), "descriptor 0 is still open after the failed publication"
+    assert not is_open(0), "descriptor 0 is still open after the failed publication"
 
 
 SCENARIOS = {
@@ -81,5 +82,5 @@ SCENARIOS = {
 
 if __name__ == "__main__":
     assert threading.active_count() == 1, threading.enumerate()
-    assert _is_open(0), "the scenario needs descriptor 0 open to free it"
+    assert is_open(0), "the scenario needs descriptor 0 open to free it"
     SCENARIOS[sys.argv[1]](Path(sys.argv[2]))

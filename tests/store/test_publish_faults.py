@@ -21,6 +21,7 @@ import pytest
 
 from sesstool.core.errors import InputError, WriteRefusedError
 from sesstool.store.publish import FileIdentity, Sink, copy_into, create_directory, publish
+from tests.store._descriptor_zero import is_open
 from tests.store.test_publish import _expecting, _producer
 
 MIB = 1 << 20
@@ -50,15 +51,6 @@ def _umask(mask: int) -> Iterator[None]:
         yield
     finally:
         os.umask(old)
-
-
-def _is_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError as exc:
-        assert exc.errno == errno.EBADF
-        return False
-    return True
 
 
 def _modes_at_fchmod(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -618,7 +610,7 @@ def test_a_refused_publication_never_closes_a_descriptor_it_did_not_open(
     with pytest.raises((WriteRefusedError, InputError)):
         publish(out_dir / "out.jsonl", produce, verify=verify)
     monkeypatch.undo()
-    assert _is_open(0)
+    assert is_open(0)
     assert (os.fstat(0).st_dev, os.fstat(0).st_ino) == (stdin.st_dev, stdin.st_ino)
     assert os.listdir(out_dir) == []
 

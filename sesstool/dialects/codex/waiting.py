@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import orjson
 
+from sesstool.core.sequences import ItemsEqual
+
 if TYPE_CHECKING:
     from sesstool.store.spill import SpillFile
 
@@ -142,7 +144,7 @@ class Waiting:
         return SpilledCalls(self, make)
 
 
-class SpilledCalls(Sequence[T]):
+class SpilledCalls(ItemsEqual[T]):
     """Waiting calls in the spill file, each made into a ``T`` as it is read (never all held).
     Equal to any sequence of the same items (a tuple of them, as the calls held in memory)."""
 
@@ -174,13 +176,6 @@ class SpilledCalls(Sequence[T]):
             if n == i:
                 return x
         raise IndexError("waiting call index out of range")  # pragma: no cover - len says so
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"SpilledCalls({len(self)} calls)"

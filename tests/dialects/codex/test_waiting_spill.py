@@ -9,7 +9,6 @@ operations, and the findings past ``--max-findings`` leave the verdict as every 
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from sesstool.dialects.codex import waiting
 from sesstool.dialects.codex.waiting import SpilledCalls, Waiting
 from sesstool.engine.scan import scan_source
 from tests.conftest import FIXTURES, Sesstool
+from tests.spilled_outputs import Outputs, printed_and_written
 
 LOGS = sorted(
     p
@@ -119,27 +119,10 @@ _VIEWS = (
 def test_spilled_waiting_calls_print_and_write_the_same_bytes(
     sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
 ) -> None:
-    def outputs(calls: int) -> list[tuple[int, bytes, bytes]]:
+    def outputs(calls: int) -> Outputs:
         moves.at(calls)
-        source = tmp_path / "source"  # a fresh copy each time: repair takes its directory's lock
-        shutil.rmtree(source, ignore_errors=True)
-        source.mkdir()
-        copy = source / log.name
-        shutil.copyfile(log, copy)
-        seen = [(r.exit_code, r.stdout_bytes, b"") for r in (sesstool(*view, str(copy)) for view in _VIEWS)]
-        where = tmp_path / str(calls)
-        where.mkdir()
-        for name, args in (
-            ("repaired", ("repair", str(copy))),
-            ("child", ("fork", str(copy), "--id", CHILD, "--created-at", "5")),
-        ):
-            target = where / f"{name}{''.join(log.suffixes[-2:])}"
-            result = sesstool(*args, "-o", str(target))
-            written = target.read_bytes() if target.exists() else b""
-            seen.append(
-                (result.exit_code, result.stdout_bytes.replace(str(where).encode(), b"<dir>"), written)
-            )
-        return seen
+        suffix = "".join(log.suffixes[-2:])
+        return printed_and_written(sesstool, log, _VIEWS, tmp_path / str(calls), suffix=suffix, child=CHILD)
 
     held = outputs(IN_MEMORY)
     assert outputs(0) == held
