@@ -27,6 +27,10 @@ class Dropped:
         if (rule, severity) not in self.firsts:
             self.firsts[rule, severity] = finding()
 
+    def add_finding(self, finding: Finding) -> None:
+        """One finding not kept, already built."""
+        self.add(finding.rule, finding.severity, lambda: finding)
+
     def fields(self) -> dict[str, Any]:
         """The ``ScanResult`` fields."""
         s = self.by_severity
@@ -39,5 +43,5 @@ def dropped_of(findings: Iterable[Finding]) -> Dropped:
     end, as the Claude scan does)."""
     out = Dropped()
     for f in findings:
-        out.add(f.rule, f.severity, lambda f=f: f)  # type: ignore[misc]
+        out.add_finding(f)
     return out

@@ -276,7 +276,7 @@ class CodexScanner:
             return
         # Past the limit as the core scanner does: counted, the first of each kind remembered, so
         # that the verdict, --fail-on and the totals are the ones every finding gives.
-        self.dropped.add(rule_id, finding.severity, lambda: finding)
+        self.dropped.add_finding(finding)
 
     def _address(self, offset: int, lineno: int, frame: int | None) -> Address:
         return Address(self.path, offset, lineno, frame)
