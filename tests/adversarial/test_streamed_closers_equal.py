@@ -1,0 +1,108 @@
+"""The closers streamed (``core.closer_list.Closers``, ``render.json_stream``) print and write
+exactly what the closers held in memory did (issue 11 item 1): every dsh, mini-agent and Codex
+fixture, raw and zstd, through ``inspect`` (text and ``--json``), ``repair`` (its report as
+text and ``--json``, and the bytes it published), ``fork --json`` (and the child's bytes) and
+``migrate --repair`` (the bytes), once as shipped and once with every closer collection made a
+list, every inspect row a tuple and every JSON document dumped whole with ``dumps_pretty`` —
+the in-memory code these replaced. The goldens (from before) pin part of the same bytes."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Collection, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sesstool.core.jsonline import dumps_pretty
+from sesstool.core.model import ScanResult
+from sesstool.dialects.base import Cause, Row
+from sesstool.dialects.codex import CodexDialect
+from sesstool.dialects.dsh import DshDialect
+from sesstool.dialects.mini import MiniDialect
+from sesstool.render import json_stream, jsonout
+from tests.conftest import FIXTURES, Sesstool
+from tests.spilled_outputs import held
+
+LOGS = sorted(
+    p
+    for dialect in ("dsh", "mini", "codex")
+    for p in (FIXTURES / dialect).rglob("*.jsonl*")
+    if p.suffix in (".jsonl", ".zstd") and "expected" not in p.parts
+)
+CHILD = {"codex": "0199a213-81c0-7800-8aa1-bbab2a035a53"}
+Outputs = list[tuple[str, int, bytes, bytes]]
+
+
+def _held_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-memory code: closers a list, rows a tuple, a document dumped whole."""
+    for cls in (DshDialect, MiniDialect, CodexDialect):
+        closers, rows = cls.closers, cls.inspect_rows
+
+        def listed(
+            self: Any, scan: ScanResult, cause: Cause = "interrupted", _of: Any = closers
+        ) -> Collection[dict[str, Any]]:
+            return list(_of(self, scan, cause))
+
+        def tupled(self: Any, scan: ScanResult, _of: Any = rows) -> Iterable[Row]:
+            return tuple(_of(self, scan))
+
+        monkeypatch.setattr(cls, "closers", listed)
+        monkeypatch.setattr(cls, "inspect_rows", tupled)
+
+    def whole(doc: dict[str, Any]) -> Iterator[bytes]:
+        return iter([dumps_pretty(held(doc))])
+
+    monkeypatch.setattr(json_stream, "pretty_pieces", whole)
+    monkeypatch.setattr(jsonout, "pretty_pieces", whole)
+
+
+def _outputs(sesstool: Sesstool, log: Path, where: Path) -> Outputs:
+    """Every command's exit status and standard output (``where`` as ``<dir>``) and the bytes it
+    wrote, each on a fresh copy of ``log`` (a repair takes its directory's lock)."""
+    child = CHILD.get(log.relative_to(FIXTURES).parts[0], "child")
+    commands: dict[str, tuple[str, ...]] = {
+        "inspect": ("inspect",),
+        "inspect-json": ("inspect", "--json"),
+        "repair": ("repair", "-o", "{out}"),
+        "repair-json": ("repair", "--json", "-o", "{out}"),
+        "repair-dry": ("repair", "--json", "--dry-run", "-o", "{out}"),
+        "fork": ("fork", "--json", "--id", child, "--created-at", "5", "-o", "{out}"),
+        "migrate": ("migrate", "--repair", "-o", "{out}"),
+    }
+    seen: Outputs = []
+    for name, args in commands.items():
+        run = where / name
+        run.mkdir(parents=True)
+        copy = run / log.name
+        shutil.copyfile(log, copy)
+        target = run / f"out{''.join(log.suffixes)}"
+        result = sesstool(*(a.replace("{out}", str(target)) for a in args), str(copy))
+        written = target.read_bytes() if target.exists() else b""
+        seen.append(
+            (name, result.exit_code, result.stdout_bytes.replace(str(run).encode(), b"<dir>"), written)
+        )
+    return seen
+
+
+def test_there_are_closers_to_compare(sesstool: Sesstool) -> None:
+    assert len(LOGS) > 80 and sum(p.suffix == ".zstd" for p in LOGS) > 20
+    with_closers = [
+        p for p in LOGS if b'"closers": [\n' in sesstool("inspect", "--json", str(p)).stdout_bytes
+    ]
+    assert len(with_closers) >= 20 and any(p.suffix == ".zstd" for p in with_closers)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+def test_streamed_closers_print_and_write_what_held_ones_did(
+    sesstool: Sesstool, log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    streamed = _outputs(sesstool, log, tmp_path / "streamed")
+    with monkeypatch.context() as patched:
+        _held_mode(patched)
+        in_memory = _outputs(sesstool, log, tmp_path / "held")
+    assert [(n, c) for n, c, _, _ in streamed] == [(n, c) for n, c, _, _ in in_memory]
+    for (name, _, out, written), (_, _, out_held, written_held) in zip(streamed, in_memory, strict=True):
+        assert out == out_held, name
+        assert written == written_held, name
