@@ -22,6 +22,7 @@ from sesstool.dialects.codex import CodexDialect
 from sesstool.dialects.dsh import DshDialect
 from sesstool.dialects.mini import MiniDialect
 from sesstool.render import json_stream, jsonout
+from tests.adversarial.test_waiting_calls import mini_never_answered
 from tests.conftest import FIXTURES, Sesstool
 from tests.spilled_outputs import held
 
@@ -106,3 +107,27 @@ def test_streamed_closers_print_and_write_what_held_ones_did(
     for (name, _, out, written), (_, _, out_held, written_held) in zip(streamed, in_memory, strict=True):
         assert out == out_held, name
         assert written == written_held, name
+
+
+@pytest.mark.parametrize("calls", [20, 21, 25])
+def test_a_report_shows_the_ends_of_a_long_closer_list(
+    sesstool: Sesstool, tmp_path: Path, calls: int
+) -> None:
+    """docs/format.md "Reports": up to 20 closers all shown; past that the first and last 10,
+    how many lie between, and the whole count in the note."""
+    log = mini_never_answered(tmp_path, calls)
+    result = sesstool("report", str(log))
+    assert result.exit_code == 0, result.stderr
+    listed = result.stdout.split("<pre class='closers'>")[1].split("</pre>")[0].split("\n")
+    quote = "&quot;"
+    ids = [
+        row.split(f"tool_call_id{quote}:{quote}")[1].split(quote)[0]
+        for row in listed
+        if "tool_call_id" in row
+    ]
+    assert f"would append {calls} closer(s)" in result.stdout
+    if calls <= 20:
+        assert ids == [f"call_{n}" for n in range(calls)] and len(listed) == calls
+    else:
+        assert ids == [f"call_{n}" for n in (*range(10), *range(calls - 10, calls))]
+        assert listed[10] == f"… {calls - 20} more closers (sesstool repair --dry-run lists them all)"
