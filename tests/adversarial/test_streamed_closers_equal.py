@@ -1,10 +1,11 @@
 """The closers streamed (``core.closer_list.Closers``, ``render.json_stream``) print and write
 exactly what the closers held in memory did (issue 11 item 1): every dsh, mini-agent and Codex
 fixture, raw and zstd, through ``inspect`` (text and ``--json``), ``repair`` (its report as
-text and ``--json``, and the bytes it published), ``fork --json`` (and the child's bytes) and
-``migrate --repair`` (the bytes), once as shipped and once with every closer collection made a
-list, every inspect row a tuple and every JSON document dumped whole with ``dumps_pretty`` —
-the in-memory code these replaced. The goldens (from before) pin part of the same bytes."""
+text and ``--json``, the bytes it published; ``--salvage`` too), ``fork --json`` (and the
+child's bytes) and ``migrate --repair`` (the bytes), once as shipped and once with every closer
+collection made a list, every inspect row a tuple and every JSON document dumped whole with
+``dumps_pretty``: the in-memory code these replaced. The goldens (from before) pin part of the
+same bytes."""
 
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ def _outputs(sesstool: Sesstool, log: Path, where: Path) -> Outputs:
         "repair": ("repair", "-o", "{out}"),
         "repair-json": ("repair", "--json", "-o", "{out}"),
         "repair-dry": ("repair", "--json", "--dry-run", "-o", "{out}"),
+        "repair-salvage": ("repair", "--json", "--salvage", "-o", "{out}"),
         "fork": ("fork", "--json", "--id", child, "--created-at", "5", "-o", "{out}"),
         "migrate": ("migrate", "--repair", "-o", "{out}"),
     }
