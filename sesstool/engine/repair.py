@@ -448,8 +448,10 @@ def _verify_raw(
     if position is not None:
         raise WriteRefusedError(f"verification: the new file differs from the source near byte {position}")
     end = plan.committed + sum(map(len, closers))
-    appended = file_range(tmp, plan.committed, end + 1, strict=False)
-    if _first_difference(appended, iter(closers)) is not None or any(appended):
+    appended = file_range(tmp, plan.committed, end, strict=False)
+    if _first_difference(appended, joined(closers, _CHUNK)) is not None or any(
+        file_range(tmp, end, end + 1, strict=False)  # nothing after them
+    ):
         raise WriteRefusedError("verification: the appended records are not what was planned")
     splitter = LineSplitter(limits.max_line)  # read as the project's reader reads a raw log
     lines = 0

@@ -22,6 +22,7 @@ from sesstool.dialects.base import Cause, Row
 from sesstool.dialects.codex import CodexDialect
 from sesstool.dialects.dsh import DshDialect
 from sesstool.dialects.mini import MiniDialect
+from sesstool.engine import repair as repair_engine
 from sesstool.render import json_stream, jsonout
 from tests.adversarial.test_waiting_calls import mini_never_answered
 from tests.conftest import FIXTURES, Sesstool
@@ -133,3 +134,46 @@ def test_a_report_shows_the_ends_of_a_long_closer_list(
     else:
         assert ids == [f"call_{n}" for n in (*range(10), *range(calls - 10, calls))]
         assert listed[10] == f"… {calls - 20} more closers (sesstool repair --dry-run lists them all)"
+
+
+class _Tampered:
+    """A sink that changes what ``_produce`` wrote at its end: one byte more, one byte less, or
+    the last byte (a closer's newline) replaced."""
+
+    def __init__(self, sink: Any, how: str) -> None:
+        self.sink, self.how, self.held = sink, how, b""
+
+    def write(self, data: bytes) -> None:
+        self.sink.write(self.held)
+        self.held = bytes(data)
+
+    def close(self) -> None:
+        if self.how == "longer":
+            self.held += b"x"
+        elif self.how == "shorter":
+            self.held = self.held[:-1]
+        else:
+            self.held = self.held[:-1] + b" "
+        self.sink.write(self.held)
+
+
+@pytest.mark.parametrize("how", ["longer", "shorter", "changed"])
+def test_a_raw_repair_whose_closers_differ_on_disk_is_refused(
+    sesstool: Sesstool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The streamed read-back sees a byte after the closers, one missing, one changed (the held
+    code compared the joined closers with the file's tail)."""
+    log = mini_never_answered(tmp_path, 300)
+    real = repair_engine._produce
+
+    def produce(sink: Any, *args: Any) -> None:
+        tampered = _Tampered(sink, how)
+        real(tampered, *args)
+        tampered.close()
+
+    monkeypatch.setattr(repair_engine, "_produce", produce)
+    target = tmp_path / "out.jsonl"
+    result = sesstool("repair", "-o", str(target), str(log))
+    assert result.exit_code == 6, result.stdout + result.stderr
+    assert "verification: the appended records are not" in result.stderr
+    assert not target.exists()
