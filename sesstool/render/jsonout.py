@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc, scan_verdict_doc, verdict_doc
 from sesstool.core.jsonline import dumps_pretty
@@ -17,6 +17,12 @@ if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the
     from sesstool.engine.scan import ScanReport
     from sesstool.engine.validate import ValidateReport
     from sesstool.store.sidecar import Sidecar
+
+
+class Writable(Protocol):
+    """Where a document is written (a binary file, or ``inspect_many``'s indenting entry)."""
+
+    def write(self, data: bytes, /) -> int: ...
 
 
 def file_facts(r: ScanReport) -> dict[str, Any]:
@@ -126,7 +132,7 @@ def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
     }
 
 
-def write_inspect_json(rep: InspectReport, out: BinaryIO) -> None:
+def write_inspect_json(rep: InspectReport, out: Writable) -> None:
     """``inspect --json``: the document of ``inspect_doc``, byte for byte, with a replayed
     timeline written entry by entry as the second pass produces it (never held whole)."""
     doc = inspect_doc(rep)

@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from sesstool.core.jsonline import dumps_pretty
@@ -177,3 +178,18 @@ def test_a_raw_repair_whose_closers_differ_on_disk_is_refused(
     assert result.exit_code == 6, result.stdout + result.stderr
     assert "verification: the appended records are not" in result.stderr
     assert not target.exists()
+
+
+def test_several_paths_stream_each_document_into_its_entry(sesstool: Sesstool, tmp_path: Path) -> None:
+    """``inspect --json A B``: each entry of ``reports`` is the document that path alone prints,
+    indented as the code that gathered each document first wrote it (``inspect_many``)."""
+    logs = [mini_never_answered(tmp_path, 3000), *[p for p in LOGS if "crash" in str(p)][:4]]
+    singles = [sesstool("inspect", "--json", str(p)).stdout_bytes for p in logs]
+    version = orjson.loads(singles[0])["schema_version"]
+    head = {"schema_version": version, "command": "inspect", "reports": []}
+    expected = dumps_pretty(head)[: -len(b"[]\n}")].rstrip() + b" [\n    "
+    expected += b",\n    ".join(doc.rstrip(b"\n").replace(b"\n", b"\n    ") for doc in singles)
+    expected += b"\n  ]\n}\n"
+    several = sesstool("inspect", "--json", *map(str, logs))
+    assert several.exit_code == 0, several.stderr
+    assert several.stdout_bytes == expected
