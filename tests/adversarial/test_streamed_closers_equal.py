@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import ScanResult
 from sesstool.dialects.base import Cause, Row
@@ -193,3 +194,25 @@ def test_several_paths_stream_each_document_into_its_entry(sesstool: Sesstool, t
     several = sesstool("inspect", "--json", *map(str, logs))
     assert several.exit_code == 0, several.stderr
     assert several.stdout_bytes == expected
+
+
+def _lazy(items: list[Any]) -> Closers[Any]:
+    return Closers(lambda: iter(items), len(items))
+
+
+SURROGATE = "\ud800"
+DOCUMENTS: list[dict[str, Any]] = [
+    {"a": _lazy([])},
+    {"a": 1, "repair": {"closers": _lazy([{"x": [1, {"y": "z"}]}, {}, [], "s", 2.5, None])}, "b": [1]},
+    {"one": _lazy([1, 2]), "two": {"deeper": {"three": _lazy([{"k": "v"}])}}, "tail": {}},
+    {"a": _lazy([{"id": f"call_{SURROGATE}"}])},  # a member orjson refuses: all in ASCII escapes
+    {"a": f"é{SURROGATE}", "b": _lazy([{"id": "é"}])},  # the rest refused: the same
+    {"a": "streamed-0", "b": _lazy(["streamed-0"]), "c": "\u2028 ü"},
+]
+
+
+@pytest.mark.parametrize("doc", DOCUMENTS, ids=range(len(DOCUMENTS)))
+def test_pretty_pieces_are_the_whole_dump(doc: dict[str, Any]) -> None:
+    """``render.json_stream.pretty_pieces``: what ``dumps_pretty`` gives for the document held
+    whole — nesting, empty arrays, several arrays, ASCII escapes when orjson refuses any part."""
+    assert b"".join(json_stream.pretty_pieces(doc)) == dumps_pretty(held(doc))
