@@ -50,16 +50,22 @@ COMMANDS = {
 }
 
 
+@pytest.fixture(scope="module")
+def rollouts(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """The rollouts of N and 4N never-ended turns, made once for every command."""
+    where = tmp_path_factory.mktemp("open-turns")
+    return {turns: never_ended(where, turns) for turns in (10_000, 40_000)}
+
+
 @pytest.mark.parametrize("name", list(COMMANDS))
-def test_unfinished_turns_do_not_grow_memory(tmp_path: Path, name: str) -> None:
+def test_unfinished_turns_do_not_grow_memory(rollouts: dict[int, Path], name: str) -> None:
     """N and 4N task_started never ended: the peak within 2 MiB."""
     peaks = []
-    for turns in (10_000, 40_000):
-        log = never_ended(tmp_path, turns)
+    for turns, log in sorted(rollouts.items()):
         run = run_measured(
             [*COMMANDS[name], str(log)],
             address_space=2 << 30,
-            cwd=tmp_path,
+            cwd=log.parent,
             env={"PYTHONPATH": str(ROOT)},
             module=("tests.adversarial._spilling_child", str(SPILL_AT)),
         )
