@@ -8,7 +8,6 @@ operations (a turn started again keeps its place; an end removes its turn, else 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -22,32 +21,39 @@ from sesstool.dialects.codex import open_turns
 from sesstool.dialects.codex.model import OpenTurn
 from sesstool.dialects.codex.open_turns import OpenTurns, SpilledTurns
 from sesstool.engine.scan import scan_source
+from sesstool.store import spill
 from tests.conftest import FIXTURES, Sesstool
-from tests.spilled_outputs import Outputs, printed_and_written
-
-LOGS = sorted(
-    p
-    for p in (FIXTURES / "codex").rglob("*.jsonl*")
-    if p.suffix in (".jsonl", ".zstd", ".zst") and "expected" not in p.parts and "lane" not in p.parts
+from tests.spilled_outputs import (
+    CODEX_CHILD,
+    CODEX_LOGS,
+    CODEX_SCANS,
+    CODEX_VIEWS,
+    Outputs,
+    codex_plain,
+    printed_and_written,
 )
+
+LOGS = CODEX_LOGS
 IN_MEMORY = 1 << 62
-CHILD = "01a231e1-4e3c-7083-8cfc-000000000001"
 
 
 class Moves:
-    """Counts the spills of unfinished turns while a threshold is forced."""
+    """Counts the spills of unfinished turns (spill files opened for them) while a threshold is
+    forced."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.monkeypatch = monkeypatch
         self.count = 0
-        original = OpenTurns._move
+        moves = self
 
-        def counted(this: OpenTurns) -> None:
-            self.count += 1
-            original(this)
+        class Counted(spill.SpillFile):
+            def __init__(self, purpose: str = "a scan's state", cache_kib: int = spill.CACHE_KIB) -> None:
+                if purpose == "a rollout's unfinished turns":
+                    moves.count += 1
+                super().__init__(purpose, cache_kib)
 
-        monkeypatch.setattr(OpenTurns, "_move", counted)
-        monkeypatch.setattr(open_turns, "_SLICE", 2)  # read back two rows a statement
+        monkeypatch.setattr(spill, "SpillFile", Counted)
+        monkeypatch.setattr(spill.OrderedRows, "_SLICE", 2)  # read back two rows a statement
 
     def at(self, turns: int, text: int = IN_MEMORY) -> None:
         self.monkeypatch.setattr(open_turns, "SPILL_AT", turns)
@@ -71,31 +77,14 @@ def test_there_are_fixtures_to_compare() -> None:
 
 
 def _plain(result: ScanResult) -> ScanResult:
-    """The scan with every lazy sequence read into a tuple (a spilled view is equal to its
-    tuple; this also shows it is read back whole)."""
-    facts = result.facts
-    if facts is not None:
-        assert isinstance(facts.open_turns, (tuple, SpilledTurns))
-        facts = dataclasses.replace(
-            facts, open_turns=tuple(facts.open_turns), dangling=tuple(facts.dangling), history=None
-        )
-    messages = result.messages
-    return dataclasses.replace(
-        result,
-        facts=facts,
-        open=dataclasses.replace(result.open, pending=tuple(result.open.pending)),
-        messages=list(messages) if messages is not None else None,
-    )
+    if result.facts is not None:
+        assert isinstance(result.facts.open_turns, (tuple, SpilledTurns))
+    return codex_plain(result)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_turns_scan_what_the_turns_in_memory_scan(moves: Moves, log: Path) -> None:
-    for options in (
-        ScanOptions(),
-        ScanOptions(collect_messages=True, message_addresses=True),
-        ScanOptions(collect_timeline=True),
-        ScanOptions(max_findings=1),
-    ):
+    for options in CODEX_SCANS:
         moves.at(IN_MEMORY)
         held = _plain(scan_source(log, options).scan)
         assert moves.count == 0
@@ -111,15 +100,6 @@ def test_spilled_turns_scan_what_the_turns_in_memory_scan(moves: Moves, log: Pat
             assert _plain(scanned) == held, (turns, text, options)
 
 
-_VIEWS = (
-    ("validate", "--format", "json"),
-    ("validate", "--max-findings", "1"),
-    ("inspect", "--json"),
-    ("inspect",),
-    ("derive", "--format", "jsonl"),
-)
-
-
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_turns_print_and_write_the_same_bytes(
     sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
@@ -127,7 +107,9 @@ def test_spilled_turns_print_and_write_the_same_bytes(
     def outputs(turns: int) -> Outputs:
         moves.at(turns)
         suffix = "".join(log.suffixes[-2:])
-        return printed_and_written(sesstool, log, _VIEWS, tmp_path / str(turns), suffix=suffix, child=CHILD)
+        return printed_and_written(
+            sesstool, log, CODEX_VIEWS, tmp_path / str(turns), suffix=suffix, child=CODEX_CHILD
+        )
 
     held = outputs(IN_MEMORY)
     assert outputs(0) == held
