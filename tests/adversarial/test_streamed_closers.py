@@ -21,6 +21,7 @@ import orjson
 import pytest
 
 from tests.adversarial.hostile_logs import run_measured
+from tests.adversarial.test_open_turns import never_ended
 from tests.adversarial.test_waiting_calls import mini_never_answered, never_answered
 from tests.conftest import ROOT
 
@@ -93,5 +94,36 @@ def test_closers_do_not_grow_memory(tmp_path: Path, name: str, make: Callable[[P
         )
         assert run.exit_code == 0, run.stderr
         _check(name, run.stdout, out, calls, codex)
+        peaks.append(run.peak_rss)
+    assert peaks[1] - peaks[0] < GROWTH.get(name.split("-")[0], 2 * MiB), [round(p / MiB, 2) for p in peaks]
+
+
+@pytest.mark.parametrize("name", ["inspect", "inspect-json", "repair", "fork"])
+def test_unfinished_turn_closers_do_not_grow_memory(tmp_path: Path, name: str) -> None:
+    """A Codex rollout of N and 4N ``task_started`` never ended (spilled past 4,096 turns,
+    ``dialects/codex/open_turns.py``): a row, a JSON member and a ``turn_aborted`` closer per
+    turn, made as walked. On e162470 (the scan spills the turns, the closers held) these grew
+    25.7 (inspect), 63.5 (--json), 50.5 (repair) and 46.7 MiB (fork)."""
+    peaks = []
+    for turns in (N, 4 * N):
+        log = never_ended(tmp_path, turns)
+        out = tmp_path / f"out-{turns}.jsonl"
+        run = run_measured(
+            _args(name, log, out, True, turns),
+            address_space=2 << 30,
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(ROOT)},
+            module=("tests.adversarial._spilling_child", str(SPILL_AT)),
+        )
+        assert run.exit_code == 0, run.stderr
+        if name == "inspect":
+            assert run.stdout.count(b"\n            unfinished turn turn_") == turns
+            assert f"would append {turns} closers:".encode() in run.stdout
+        elif name == "inspect-json":
+            doc = orjson.loads(run.stdout)
+            assert len(doc["repair"]["closers"]) == len(doc["codex"]["open_turns"]) == turns
+        else:
+            aborted = [line for line in out.read_bytes().splitlines() if b'"turn_aborted"' in line]
+            assert len(aborted) == turns and f'"turn_{turns - 1}"'.encode() in aborted[-1]
         peaks.append(run.peak_rss)
     assert peaks[1] - peaks[0] < GROWTH.get(name.split("-")[0], 2 * MiB), [round(p / MiB, 2) for p in peaks]

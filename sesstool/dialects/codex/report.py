@@ -17,8 +17,8 @@ def _counts(pairs: tuple[tuple[str, int], ...]) -> str:
 
 
 def inspect_lines(f: CodexFacts) -> Iterator[tuple[str, str, str | None]]:
-    """(label, raw text, style) rows, made as they are printed (a row per waiting call: issue 11
-    item 1); the renderer escapes the text."""
+    """(label, raw text, style) rows, made as they are printed (a row per unfinished turn and
+    per waiting call: issue 11 item 1); the renderer escapes the text."""
     writer = f"Codex {f.cli_version or '?'}"
     if f.originator:
         writer += f" ({f.originator})"
@@ -44,14 +44,14 @@ def inspect_lines(f: CodexFacts) -> Iterator[tuple[str, str, str | None]]:
         f"{len(f.open_turns)} unfinished"
     )
     rows.append(("turns", turns, "yellow" if f.open_turns else None))
+    yield from rows
     for turn in f.open_turns:
-        rows.append(("", f"unfinished turn {turn.turn_id} (line {turn.line})", "yellow"))
+        yield ("", f"unfinished turn {turn.turn_id} (line {turn.line})", "yellow")
     calls = (
         f"{f.calls} calls · {f.answered} answered · {len(f.dangling)} dangling · "
         f"{f.orphan_outputs} outputs without a call"
     )
-    rows.append(("tool calls", calls, "yellow" if f.dangling else None))
-    yield from rows
+    yield ("tool calls", calls, "yellow" if f.dangling else None)
     rows = []
     for call in f.dangling:
         name = f" {call.name}" if call.name else ""
@@ -80,9 +80,10 @@ def inspect_lines(f: CodexFacts) -> Iterator[tuple[str, str, str | None]]:
 
 
 def inspect_document(f: CodexFacts) -> dict[str, Any]:
-    doc = asdict(replace(f, history=None, dangling=()))
+    doc = asdict(replace(f, history=None, dangling=(), open_turns=()))
     del doc["history"]  # derive's addresses, not a fact of the rollout
     # read back as they are written (render.json_stream): never all held (issue 11 item 1)
+    doc["open_turns"] = Closers.of(f.open_turns).mapped(asdict)
     doc["dangling"] = Closers.of(f.dangling).mapped(asdict)
     doc["by_type"] = dict(f.by_type)
     doc["by_item"] = dict(f.by_item)
