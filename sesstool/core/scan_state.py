@@ -157,6 +157,14 @@ class Relations(_Copyable):
             self.started = self.spill.table(self.started.items())
             self.spill_at = 1 << 62
 
+    def clear_calls(self) -> None:
+        """A boundary of a dialect that pairs calls within a step (dsh, §6.2): both tables are
+        empty dicts again, and a spill file moves them anew past ``CALLS_SPILL_AT``."""
+        self.advertised = {}
+        self.started = {}
+        if self.spill is not None:
+            self.spill_at = CALLS_SPILL_AT
+
     def pending(self, by_log: bool) -> Sequence[PendingCall]:
         """Calls a repair must answer: those of the open step (§7.1), or — a dialect that pairs
         calls across the whole log (``by_log``) — every unanswered call (spilled: read back

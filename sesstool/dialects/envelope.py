@@ -21,6 +21,7 @@ from sesstool.core.message_addresses import keep_line_offsets
 from sesstool.core.model import PendingCall, ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
+from sesstool.core.scan_state import SpilledTable
 from sesstool.core.scanner import Scanner
 from sesstool.dialects.base import Dialect, Row
 
@@ -48,6 +49,22 @@ class _SurfaceSpill:
         return made
 
 
+class _CallSpill:
+    """``core.scan_state.CallSpill`` for a log's waiting calls: the spill file (``store.spill``),
+    imported and opened only when a log (a mini-agent log, or a dsh step) first has
+    ``CALLS_SPILL_AT`` calls waiting."""
+
+    def __init__(self) -> None:
+        self._file: Any = None
+
+    def table(self, items: Iterable[tuple[str, Any]]) -> SpilledTable:
+        from sesstool.store.spill import OrderedRows, SpillFile  # sqlite3: only when needed
+
+        if self._file is None:
+            self._file = SpillFile("a log's calls waiting for their result", cache_kib=FOLD_CACHE_KIB)
+        return OrderedRows(self._file, items)
+
+
 class EnvelopeDialect(Dialect):
     """A dialect read by the shared envelope scanner (it is also that scanner's header codec)."""
 
@@ -57,6 +74,9 @@ class EnvelopeDialect(Dialect):
         scanner = Scanner(path, options, self)
         keep_line_offsets(scanner)  # derive streamed by address
         scanner.state.fold.use_spill(_SurfaceSpill())  # past core.fold.SPILL_AT seqs
+        # the calls waiting for their result (a mini-agent result pairs anywhere in the log, a
+        # dsh one within its step: issue 11 item 1) past core.scan_state.CALLS_SPILL_AT
+        scanner.state.rel.use_spill(_CallSpill())
         return scanner
 
     @abstractmethod

@@ -1,10 +1,11 @@
-"""A mini-agent log's waiting calls spilled to disk (core/scan_state.py past ``CALLS_SPILL_AT``
-calls, ``store.spill.OrderedRows``; issue 11 item 1, second round) answer exactly what the
-tables in memory answer: every mini-agent fixture (and the dsh ones, whose tables never spill:
-they pair within a step), raw and zstd, scanned with the threshold forced to 0, 1 and 5 calls,
-compared with the tables in memory — whole scan results, and the bytes of validate, inspect,
-derive, repair and fork. A fixture with a call must have spilled (else the comparison would
-prove nothing). The spilled table answers like a dict under any operations."""
+"""The waiting calls of a mini-agent log and of a dsh step spilled to disk (core/scan_state.py
+past ``CALLS_SPILL_AT`` calls, ``store.spill.OrderedRows``; issue 11 item 1, second round) answer
+exactly what the tables in memory answer: every mini-agent and dsh fixture, raw and zstd, scanned
+with the threshold forced to 0, 1 and 5 calls, compared with the tables in memory — whole scan
+results, and the bytes of validate, inspect, derive, repair and fork. A fixture with a call must
+have spilled (else the comparison would prove nothing). A dsh step empties its tables at its
+boundaries (§6.2: its calls pair within the step) and spills them anew past the threshold. The
+spilled table answers like a dict under any operations."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,7 +29,8 @@ from tests.spilled_outputs import Outputs, printed_and_written
 
 LOGS = sorted(
     p
-    for p in (FIXTURES / "mini").rglob("*.jsonl*")
+    for dialect in ("mini", "dsh")
+    for p in (FIXTURES / dialect).rglob("*.jsonl*")
     if p.suffix in (".jsonl", ".zstd") and "expected" not in p.parts
 )
 IN_MEMORY = 1 << 62
@@ -62,9 +65,11 @@ def _calls(result: ScanResult) -> int:
     return result.stats.tool_calls.advertised + result.stats.tool_calls.started
 
 
-def test_there_are_fixtures_to_compare() -> None:
-    assert len(LOGS) > 15 and any(p.suffix == ".zstd" for p in LOGS)
-    waiting = [p for p in LOGS if scan_source(p, ScanOptions()).scan.open.pending]
+@pytest.mark.parametrize("dialect", ["mini", "dsh"])
+def test_there_are_fixtures_to_compare(dialect: str) -> None:
+    logs = [p for p in LOGS if p.relative_to(FIXTURES).parts[0] == dialect]
+    assert len(logs) > 15 and any(p.suffix == ".zstd" for p in logs)
+    waiting = [p for p in logs if scan_source(p, ScanOptions()).scan.open.pending]
     assert len(waiting) >= 4 and any(p.suffix == ".zstd" for p in waiting)
 
 
@@ -124,13 +129,21 @@ def test_spilled_calls_print_and_write_the_same_bytes(
         assert tables.count > 0, "the calls never spilled"
 
 
-def test_dsh_tables_never_spill(tables: Tables) -> None:
-    """dsh pairs calls within a step (its tables are emptied at every step end): no spill is
-    injected, whatever the threshold."""
+def test_a_dsh_step_spills_its_calls_anew(tables: Tables) -> None:
+    """dsh empties its tables at every step boundary (§6.2): each step's calls spill anew past
+    the threshold (two tables a step that has calls), answered and counted as in memory."""
+    log = FIXTURES / "dsh" / "clean-multiturn" / "session.jsonl"
+    tables.at(IN_MEMORY)
+    held = scan_source(log, ScanOptions()).scan
+    steps = set()
+    for line in log.read_bytes().splitlines():
+        event = orjson.loads(line)
+        if event.get("type") == "tool/call":
+            steps.add((event["data"]["turn"], event["data"]["step"]))
+    assert len(steps) >= 3 and tables.count == 0
     tables.at(0)
-    log = FIXTURES / "dsh" / "crash-dangling-call" / "session.jsonl"
-    assert scan_source(log, ScanOptions()).scan.open.pending
-    assert tables.count == 0
+    assert scan_source(log, ScanOptions()).scan == held
+    assert tables.count == 2 * len(steps)
 
 
 _KEYS = st.sampled_from(["a", "b", "c", "d", "\u00e9", "a\x00b", "\ud800"])

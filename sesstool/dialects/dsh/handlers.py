@@ -41,24 +41,33 @@ def _shape(st: EventState, message: str) -> None:
 
 
 def close_step_calls(st: EventState) -> None:
-    """A closing boundary: calls still pending stay unresolved (§7.1), counted and noted."""
+    """A closing boundary: calls still pending stay unresolved (§7.1), counted and noted (the
+    tables walked, never copied: past ``CALLS_SPILL_AT`` they are in the spill file)."""
     rel, stats = st.rel, st.stats
     advertised, started = rel.advertised, rel.started
     if advertised or started:
-        left = list(dict.fromkeys([*advertised, *started]))
-        for cid in left:
+        left, first = 0, []
+        for cid in advertised:  # requested (started or not), then started but never requested
+            left += 1
             if cid in started:
                 stats.dangling += 1
             else:
                 stats.never_started += 1
+            if left <= 5:
+                first.append(cid)
+        for cid in started:
+            if cid not in advertised:
+                left += 1
+                stats.dangling += 1
+                if left <= 5:
+                    first.append(cid)
         st.report(
             R.UNRESOLVED_CALL,
-            f"step closed with {len(left)} tool call(s) never answered: "
-            + ", ".join(left[:5])
-            + (" …" if len(left) > 5 else ""),
+            f"step closed with {left} tool call(s) never answered: "
+            + ", ".join(first)
+            + (" …" if left > 5 else ""),
         )
-        rel.advertised = {}
-        rel.started = {}
+        rel.clear_calls()
 
 
 def turn_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
@@ -86,8 +95,7 @@ def turn_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
     rel.last_turn = rel.open_turn
     rel.open_step = None
     rel.next_step = 1
-    rel.advertised = {}
-    rel.started = {}
+    rel.clear_calls()
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, rel.open_turn, None, t, ""))
 
@@ -146,8 +154,7 @@ def step_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
     st.stats.steps += 1
     rel.open_step = step if type(step) is int else rel.next_step
     rel.open_step_unnumbered = type(data) is not dict or "step" not in data
-    rel.advertised = {}
-    rel.started = {}
+    rel.clear_calls()
 
 
 def step_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
@@ -206,6 +213,8 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
         entry[1] = seq
         if entry[3] is None:
             entry[3] = arguments_preview(data.get("arguments"))
+        rel.advertised[cid] = entry  # kept in its place (a spilled table holds a copy)
+    rel.grew()
     if st.timeline is not None:
         st.timeline.append(TimelineEntry(seq, rel.open_turn, rel.open_step, t, f"{data.get('name')} {cid}"))
 
@@ -410,6 +419,7 @@ def _assistant(st: EventState, data: dict[str, Any], message: Any) -> None:
                 st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
             arguments = arguments_preview(block.get("arguments"))
             rel.advertised[cid] = [step, rel.started.get(cid), block.get("name"), arguments]
+            rel.grew()
 
 
 def _tool_result(st: EventState, seq: int, data: dict[str, Any], appended: bool) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from functools import cache
 from typing import Any
 
@@ -10,14 +10,11 @@ from sesstool.core import rule_ids as R
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
 from sesstool.core.model import ScanResult
-from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile, ReplaceRules
-from sesstool.core.scan_state import SpilledTable
-from sesstool.core.scanner import Scanner
 from sesstool.core.upgrade import Step, UpgradeRefused
 from sesstool.core.vocabulary import ALL_KNOWN, PACKED_TAGS, RETIRED_V0
 from sesstool.dialects.base import Cause, ForkInput
-from sesstool.dialects.envelope import FOLD_CACHE_KIB, EnvelopeDialect
+from sesstool.dialects.envelope import EnvelopeDialect
 from sesstool.dialects.mini import closers
 from sesstool.dialects.mini import handlers as h
 from sesstool.dialects.mini.upgrade import STEP
@@ -52,21 +49,6 @@ def _profile(version: int) -> Profile:
     )
 
 
-class _CallSpill:
-    """``core.scan_state.CallSpill`` for a log's waiting calls: the spill file (``store.spill``),
-    imported and opened only when a log first has ``CALLS_SPILL_AT`` calls waiting."""
-
-    def __init__(self) -> None:
-        self._file: Any = None
-
-    def table(self, items: Iterable[tuple[str, Any]]) -> SpilledTable:
-        from sesstool.store.spill import OrderedRows, SpillFile  # sqlite3: only when needed
-
-        if self._file is None:
-            self._file = SpillFile("a log's calls waiting for their result", cache_kib=FOLD_CACHE_KIB)
-        return OrderedRows(self._file, items)
-
-
 class MiniDialect(EnvelopeDialect):
     name = "mini"
     title = "mini-agent"
@@ -78,13 +60,6 @@ class MiniDialect(EnvelopeDialect):
 
     def is_header(self, obj: Any) -> bool:
         return h.is_header(obj)
-
-    def scanner(self, path: str, options: ScanOptions) -> Scanner:
-        """The envelope scanner; a tool result pairs with its call anywhere in the log, so the
-        calls still waiting move to a spill file past ``CALLS_SPILL_AT`` (issue 11 item 1)."""
-        scanner = super().scanner(path, options)
-        scanner.state.rel.use_spill(_CallSpill())
-        return scanner
 
     def read_header(
         self, obj: Any, raw: bytes, filename_version: int | None
