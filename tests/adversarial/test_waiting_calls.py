@@ -76,6 +76,58 @@ def mini_never_answered(where: Path, calls: int) -> Path:
     return path
 
 
+def dsh_never_answered(where: Path, calls: int) -> Path:
+    """A dsh v4 log (v4: a fork may cut its open turn, §8.1) whose one open turn and step hold
+    ``calls`` tool calls, each advertised by an assistant message and started by a tool/call,
+    none ever answered (a crash: no step/end). Its last seq is ``2 * calls + 2``."""
+    path = where / f"dsh-{calls}" / "session.v4.jsonl"
+    path.parent.mkdir(exist_ok=True)
+    source = {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}
+    user = {
+        "id": "u1",
+        "role": "user",
+        "source": {"kind": "user"},
+        "content": [{"type": "text", "text": "go"}],
+    }
+    rows = [
+        {
+            "type": "session",
+            "version": 4,
+            "id": "s",
+            "createdAt": 1000,
+            "isSeeded": False,
+            "delegationDepth": 0,
+        },
+        {"type": "turn/start", "seq": 0, "time": 1001, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 1002, "data": {"turn": 1, "step": 1}},
+        {"type": "user/message", "seq": 2, "time": 1003, "data": user, "surfaceOp": "append"},
+    ]
+    arguments = '{"path": "/some/where"}'
+    with open(path, "wb") as f:
+        f.write(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+        for n in range(calls):
+            cid, seq, when = f"call_{n}", 3 + 2 * n, 1004 + n
+            block = {"type": "tool-call", "id": cid, "name": "ls", "arguments": arguments}
+            message = {"id": f"a{n}", "role": "assistant", "content": [block], "source": source}
+            said = {"turn": 1, "step": 1, "message": message, "stream": []}
+            call = {"turn": 1, "step": 1, "callId": cid, "name": "ls", "arguments": arguments}
+            f.write(
+                orjson.dumps(
+                    {
+                        "type": "assistant/message",
+                        "seq": seq,
+                        "time": when,
+                        "data": said,
+                        "surfaceOp": "append",
+                    }
+                )
+                + b"\n"
+                + orjson.dumps({"type": "tool/call", "seq": seq + 1, "time": when, "data": call})
+                + b"\n"
+            )
+    return path
+
+
 COMMANDS = {
     "validate": ["validate", "--format", "json"],
     "derive": ["derive", "--format", "jsonl"],
@@ -83,7 +135,9 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
-@pytest.mark.parametrize("make", [never_answered, mini_never_answered], ids=["codex", "mini"])
+@pytest.mark.parametrize(
+    "make", [never_answered, mini_never_answered, dsh_never_answered], ids=["codex", "mini", "dsh"]
+)
 def test_waiting_calls_do_not_grow_memory(
     tmp_path: Path, name: str, make: Callable[[Path, int], Path]
 ) -> None:
@@ -106,6 +160,8 @@ def test_waiting_calls_do_not_grow_memory(
             assert found["verdict"]["verdict"] == "interrupted", found["verdict"]
             if make is never_answered:  # a finding per call, past --max-findings counted
                 assert len(found["findings"]) == 1000 and found["findings_dropped"] == calls - 1000
+            elif make is dsh_never_answered:  # the step is still open: its calls are pending
+                assert [f["rule"] for f in found["findings"]] == ["open-turn"], found["findings"]
             else:  # one finding names the first five
                 assert f"{calls} tool call(s) never answered: call_0, call_1" in run.stdout.decode()
         peaks.append(run.peak_rss)
