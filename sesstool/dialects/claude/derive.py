@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,7 +166,7 @@ class _Builder:
         if kind not in VERIFIED_BLOCKS:
             self.reasons[f"content block {kind!r}: sent as recorded (not verified)"] = None
 
-    def flush(self, after_summary: bool = False, closers: tuple[str, ...] = ()) -> None:
+    def flush(self, after_summary: bool = False, closers: Collection[str] = ()) -> None:
         parts: list[_Part] = [_Part(self.next_source(), {"type": "text", "text": t}) for t in self.atts]
         # measured (lane, parallel calls finishing in either order): results go in the order
         # they were written, not the order of the calls; what resume adds comes after them
@@ -392,8 +392,10 @@ class Derivation:
                 "a parentUuid names no entry: the chain is cut there (a tool_result is bridged to "
                 "the entry before it, as 2.1.332 was measured doing)"
             ] = None
-        closers = tuple(call.id for call in scan.closing.dangling)
-        builder.flush(closers=closers)
+        # the calls still pending that resume closes: one walk of the dangling calls (read back
+        # past ``held.HELD_AT``), holding no more ids than the pending ones
+        pending = set(builder.pending)
+        builder.flush(closers={call.id for call in scan.closing.dangling if call.id in pending})
         if scan.closing.no_response:
             builder.messages.append(
                 DerivedMessage("assistant", ({"type": "text", "text": vocab.NO_RESPONSE_TEXT},), "resume")

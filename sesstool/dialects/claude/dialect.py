@@ -52,7 +52,7 @@ class ClaudeFacts:
     """What ``ScanResult.facts`` holds for a Claude transcript."""
 
     scan: TranscriptScan
-    closers: tuple[Json, ...]
+    closers: closer_plan.Closers  # made as they are walked (issue 11 item 1)
     derived: Derived | None
     subagent: bool
     # derive streamed (``ScanOptions.message_addresses``): the plaintext offset of every line
@@ -187,7 +187,7 @@ class ClaudeScanner:
                 tail = Tail("torn-line", self.committed, pl.length, 1, 0, where)
         scan = self.inner.finish(None, physical)
         self.subagent = self.inner.subagent  # also recognised from its first entry
-        closers = tuple(closer_plan.plan_closers(scan.closing, scan.session_id)) if not self.subagent else ()
+        closers = closer_plan.Closers(scan.closing if not self.subagent else None, scan.session_id)
         by_address = self.offsets is not None
         derived = None
         if self.options.collect_messages and not by_address:
@@ -257,7 +257,9 @@ class ClaudeDialect(Dialect):
         return ClaudeTimeline(head, tail)
 
     def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
-        return [dict(c) for c in _facts(scan).closers]
+        # ``Dialect.closers`` answers a list on this branch: the records are made here, when a
+        # command asks for them (every consumer still holds them); the scan holds none
+        return list(_facts(scan).closers)
 
     def encode_record(self, record: dict[str, Any]) -> bytes:
         """As the CLI writes a line: compact JSON, UTF-8 as is (``JSON.stringify``)."""

@@ -36,7 +36,7 @@ class Compaction:
 class Closing:
     """What resume appends to the active chain (spec agent-formats §0, §4)."""
 
-    dangling: tuple[ToolCall, ...]  # in chain order: one interrupted tool_result each
+    dangling: Sequence[ToolCall]  # in chain order: one interrupted tool_result each (held.HeldList)
     no_response: bool  # then the `No response requested.` assistant entry
     parent: str | None  # the entry the first appended entry hangs off when nothing dangles
     envelope: tuple[tuple[str, Any], ...]  # fields copied from the last entry, in order
@@ -64,9 +64,11 @@ class TranscriptScan:
     tool_uses: int
     tool_results: int
     answered: int
-    dangling: tuple[ToolCall, ...]
-    left_open: tuple[ToolCall, ...]  # a subagent's own file: calls without result, left so by resume
-    orphan_results: tuple[str, ...]
+    # what only hostile input makes long (issue 11 item 1): ``held.HeldList``s, in the spill file
+    # past ``held.HELD_AT`` items, equal to the tuples they stand for
+    dangling: Sequence[ToolCall]
+    left_open: Sequence[ToolCall]  # a subagent's own file: calls without result, left so by resume
+    orphan_results: Sequence[str]
     compactions: tuple[Compaction, ...]
     subagent_calls: int
     sidechain_entries: int

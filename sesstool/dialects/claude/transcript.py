@@ -21,10 +21,11 @@ from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, RESULTS, SIDECHAIN, USER, EntryGraph
 from sesstool.dialects.claude.findings import Findings, in_order, verdict
+from sesstool.dialects.claude.held import Store
 from sesstool.dialects.claude.scan_facts import Closing, Compaction, ToolCall, TranscriptScan
 from sesstool.dialects.claude.tool_calls import ToolBook
 from sesstool.dialects.claude.usage_tally import UsageTally
-from sesstool.store.spill import IntArray, SpillFile
+from sesstool.store.spill import IntArray
 
 Json = dict[str, Any]
 
@@ -49,7 +50,8 @@ class TranscriptScanner:
         self._current = b""
         self.expected_session = expected_session
         self.max_depth = max_depth
-        self.graph = EntryGraph()
+        self.held = Store()  # the spill file, opened when first needed (held.py, entry_graph.SPILL_AT)
+        self.graph = EntryGraph(self.held)
         self.spill_at = entry_graph.SPILL_AT  # past it the graph and the book move to a spill file
         self.found = Findings(path)
         self.sessions: dict[str, int] = {}
@@ -60,7 +62,7 @@ class TranscriptScanner:
         self.models: dict[str, None] = {}
         self.by_type: dict[str, int] = {}
         self.unknown: dict[str, int] = {}
-        self.book = ToolBook()
+        self.book = ToolBook(self.held)
         self.usage = UsageTally()
         self.turns = 0
         self.leaves: dict[str | None, str] = {}  # session -> uuid of its last entry (the leaf)
@@ -189,7 +191,7 @@ class TranscriptScanner:
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             self._compaction(entry, uuid, lineno)
         if node == self.spill_at and self.graph.store is None:
-            store = SpillFile("a large transcript's graph")
+            store = self.held()
             self.graph.spill(store)
             self.book.spill(store)
         first = self.graph.add(uuid, parent, kind, (lineno, offset), flags)
@@ -283,7 +285,7 @@ class TranscriptScanner:
     def copy(self) -> TranscriptScanner:
         """An independent scanner in this state, without findings (repair checks its closers on it)."""
         twin = TranscriptScanner(self.path, self.expected_session, self.max_depth, self.subagent, False)
-        twin.spill_at = self.spill_at
+        twin.spill_at, twin.held = self.spill_at, self.held
         for key in (
             "lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries", "turns",
         ):  # fmt: skip
@@ -328,7 +330,7 @@ class TranscriptScanner:
         versions = self._versions(found)
         leaf = self.leaves.get(session) if view.chain else None  # the chain's last entry
         closing = Closing(
-            tuple(view.dangling),
+            view.dangling,
             bool(view.dangling) or view.waiting,
             leaf,
             self.last_envelope.get(session or "", ()),
@@ -356,9 +358,9 @@ class TranscriptScanner:
             tool_uses=calls,
             tool_results=results,
             answered=answered,
-            dangling=tuple(view.dangling),
-            left_open=tuple(view.left_open),
-            orphan_results=tuple(view.orphans),
+            dangling=view.dangling,
+            left_open=view.left_open,
+            orphan_results=view.orphans,
             compactions=tuple(self.compactions),
             subagent_calls=self.subagent_calls,
             sidechain_entries=self.sidechain_entries,
