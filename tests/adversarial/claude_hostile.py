@@ -49,12 +49,15 @@ def missing_parents(n: int) -> Iterator[dict[str, Any]]:
 
 
 def never_answered(n: int) -> Iterator[dict[str, Any]]:
-    """Calls, each parented to the one before, none answered: all on the active chain."""
+    """Calls, each followed by a prompt hanging off it, none answered: every call is on the
+    active chain and dangles. (A prompt between them: derive's assistant message of calls
+    still waiting for their results is one message of them all, as long as the run of calls.)"""
     parent: str | None = None
     for i in range(n):
-        entry = _call(i, f"toolu_{i}", parent)
-        parent = entry["uuid"]
-        yield entry
+        call = _call(i, f"toolu_{i}", parent)
+        prompt = _entry("user", (i << 8) + 3, call["uuid"], "go")
+        parent = prompt["uuid"]
+        yield from (call, prompt)
 
 
 def results_away(n: int) -> Iterator[dict[str, Any]]:

@@ -32,7 +32,6 @@ from typing import Any
 
 from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
-from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.scan_facts import TranscriptScan
@@ -387,7 +386,7 @@ class Derivation:
             builder.item(line, found)
             yield from builder.messages
             builder.messages.clear()
-        if any(f.rule == CR.PARENT_MISSING for f in scan.findings):
+        if scan.parents_missing:
             builder.reasons[
                 "a parentUuid names no entry: the chain is cut there (a tool_result is bridged to "
                 "the entry before it, as 2.1.332 was measured doing)"

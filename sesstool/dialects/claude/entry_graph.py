@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude.findings import Findings
-from sesstool.dialects.claude.held import HeldRows, Store
+from sesstool.dialects.claude.held import HeldList, HeldRows, Store
 from sesstool.dialects.claude.key_index import KeyIndex
 from sesstool.store.spill import IntArray, SpilledArray, SpillFile, bisect
 
@@ -186,12 +186,16 @@ class EntryGraph:
 
     # -- walks ----------------------------------------------------------------------------------
 
-    def missing_parents(self, findings: Findings) -> None:
+    def missing_parents(self, findings: Findings) -> HeldList[int]:
+        """Flag the entries whose parent is not in the file; answers their line numbers, ascending."""
+        lines: HeldList[int] = HeldList(self.held)
         for key, (parent, uuid, kind) in self._unseen.items():
             node = int(key)
             if self.find(parent) < 0 and not self.flags[node] & DUPLICATE:
                 message = f"{kind} {uuid} names parent {parent}, which is not in the file"
                 findings.add(CR.PARENT_MISSING, message, self.offset(node), self.lines[node])
+                lines.append(self.lines[node])
+        return lines
 
     def active_chain(self, session: str | None) -> tuple[IntArray, IntArray]:
         """§1.7: the latest entry of the session (not a sidechain, not a replayed uuid) back to

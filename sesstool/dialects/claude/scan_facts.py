@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core.errors import Address
 from sesstool.core.model import Usage
 from sesstool.core.rules import Finding
 
@@ -81,7 +82,12 @@ class TranscriptScan:
     leaf: str | None
     closing: Closing
     branches: int
-    findings: tuple[Finding, ...]
+    findings: tuple[Finding, ...]  # the first ``max_findings`` in order
+    dropped: tuple[
+        int, tuple[Finding, ...], tuple[int, int, int]
+    ]  # of the others: count, firsts, by severity
+    verdict_address: Address | None  # of the first finding of the verdict's rule
+    parents_missing: Sequence[int]  # lines of the entries whose parent is not in the file (a HeldList)
     verdict: str  # clean | interrupted | torn | corrupt
     verdict_reason: str
     verdict_rule: str | None  # the rule of the finding that decided it
