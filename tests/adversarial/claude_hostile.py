@@ -60,6 +60,15 @@ def never_answered(n: int) -> Iterator[dict[str, Any]]:
         yield from (call, prompt)
 
 
+def call_run(n: int) -> Iterator[dict[str, Any]]:
+    """Calls, each parented to the one before, none answered, no user entry between them."""
+    parent: str | None = None
+    for i in range(n):
+        call = _call(i, f"toolu_{i}", parent)
+        parent = call["uuid"]
+        yield call
+
+
 def results_away(n: int) -> Iterator[dict[str, Any]]:
     """A call, a prompt hanging off it, the call's result hanging off the prompt: every result is
     away from its call (the book remembers it: it could be an orphan)."""

@@ -10,6 +10,7 @@ comparison proves nothing). The structures answer like a dict and a list under a
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +216,35 @@ def test_hostile_patterns_spilled_scan_what_they_scan_in_memory(
             assert _plain(scan_source(log, options).scan) == expected, (items, graph)
             assert moves.count > 0
         monkeypatch.setattr(entry_graph, "SPILL_AT", IN_MEMORY)
+
+
+def test_derive_checks_a_run_of_waiting_calls_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of calls never answered with no user entry between them: derive looks each call's
+    result up once per flush that can add it, not once per later assistant entry (n²/2 lookups
+    before), and still closes every one of them after the run."""
+    from sesstool.dialects.claude.derive import Index
+    from sesstool.engine.derive import DeriveRequest, run_derive
+    from tests.adversarial.claude_hostile import call_run
+
+    n = 200
+    log = tmp_path / f"{SESSION}.jsonl"
+    with log.open("wb") as out:
+        for entry in call_run(n):
+            out.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
+    lookups = 0
+    original = Index.result
+
+    def counted(this: Index, tool_id: str, entry: Any) -> Any:
+        nonlocal lookups
+        lookups += 1
+        return original(this, tool_id, entry)
+
+    monkeypatch.setattr(Index, "result", counted)
+    messages = list(run_derive(DeriveRequest(str(log))).messages)
+    closed = [
+        b for m in messages if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"
+    ]
+    assert [b["tool_use_id"] for b in closed] == [f"toolu_{i}" for i in range(n)]
+    # derive makes two passes (it counts, then writes); each looks a call up when the next entry
+    # flushes and once more when the run is closed: 4n (2n² before: 80,000 here)
+    assert lookups <= 4 * n, lookups

@@ -73,6 +73,7 @@ class _Builder:
     systems: list[str] = field(default_factory=list)
     users: int = 0
     pending: list[str] = field(default_factory=list)
+    checked: int = 0  # pending calls known to have no result (a flush without a user turn)
     emitted: IntArray = field(default_factory=bytearray)  # a bit per line: its reply was emitted
     serial: int = 0
 
@@ -171,7 +172,10 @@ class _Builder:
         # they were written, not the order of the calls; what resume adds comes after them
         found: list[tuple[tuple[int, int], Json]] = []
         added: list[_Part] = []
-        for tool_id in self.pending:
+        # a call checked by an earlier flush has no result (the index does not change): only the
+        # last flush, which adds what resume adds, walks them again (a run of assistant entries
+        # without a user turn between them is not checked again per entry)
+        for tool_id in itertools.islice(self.pending, 0 if closers else self.checked, None):
             hit = self.index.result(tool_id, self.entry)
             if hit is not None:
                 found.append(hit)
@@ -201,6 +205,7 @@ class _Builder:
             self.messages.append(DerivedMessage("system", (), "file"))
         if had_user:
             self.pending = []
+        self.checked = len(self.pending)
         self.atts, self.parts, self.systems, self.users = [], [], [], 0
 
 
