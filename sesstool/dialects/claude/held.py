@@ -9,6 +9,8 @@ place, ``pop`` removes it), past the threshold an ``OrderedRows`` table. ``HeldL
 append-only list of picklable values, past the threshold a numbered table; a ``Sequence``
 compared by its items (``ItemsEqual``), so a spilled one equals the tuple it stands for.
 Both copy independently (a spilled one into a new table of the same file: nothing held).
+``HeldOrder``: rows of integers handed back sorted (the dangling calls and orphans put in chain
+order). ``Store``: the scan's one spill file, opened at the first structure (or graph) to move.
 """
 
 from __future__ import annotations
