@@ -4,12 +4,37 @@ has just set."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
-from tests.conftest import Sesstool
+from sesstool.core.model import ScanResult
+from sesstool.core.options import ScanOptions
+from tests.conftest import FIXTURES, Sesstool
 
 Outputs = list[tuple[int, bytes, bytes]]
+
+# Every Codex rollout fixture, raw and zstd (not the expected outputs, not the lane's recordings),
+# what the Codex spill tests print of each, and the thread id their forks take.
+CODEX_LOGS = sorted(
+    p
+    for p in (FIXTURES / "codex").rglob("*.jsonl*")
+    if p.suffix in (".jsonl", ".zstd", ".zst") and "expected" not in p.parts and "lane" not in p.parts
+)
+CODEX_VIEWS = (
+    ("validate", "--format", "json"),
+    ("validate", "--max-findings", "1"),
+    ("inspect", "--json"),
+    ("inspect",),
+    ("derive", "--format", "jsonl"),
+)
+CODEX_CHILD = "01a231e1-4e3c-7083-8cfc-000000000001"
+CODEX_SCANS = (  # the scans the Codex spill tests compare: plain, derive's two, the timeline's, capped
+    ScanOptions(),
+    ScanOptions(collect_messages=True, message_addresses=True),
+    ScanOptions(collect_timeline=True),
+    ScanOptions(max_findings=1),
+)
 
 
 def printed_and_written(
@@ -41,3 +66,19 @@ def printed_and_written(
         written = target.read_bytes() if target.exists() else b""
         seen.append((result.exit_code, result.stdout_bytes.replace(str(where).encode(), b"<dir>"), written))
     return seen
+
+
+def codex_plain(result: ScanResult) -> ScanResult:
+    """A Codex scan with every lazy sequence read into a tuple (a spilled view is equal to its
+    tuple; this also shows it is read back whole) and without derive's addresses."""
+    facts = result.facts
+    if facts is not None:
+        lazy = {"open_turns": tuple(facts.open_turns), "dangling": tuple(facts.dangling)}
+        facts = dataclasses.replace(facts, **lazy, history=None)
+    messages = result.messages
+    return dataclasses.replace(
+        result,
+        facts=facts,
+        open=dataclasses.replace(result.open, pending=tuple(result.open.pending)),
+        messages=list(messages) if messages is not None else None,
+    )

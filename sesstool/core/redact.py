@@ -30,6 +30,8 @@ _EXTRA: tuple[tuple[str, re.Pattern[str]], ...] = (
 _SKIPPED_PLUGINS = ("High Entropy", "Public IP", "Private Key", "JSON Web Token")
 _TRIM = " \t\r\n\"'=:,"
 _MIN_LENGTH = 6
+_MEMO_LENGTH = 128  # strings up to this long have their finds remembered (keys, roles, types)...
+_MEMO_SIZE = 4096  # ... this many of them at most (then forgotten all at once): a fixed amount
 
 
 def _slug(kind: str) -> str:
@@ -111,16 +113,29 @@ class Redactor:
         self._finders = finders if finders is not None else [*_extra_finders(), *_detect_secrets_finders()]
         self._tokens: dict[str, str] = {}
         self._per_kind: dict[str, int] = {}
+        self._memo: dict[str, tuple[tuple[str, str], ...]] = {}
         self.replacements = 0
 
     def secrets_in(self, text: str) -> list[tuple[str, str]]:
-        """(value, kind) found in ``text``, longest first; tokens we wrote are never values."""
+        """(value, kind) found in ``text``, longest first; tokens we wrote are never values. What
+        the finders find is a function of the text alone: a short text seen again (a message's
+        keys, its role, its block types) is answered from memory instead of ~40 patterns."""
+        short = len(text) <= _MEMO_LENGTH
+        if short:
+            known = self._memo.get(text)
+            if known is not None:
+                return list(known)
         found: dict[str, str] = {}
         for kind, finder in self._finders:
             for value in finder(text):
                 if len(value) >= _MIN_LENGTH and not _TOKEN.fullmatch(value) and value not in found:
                     found[value] = kind
-        return sorted(found.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+        secrets = sorted(found.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+        if short:
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.clear()
+            self._memo[text] = tuple(secrets)
+        return secrets
 
     def token(self, value: str, kind: str) -> str:
         token = self._tokens.get(value)

@@ -379,6 +379,19 @@ class OrderedRows(SpilledTable):
                 return
         raise KeyError(key)
 
+    def last(self) -> tuple[str, Any] | None:
+        """(key, value) of the key set first most recently (None when the table is empty)."""
+        row = self._spill.execute(f"SELECT key, value FROM {self._name} ORDER BY n DESC LIMIT 1").fetchone()
+        return (bytes(row[0]).decode("utf-8", "surrogatepass"), pickle.loads(row[1])) if row else None
+
+    def popitem(self) -> tuple[str, Any]:
+        """Remove and answer ``last()``, as ``dict.popitem`` does (KeyError when empty)."""
+        found = self.last()
+        if found is None:
+            raise KeyError("popitem(): the table is empty")
+        del self[found[0]]
+        return found
+
     def _rows(self) -> Iterator[tuple[str, Any]]:
         last = -1
         while True:

@@ -8,7 +8,9 @@ size."""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from bench.claude_memory import generate
 from sesstool.core.options import ScanOptions
 from sesstool.engine.derive import DeriveRequest, run_derive
 from sesstool.engine.scan import scan_source
-from tests.adversarial.hostile_logs import run_measured, v4_messages
+from tests.adversarial.hostile_logs import Measured, run_measured, v4_messages
 from tests.conftest import FIXTURES
 
 MiB = 1 << 20
@@ -43,14 +45,26 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"raw": raw, "zstd": packed}
 
 
+@pytest.fixture(scope="module")
+def inspected() -> Callable[[Path], Measured]:
+    """``inspect --json`` of a log, measured once for every test that compares with it (the
+    file and the stdin variants of a test share the log and so the baseline)."""
+
+    @functools.cache
+    def measure(log: Path) -> Measured:
+        return run_measured(["inspect", "--json", str(log)], address_space=2 << 30, cwd=log.parent)
+
+    return measure
+
+
 @pytest.mark.parametrize("encoding", ["raw", "zstd"])
 @pytest.mark.parametrize("given", ["file", "stdin"])
 def test_claude_derive_memory_does_not_grow_with_the_entries(
-    transcripts: dict[str, Path], encoding: str, given: str
+    transcripts: dict[str, Path], inspected: Callable[[Path], Measured], encoding: str, given: str
 ) -> None:
     log = transcripts[encoding]
     cwd = log.parent
-    plain = run_measured(["inspect", "--json", str(log)], address_space=2 << 30, cwd=cwd)
+    plain = inspected(log)
     assert plain.exit_code == 0, plain.stderr
     source, stdin = (str(log), None) if given == "file" else ("-", log)
     derived = run_measured(
@@ -133,11 +147,13 @@ def long_rollout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("given", ["file", "stdin"])
-def test_codex_derive_memory_does_not_grow_with_the_history(long_rollout: Path, given: str) -> None:
+def test_codex_derive_memory_does_not_grow_with_the_history(
+    long_rollout: Path, inspected: Callable[[Path], Measured], given: str
+) -> None:
     """Issue 11 item 1: a Codex rollout's history is kept as a few machine words per item and
     read back by address (held, the items add ~20 MB to ``inspect``'s peak)."""
     cwd = long_rollout.parent
-    plain = run_measured(["inspect", "--json", str(long_rollout)], address_space=2 << 30, cwd=cwd)
+    plain = inspected(long_rollout)
     source, stdin = (str(long_rollout), None) if given == "file" else ("-", long_rollout)
     derived = run_measured(
         ["derive", "--format", "jsonl", source], address_space=2 << 30, cwd=cwd, stdin=stdin

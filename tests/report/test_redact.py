@@ -153,3 +153,25 @@ def test_report_redact(sesstool: Sesstool, tmp_path: Path) -> None:
     for name, value in SECRETS.items():
         assert value not in result.stdout and json.dumps(value)[1:-1] not in result.stdout, name
     assert "id='redactions'" in result.stdout and "aws-access-key 1" in result.stderr
+
+
+def test_remembered_finds_are_the_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Redactor.secrets_in`` remembers what it found in short texts (a fixed number of them,
+    forgotten all at once): every text, seen again and after the memo was emptied, answers what a
+    fresh redactor finds, and the redacted texts and tokens are the ones without a memo."""
+    from sesstool.core import redact
+
+    texts = [*SECRETS.values(), "role", "content", "user", f"key {next(iter(SECRETS.values()))}", "x" * 200]
+    texts += [t[:12] for t in SECRETS.values()]
+    fresh = [redact.Redactor().secrets_in(t) for t in texts]
+    assert sum(map(bool, fresh)) >= 5  # the planted values are found
+    monkeypatch.setattr(redact, "_MEMO_SIZE", 3)
+    remembering = redact.Redactor()
+    for _ in range(3):
+        assert [remembering.secrets_in(t) for t in texts] == fresh
+    unaided = redact.Redactor()
+    monkeypatch.setattr(redact, "_MEMO_LENGTH", -1)  # nothing remembered
+    redacted = [unaided.text(t) for t in texts * 2]
+    monkeypatch.setattr(redact, "_MEMO_LENGTH", 128)
+    again = redact.Redactor()
+    assert [again.text(t) for t in texts * 2] == redacted and again.counts() == unaided.counts()

@@ -53,7 +53,7 @@ class CodexFacts:
     turns_started: int
     turns_completed: int
     turns_aborted: int
-    open_turns: tuple[OpenTurn, ...]
+    open_turns: Sequence[OpenTurn]  # a tuple, or past open_turns.SPILL_AT read back from a spill file
     calls: int
     answered: int
     dangling: Sequence[CodexCall]  # a tuple, or past waiting.SPILL_AT read back from a spill file

@@ -77,9 +77,10 @@ def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
 
 
 def inspect_document(f: CodexFacts) -> dict[str, Any]:
-    doc = asdict(replace(f, history=None, dangling=()))
+    doc = asdict(replace(f, history=None, dangling=(), open_turns=()))
     del doc["history"]  # derive's addresses, not a fact of the rollout
-    doc["dangling"] = tuple(asdict(call) for call in f.dangling)  # read back once if spilled
+    doc["open_turns"] = tuple(asdict(turn) for turn in f.open_turns)  # read back once if spilled
+    doc["dangling"] = tuple(asdict(call) for call in f.dangling)
     doc["by_type"] = dict(f.by_type)
     doc["by_item"] = dict(f.by_item)
     doc["usage"] = f.usage.document(USAGE_KEYS) if f.usage is not None else None

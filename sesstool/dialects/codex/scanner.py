@@ -27,6 +27,7 @@ from sesstool.dialects.codex import rule_ids as CX
 from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verdict_of
 from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn
+from sesstool.dialects.codex.open_turns import OpenTurns
 from sesstool.dialects.codex.vocabulary import (
     CALL_TYPES,
     HISTORY_MODES,
@@ -138,7 +139,7 @@ class CodexScanner:
         self._pending = (
             Waiting()
         )  # call id -> a small record of the call (waiting.py), made a CodexCall at the end
-        self._turns: dict[str | None, OpenTurn] = {}
+        self._turns = OpenTurns()  # turn id -> OpenTurn (open_turns.py), spilled past its SPILL_AT
         self._turn_id: str | None = None
         self._started = self._completed = self._aborted = 0
         self._calls = self._answered = self._orphans = 0
@@ -469,20 +470,15 @@ class CodexScanner:
             self._started += 1
             turn_id = _text(payload.get("turn_id"))
             self._turn_id = turn_id
-            self._turns[turn_id] = OpenTurn(
-                turn_id, _text(payload.get("root_turn_id")), _int(payload.get("started_at")), lineno, offset
-            )
+            root, started = _text(payload.get("root_turn_id")), _int(payload.get("started_at"))
+            self._turns.start(OpenTurn(turn_id, root, started, lineno, offset))
         elif kind in TURN_END_EVENTS:
             self._last_turn_end = lineno - 1
             if kind == "task_complete":
                 self._completed += 1
             else:
                 self._aborted += 1
-            turn_id = _text(payload.get("turn_id"))
-            if turn_id in self._turns:
-                del self._turns[turn_id]
-            elif self._turns:
-                self._turns.popitem()
+            self._turns.end(_text(payload.get("turn_id")))
         elif kind == "thread_rolled_back":
             self._rollbacks += 1
 
@@ -534,7 +530,8 @@ class CodexScanner:
                 'sends {"output": "aborted"} right after it on every resume',
                 Address(self.path, call.offset, call.line),
             )
-        for turn in self._turns.values():
+        open_turns = self._turns.view()
+        for turn in open_turns:  # read back from the spill file past open_turns.SPILL_AT
             self._add(
                 CX.UNFINISHED_TURN,
                 f"turn {turn.turn_id} started and never completed or "
@@ -561,7 +558,7 @@ class CodexScanner:
             turns_started=self._started,
             turns_completed=self._completed,
             turns_aborted=self._aborted,
-            open_turns=tuple(self._turns.values()),
+            open_turns=open_turns,
             calls=self._calls,
             answered=self._answered,
             dangling=dangling,
@@ -584,5 +581,5 @@ class CodexScanner:
         twin._by_type = dict(self._by_type)
         twin._by_item = dict(self._by_item)
         twin._pending = self._pending.copy()
-        twin._turns = dict(self._turns)
+        twin._turns = self._turns.copy()
         return twin

@@ -8,7 +8,6 @@ operations, and the findings past ``--max-findings`` leave the verdict as every 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,18 @@ from sesstool.dialects.codex import waiting
 from sesstool.dialects.codex.waiting import SpilledCalls, Waiting
 from sesstool.engine.scan import scan_source
 from tests.conftest import FIXTURES, Sesstool
-from tests.spilled_outputs import Outputs, printed_and_written
-
-LOGS = sorted(
-    p
-    for p in (FIXTURES / "codex").rglob("*.jsonl*")
-    if p.suffix in (".jsonl", ".zstd", ".zst") and "expected" not in p.parts and "lane" not in p.parts
+from tests.spilled_outputs import (
+    CODEX_CHILD,
+    CODEX_LOGS,
+    CODEX_SCANS,
+    CODEX_VIEWS,
+    Outputs,
+    codex_plain,
+    printed_and_written,
 )
+
+LOGS = CODEX_LOGS
 IN_MEMORY = 1 << 62
-CHILD = "01a231e1-4e3c-7083-8cfc-000000000001"
 
 
 class Moves:
@@ -70,29 +72,14 @@ def _dangling(result: ScanResult) -> Any:
 
 
 def _plain(result: ScanResult) -> ScanResult:
-    """The scan with every lazy sequence read into a tuple (a spilled view is equal to its
-    tuple; this also shows it is read back whole)."""
-    facts = result.facts
-    if facts is not None:
-        assert isinstance(facts.dangling, (tuple, SpilledCalls))
-        facts = dataclasses.replace(facts, dangling=tuple(facts.dangling), history=None)
-    messages = result.messages
-    return dataclasses.replace(
-        result,
-        facts=facts,
-        open=dataclasses.replace(result.open, pending=tuple(result.open.pending)),
-        messages=list(messages) if messages is not None else None,
-    )
+    if result.facts is not None:
+        assert isinstance(result.facts.dangling, (tuple, SpilledCalls))
+    return codex_plain(result)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: Moves, log: Path) -> None:
-    for options in (
-        ScanOptions(),
-        ScanOptions(collect_messages=True, message_addresses=True),
-        ScanOptions(collect_timeline=True),
-        ScanOptions(max_findings=1),
-    ):
+    for options in CODEX_SCANS:
         moves.at(IN_MEMORY)
         held = _plain(scan_source(log, options).scan)
         assert moves.count == 0
@@ -106,15 +93,6 @@ def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: Moves, 
             assert _plain(scanned) == held, (calls, text, options)
 
 
-_VIEWS = (
-    ("validate", "--format", "json"),
-    ("validate", "--max-findings", "1"),
-    ("inspect", "--json"),
-    ("inspect",),
-    ("derive", "--format", "jsonl"),
-)
-
-
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_waiting_calls_print_and_write_the_same_bytes(
     sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
@@ -122,7 +100,9 @@ def test_spilled_waiting_calls_print_and_write_the_same_bytes(
     def outputs(calls: int) -> Outputs:
         moves.at(calls)
         suffix = "".join(log.suffixes[-2:])
-        return printed_and_written(sesstool, log, _VIEWS, tmp_path / str(calls), suffix=suffix, child=CHILD)
+        return printed_and_written(
+            sesstool, log, CODEX_VIEWS, tmp_path / str(calls), suffix=suffix, child=CODEX_CHILD
+        )
 
     held = outputs(IN_MEMORY)
     assert outputs(0) == held

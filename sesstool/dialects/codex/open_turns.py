@@ -1,0 +1,151 @@
+"""A rollout's unfinished turns, in the order they started (issue 11 item 1, third round).
+
+Per ``event_msg`` ``task_started`` not yet ended the scanner keeps an ``OpenTurn`` (its turn id,
+root turn id, start time and where its line is: what a closer, ``inspect`` and the timeline show
+of it). A hostile rollout of many task_started lines never ended holds one per line: past
+``SPILL_AT`` turns, or ``SPILL_BYTES`` of their ids, the turns move to an ordered table of a
+spill file (``store.spill.OrderedRows``, opened and imported only then), keyed by the turn id
+(no turn id is a key of its own), in the order the turns started, so that memory no longer
+grows with them. Python's dict semantics are kept exactly (agent-formats §3: ``task_started``
+and ``task_complete`` / ``turn_aborted`` paired as the scanner pairs them): a turn id started
+again keeps its place and takes the later record; an end removes its turn when it is open,
+else the turn started last (``dict.popitem``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, overload
+
+from sesstool.core.sequences import ItemsEqual
+from sesstool.dialects.codex.model import OpenTurn
+
+if TYPE_CHECKING:
+    from sesstool.store.spill import OrderedRows
+
+SPILL_AT = 1 << 14  # unfinished turns held in memory; past them the turns move to a spill file
+SPILL_BYTES = 8 << 20  # ... or past this much text (turn ids, root turn ids) in them
+
+
+def _size(turn: OpenTurn) -> int:
+    return 64 + sum(len(x) for x in (turn.turn_id, turn.root_turn_id) if x is not None)
+
+
+def _key(turn_id: str | None) -> str:
+    """The table's key: the turn id behind a mark, so that no turn id (None) is a key of its own."""
+    return "-" if turn_id is None else "=" + turn_id
+
+
+class OpenTurns:
+    """turn id -> its ``OpenTurn``, in the order the turns started (dict semantics)."""
+
+    def __init__(self) -> None:
+        self._held: dict[str | None, OpenTurn] = {}
+        self._bytes = 0
+        self._rows: OrderedRows | None = None
+
+    @property
+    def spilled(self) -> bool:
+        return self._rows is not None
+
+    def __len__(self) -> int:
+        return len(self._rows) if self._rows is not None else len(self._held)
+
+    def start(self, turn: OpenTurn) -> None:
+        """``turns[turn.turn_id] = turn``."""
+        if self._rows is not None:
+            self._rows[_key(turn.turn_id)] = turn
+            return
+        old = self._held.get(turn.turn_id)
+        if old is not None:
+            self._bytes -= _size(old)
+        self._held[turn.turn_id] = turn
+        self._bytes += _size(turn)
+        if len(self._held) > SPILL_AT or self._bytes > SPILL_BYTES:
+            from sesstool.store.spill import OrderedRows, SpillFile  # sqlite3: only many open turns
+
+            held = ((_key(tid), t) for tid, t in self._held.items())
+            self._rows = OrderedRows(SpillFile("a rollout's unfinished turns"), held)
+            self._held, self._bytes = {}, 0
+
+    def end(self, turn_id: str | None) -> None:
+        """``del turns[turn_id]`` when it is open, else ``turns.popitem()`` when any is."""
+        rows = self._rows
+        if rows is not None:
+            try:
+                del rows[_key(turn_id)]
+            except KeyError:
+                if len(rows):
+                    rows.popitem()
+            return
+        held = self._held
+        if turn_id in held:
+            self._bytes -= _size(held.pop(turn_id))
+        elif held:
+            self._bytes -= _size(held.popitem()[1])
+
+    def copy(self) -> OpenTurns:
+        """An independent copy (a spilled table copied inside its spill file)."""
+        twin = OpenTurns()
+        if self._rows is not None:
+            twin._rows = self._rows.copy()
+        else:
+            twin._held, twin._bytes = dict(self._held), self._bytes
+        return twin
+
+    def turns(self) -> Iterator[OpenTurn]:
+        """The open turns in the order they started (read back a slice at a time if spilled)."""
+        if self._rows is not None:
+            return self._rows.values()
+        return iter(list(self._held.values()))
+
+    def last(self) -> OpenTurn | None:
+        """The turn started last (None when none is open)."""
+        if self._rows is not None:
+            found = self._rows.last()
+            return found[1] if found is not None else None
+        return next(reversed(self._held.values()), None)
+
+    def view(self) -> tuple[OpenTurn, ...] | SpilledTurns:
+        """The open turns: a tuple while they are in memory, else a sequence that reads them back
+        from the spill file whenever it is walked."""
+        if self._rows is None:
+            return tuple(self._held.values())
+        return SpilledTurns(self)
+
+
+class SpilledTurns(ItemsEqual[OpenTurn]):
+    """Unfinished turns in the spill file, read back whenever walked (never all held). Equal to
+    any sequence of the same turns (a tuple of them, as the turns held in memory)."""
+
+    def __init__(self, turns: OpenTurns) -> None:
+        self._turns = turns.copy()  # frozen: the scanner's table goes on changing
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    def __iter__(self) -> Iterator[OpenTurn]:
+        return self._turns.turns()
+
+    @overload
+    def __getitem__(self, i: int) -> OpenTurn: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[OpenTurn]: ...
+    def __getitem__(self, i: int | slice) -> OpenTurn | Sequence[OpenTurn]:
+        size = len(self)
+        if isinstance(i, slice):
+            wanted = range(size)[i]
+            if not wanted:
+                return ()
+            low = min(wanted)
+            window = tuple(islice(self, low, max(wanted) + 1))  # what the slice spans, read once
+            return tuple(window[k - low] for k in wanted)
+        k = i + size if i < 0 else i
+        if not 0 <= k < size:
+            raise IndexError("open turn index out of range")
+        last = self._turns.last() if k == size - 1 else None  # the open state's turn: read alone
+        return last if last is not None else next(islice(self, k, None))
+
+    def __repr__(self) -> str:
+        return f"SpilledTurns({len(self)} turns)"
