@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from pathlib import Path
+from typing import Any
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from tests.conftest import FIXTURES, Sesstool
@@ -66,6 +68,16 @@ def printed_and_written(
         written = target.read_bytes() if target.exists() else b""
         seen.append((result.exit_code, result.stdout_bytes.replace(str(where).encode(), b"<dir>"), written))
     return seen
+
+
+def held(value: Any) -> Any:
+    """A document with each array made as it is walked (``core.closer_list.Closers``: closers,
+    waiting calls) as the list the in-memory code put there, to dump it whole."""
+    if isinstance(value, Closers):
+        return [held(item) for item in value]
+    if isinstance(value, dict):
+        return {key: held(item) for key, item in value.items()}
+    return value
 
 
 def codex_plain(result: ScanResult) -> ScanResult:

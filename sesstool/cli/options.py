@@ -290,13 +290,15 @@ def run_write(
     # imported on call: other commands stay fast to start
     import sys
 
-    from sesstool.core.jsonline import dumps_pretty
+    from sesstool.render.json_stream import pretty_pieces
     from sesstool.render.progress import scan_progress
 
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
         report = run(request, progress)
     if fmt == "json":
-        sys.stdout.buffer.write(dumps_pretty(doc(report)) + b"\n")
+        for piece in pretty_pieces(doc(report)):  # closers streamed into place (issue 11 item 1)
+            sys.stdout.buffer.write(piece)
+        sys.stdout.buffer.write(b"\n")
     else:
         show(report, cons.out)

@@ -3,7 +3,7 @@ registration order, with consecutive seqs; a call that started cites its ``tool/
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from sesstool.core.model import PendingCall
@@ -12,15 +12,12 @@ from sesstool.core.model import PendingCall
 CloserFor = Callable[[PendingCall, int], dict[str, Any]]
 
 
-def answer_calls(
-    pending: Sequence[PendingCall], seq: int, closer_for: CloserFor
-) -> tuple[list[dict[str, Any]], int]:
-    """The closers of ``pending`` from ``seq`` on, and the seq after them."""
-    out: list[dict[str, Any]] = []
+def answer_calls(pending: Sequence[PendingCall], seq: int, closer_for: CloserFor) -> Iterator[dict[str, Any]]:
+    """The closers of ``pending`` from ``seq`` on, made as they are walked (the next seq after
+    them is ``seq + len(pending)``)."""
     for call in pending:
         record = closer_for(call, seq)
         if call.call_seq is not None:
             record["sourceEventSeqs"] = [call.call_seq]
-        out.append(record)
+        yield record
         seq += 1
-    return out, seq

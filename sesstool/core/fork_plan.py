@@ -9,10 +9,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.errors import UsageError
 from sesstool.core.model import ScanResult
 
@@ -79,7 +80,7 @@ class ForkPlan:
     boundary: int  # inclusive: the seed is seq 0..boundary
     header: dict[str, Any]  # the child's first record (dsh: its §2.1 header); {}: no header line
     marker: dict[str, Any] | None  # session/end-seed (None: v0/v1 seed already ends with one)
-    closers: tuple[dict[str, Any], ...]  # v4: forked closers of the open turn
+    closers: Collection[dict[str, Any]]  # v4: forked closers of the open turn (re-iterable, lazy)
     open_turn: int | None  # the turn open at the boundary (closed by the closers in v4)
     open_turn_seq: int | None
     # every seed line (without its newline) through this function (a dialect that repeats the
@@ -93,8 +94,9 @@ class ForkPlan:
         return self.boundary + 1
 
     @property
-    def appended(self) -> tuple[dict[str, Any], ...]:
-        return ((self.marker,) if self.marker is not None else ()) + self.closers
+    def appended(self) -> Closers[dict[str, Any]]:
+        """The marker (if any), then the closers: walked, never held (issue 11 item 1)."""
+        return Closers.joined((self.marker,) if self.marker is not None else (), self.closers)
 
     @property
     def events(self) -> int:

@@ -7,6 +7,7 @@ region, the rest of the committed plaintext re-framed with the closers in one ne
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,7 @@ class RepairPlan:
     dropped_plain: int  # decoded plaintext after the committed prefix, not carried
     dropped_lines: int
     recovered_lines: int  # zstd: lines recovered from a torn last frame, carried
-    closers: tuple[dict[str, Any], ...]
+    closers: Collection[dict[str, Any]]  # re-iterable, made as walked (``core.closer_list``)
     salvage: Salvage | None
     committed_events: int  # events in the kept prefix (the closers follow them)
     header_frame: bool  # zstd output: the header line alone in the first frame (§9.2)
@@ -53,7 +54,7 @@ def plan_repair(
     plaintext_bytes: int,
     frame_copy_point: tuple[int, int] | None,
     salvage: Salvage | None = None,
-    closers: tuple[dict[str, Any], ...] = (),
+    closers: Collection[dict[str, Any]] = (),
     header_frame: bool = True,
     reframe: bool = False,
 ) -> RepairPlan:

@@ -111,9 +111,11 @@ class Report:
     messages_total: int
     messages_gap_at: int | None  # index in ``messages`` where elided ones were left out
     messages_note: str | None  # why no conversation is shown (corrupt, unsupported)
-    closers: tuple[str, ...]  # one raw line each: what `repair` would append
+    closers: tuple[str, ...]  # one raw line each: what `repair` would append (the ends of a long list)
     repair_note: str
     elision: Elision
     live: bool
     redactions: tuple[tuple[str, int], ...] = ()  # kind -> values replaced (with --redact)
     version_label: str | None = None  # a version that is not a number (a CLI's version)
+    # closers left out between the first and last ``engine.report.REPORT_CLOSERS`` shown
+    closers_hidden: int = 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
@@ -220,8 +220,9 @@ class Dialect(ABC):
 
     # -- showing a scan (inspect, derive, list) ----------------------------------------------------
 
-    def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
-        """The dialect's rows of the ``inspect`` screen (between ``file`` and ``findings``)."""
+    def inspect_rows(self, scan: ScanResult) -> Iterable[Row]:
+        """The dialect's rows of the ``inspect`` screen (between ``file`` and ``findings``), walked
+        once as they are printed (a row per waiting call may be made as it is walked)."""
         return ()
 
     def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
@@ -290,9 +291,11 @@ class Dialect(ABC):
 
     # -- repair ------------------------------------------------------------------------------------
 
-    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
+    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> Collection[dict[str, Any]]:
         """The records a repair appends after the committed prefix to balance ``scan``, in order
-        (empty: nothing to append)."""
+        (empty: nothing to append). Re-iterable and sized; a dialect whose log may wait on any
+        number of calls makes them as they are walked (``core.closer_list.Closers``): a consumer
+        only iterates, never holds them (issue 11 item 1)."""
         return []
 
     def encode_record(self, record: dict[str, Any]) -> bytes:

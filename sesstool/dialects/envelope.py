@@ -9,15 +9,16 @@ and the inspect JSON body built from the shared statistics come from here.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.fold import WordArray
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
 from sesstool.core.humanize import fmt_duration, fmt_time, iso_time, plural, preview
 from sesstool.core.message_addresses import keep_line_offsets
-from sesstool.core.model import ScanResult, Stats
+from sesstool.core.model import PendingCall, ScanResult, Stats
 from sesstool.core.options import ScanOptions
 from sesstool.core.profile import HeaderProblem, Profile
 from sesstool.core.scanner import Scanner
@@ -91,7 +92,8 @@ class EnvelopeDialect(Dialect):
         cwd = scan.header.cwd if scan.header is not None else None
         return {"cwd": cwd, "last_time": iso_time(scan.stats.time.last)}
 
-    def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
+    def inspect_rows(self, scan: ScanResult) -> Iterator[Row]:
+        """Made as they are printed: a row per pending call (issue 11 item 1)."""
         st = scan.stats
         rows = [Row("session", _session_line(scan)), Row("lineage", _lineage_line(st))]
         ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends)
@@ -118,15 +120,15 @@ class EnvelopeDialect(Dialect):
                 f"{tc.dangling} dangling · {tc.never_started} never started",
             )
         )
+        yield from rows
         for p in op.pending:
             state = (
                 f"started at seq {p.call_seq}, outcome unknown" if p.call_seq is not None else "never started"
             )
             step = f" (step {p.step})" if self.has_steps else ""
             arguments = f"; arguments {preview(p.arguments)}" if p.arguments is not None else ""
-            rows.append(Row("", f"pending {p.call_id} {p.name or '?'}{step}: {state}{arguments}", "yellow"))
-        rows.extend(_counts_rows(st))
-        return tuple(rows)
+            yield Row("", f"pending {p.call_id} {p.name or '?'}{step}: {state}{arguments}", "yellow")
+        yield from _counts_rows(st)
 
     def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
         op = scan.open
@@ -136,20 +138,22 @@ class EnvelopeDialect(Dialect):
                 "turn": op.turn,
                 "turn_seq": op.turn_seq,
                 "step": op.step,
-                "pending_calls": [
-                    {
-                        "call_id": p.call_id,
-                        "step": p.step,
-                        "call_seq": p.call_seq,
-                        "name": p.name,
-                        "status": "started" if p.call_seq is not None else "never-started",
-                    }
-                    for p in op.pending
-                ],
+                # made as they are written (render.json_stream): never all held (issue 11 item 1)
+                "pending_calls": Closers.of(op.pending).mapped(_pending_doc),
                 "last_seq": op.last_seq,
                 "last_time": op.last_time,
             },
         }
+
+
+def _pending_doc(p: PendingCall) -> dict[str, Any]:
+    return {
+        "call_id": p.call_id,
+        "step": p.step,
+        "call_seq": p.call_seq,
+        "name": p.name,
+        "status": "started" if p.call_seq is not None else "never-started",
+    }
 
 
 def _session_line(s: ScanResult) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from sesstool.core.closer_list import joined
 from sesstool.core.errors import (
     Address,
     InputError,
@@ -61,6 +62,7 @@ from sesstool.store.publish import (
 )
 from sesstool.store.source import ReadLimits, SourceInfo, regular_source
 
+_SUFFIX_CHUNK = 1 << 16  # bytes of appended records written at a time
 Layout = str  # "option", "beside-source" or "<dialect>-root" (a sibling in the root layout)
 
 
@@ -389,14 +391,17 @@ class _ChildWriter:
         self.limits = limits
         # a headerless dialect (Claude Code) forks its lines only: no header line, no header frame
         self.header_line = dialect.encode_record(plan.header) if plan.header else b""
-        self.suffix = b"".join(dialect.encode_record(r) for r in plan.appended)
+        # the marker and closers, encoded again on each walk from the scan's (maybe spilled)
+        # waiting calls: never all held (issue 11 item 1)
+        self.suffix = plan.appended.mapped(dialect.encode_record)
+        self.suffix_size = sum(map(len, self.suffix))
         self.seed_size = self.end - self.body  # bytes of seed written (differs under a rewrite)
         self.plain_digest = ""  # of the whole plaintext written
         self.sha_after: str | None = None
 
     @property
     def plaintext_size(self) -> int:
-        return len(self.header_line) + self.seed_size + len(self.suffix)
+        return len(self.header_line) + self.seed_size + self.suffix_size
 
     def _seed(self) -> Iterator[bytes]:
         pieces = plaintext_range(
@@ -450,8 +455,9 @@ class _ChildWriter:
             plain.update(piece)
             size += len(piece)
             write(piece)
-        plain.update(self.suffix)
-        write(self.suffix)
+        for chunk in joined(self.suffix, _SUFFIX_CHUNK):
+            plain.update(chunk)
+            write(chunk)
         if frame is not None:
             frame.close()
         self.seed_size = size

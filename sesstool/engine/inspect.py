@@ -10,7 +10,7 @@ number of events). A stream (stdin, a FIFO) cannot be read twice: its entries ar
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +43,7 @@ class InspectRequest:
 @dataclass(frozen=True, slots=True)
 class InspectReport:
     scan: ScanReport
-    closers: tuple[dict[str, Any], ...]  # what `repair` would append (empty if nothing/refused)
+    closers: Collection[dict[str, Any]]  # what `repair` would append (empty: nothing/refused); walked
     repairable: bool
     # with --timeline: call with a sink to receive every entry in order (a second pass for a file)
     replay_timeline: Callable[[TimelineSink], None] | None = None
@@ -94,7 +94,7 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
     report = scan_source(request.path, options, request.limits, progress)
     result = report.scan
     repairable = result.verdict in ("interrupted", "torn")
-    closers = tuple(report.dialect.closers(result)) if repairable else ()
+    closers = report.dialect.closers(result) if repairable else ()  # walked, not held (issue 11 item 1)
     replay: Callable[[TimelineSink], None] | None = None
     if kept is not None:
         entries = kept

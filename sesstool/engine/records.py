@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from sesstool.core.errors import UnsupportedError
@@ -36,7 +36,7 @@ def upgraded_lines(
     steps: list[Step],
     target: int,
     limits: ReadLimits,
-    closers: Sequence[dict[str, Any]] = (),
+    closers: Collection[dict[str, Any]] = (),
     fused: bool = True,
 ) -> tuple[bytes, Iterator[bytes]]:
     """The header line and the body lines of the log upgraded to ``target`` (§1.3), streamed

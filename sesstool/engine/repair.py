@@ -8,13 +8,13 @@ the result balanced — before it links it into place.
 
 from __future__ import annotations
 
-import io
 import itertools
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sesstool.core.closer_list import Closers, batches, joined
 from sesstool.core.documents import SCHEMA_VERSION, defect_doc
 from sesstool.core.errors import InputError, UsageError, WriteRefusedError
 from sesstool.core.jsonline import dumps_pretty
@@ -43,10 +43,11 @@ from sesstool.store.lines import LineSplitter
 from sesstool.store.liveness import LockState
 from sesstool.store.plaintext import HashedPlaintext, file_range, plaintext_range, sha256_range
 from sesstool.store.publish import FileIdentity, Published, Sink, copy_into, publish
-from sesstool.store.raw_reader import RawReader
 from sesstool.store.source import ReadLimits
 
 RepairStatus = Literal["repaired", "balanced", "planned"]
+_BATCH = 1024  # closers fed to the continuing scanner at a time
+_CHUNK = 1 << 16  # bytes of closers written at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +148,7 @@ def _repair(
         plaintext_bytes=report.read.plaintext_bytes,
         frame_copy_point=copy_point,
         salvage=salvage,
-        closers=tuple(dialect.closers(scan)),
+        closers=dialect.closers(scan),
         header_frame=dialect.header_frame,
         reframe=reframe,
     )
@@ -158,9 +159,11 @@ def _repair(
         check_publication_name(target, plan.version, out_encoding == "zstd")
     if request.dry_run:
         return RepairReport("planned", *done, plan, target, None, None, lock, notes)
-    closer_lines = [dialect.encode_record(c) for c in plan.closers]
-    # the closers are judged once, before anything is published (a refusal leaves no salvage
-    # sidecar either); the read-back then proves the file holds exactly these bytes
+    # the closers' lines, made again on each walk from the scan's (maybe spilled) waiting calls:
+    # never all held (issue 11 item 1). They are judged once, before anything is published (a
+    # refusal leaves no salvage sidecar either); the read-back then proves the file holds
+    # exactly these bytes
+    closer_lines = Closers.of(plan.closers).mapped(dialect.encode_record)
     _check_closers(plan, closer_lines, scanner, scan.weighed)
     salvage_report = None
     if salvage is not None:
@@ -354,7 +357,9 @@ def _committed_plaintext(
     )
 
 
-def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits) -> None:
+def _produce(
+    sink: Sink, source: Path, plan: RepairPlan, closers: Collection[bytes], limits: ReadLimits
+) -> None:
     """The carried prefix is copied file to file by the kernel where it is the source's own bytes
     (raw to raw; a zstd source's whole frames), ``store.publish.copy_into``."""
     if plan.output_encoding == "raw":
@@ -363,8 +368,8 @@ def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], l
         else:
             for piece in _committed_plaintext(source, plan, 0, limits):
                 sink.write(piece)
-        for line in closers:
-            sink.write(line)
+        for chunk in joined(closers, _CHUNK):
+            sink.write(chunk)
         return
     # zstd output: verbatim whole frames, then one new frame (§7.4)
     frame = FrameWriter(sink)
@@ -384,8 +389,8 @@ def _produce(sink: Sink, source: Path, plan: RepairPlan, closers: list[bytes], l
                     sink.write(compress_frame(bytes(head)))
             if piece:
                 frame.write(piece)
-    for line in closers:
-        frame.write(line)
+    for chunk in joined(closers, _CHUNK):
+        frame.write(chunk)
     if frame.plaintext:
         frame.close()
 
@@ -405,7 +410,12 @@ def _lines_of(pieces: Iterator[bytes], max_line: int) -> Iterator[bytes]:
 
 
 def _verify(
-    tmp: Path, source: Path, plan: RepairPlan, closers: list[bytes], limits: ReadLimits, source_sha: str
+    tmp: Path,
+    source: Path,
+    plan: RepairPlan,
+    closers: Collection[bytes],
+    limits: ReadLimits,
+    source_sha: str,
 ) -> None:
     """Read the temp file back: the carried part must be the committed source plaintext byte for
     byte, then exactly the closers ``_check_closers`` judged, read with the project's reader.
@@ -429,20 +439,25 @@ def _verify(
 
 
 def _verify_raw(
-    tmp: Path, carried: Iterator[bytes], plan: RepairPlan, closers: list[bytes], limits: ReadLimits
+    tmp: Path, carried: Iterator[bytes], plan: RepairPlan, closers: Collection[bytes], limits: ReadLimits
 ) -> None:
     """Raw output: compare the prefix as byte chunks with the source's committed plaintext
-    ``carried`` (which the scan read as complete lines), then read the appended part with the reader."""
-    tail = b"".join(closers)
+    ``carried`` (which the scan read as complete lines), then the appended part with the closers,
+    byte for byte and as lines read with the reader (both streamed: never all held)."""
     position = _first_difference(file_range(tmp, 0, plan.committed, strict=False), carried)
     if position is not None:
         raise WriteRefusedError(f"verification: the new file differs from the source near byte {position}")
-    rest = b"".join(file_range(tmp, plan.committed, plan.committed + len(tail) + 1, strict=False))
-    if rest != tail:
+    end = plan.committed + sum(map(len, closers))
+    appended = file_range(tmp, plan.committed, end, strict=False)
+    if _first_difference(appended, joined(closers, _CHUNK)) is not None or any(
+        file_range(tmp, end, end + 1, strict=False)  # nothing after them
+    ):
         raise WriteRefusedError("verification: the appended records are not what was planned")
-    reader = RawReader(io.BytesIO(rest), max_line=limits.max_line)
-    lines = [line for item in reader.batches() if isinstance(item, tuple) for line in item[0]]
-    if reader.summary.partial_line is not None or len(lines) != len(closers):
+    splitter = LineSplitter(limits.max_line)  # read as the project's reader reads a raw log
+    lines = 0
+    for piece in file_range(tmp, plan.committed, end, strict=False):
+        lines += sum(len(item[0]) for item in splitter.feed(piece) if isinstance(item, tuple))
+    if splitter.finish() is not None or lines != len(closers):
         raise WriteRefusedError("verification: the appended records are not complete lines")
 
 
@@ -466,7 +481,7 @@ def _first_difference(got: Iterator[bytes], expected: Iterator[bytes]) -> int | 
 
 
 def _verify_lines(
-    tmp: Path, carried: Iterator[bytes], plan: RepairPlan, closers: list[bytes], limits: ReadLimits
+    tmp: Path, carried: Iterator[bytes], plan: RepairPlan, closers: Collection[bytes], limits: ReadLimits
 ) -> None:
     """zstd output: decode every frame with the project's reader (checksums, frame 1 exactly
     the header line) and compare its lines with the committed source lines (the plaintext
@@ -479,16 +494,20 @@ def _verify_lines(
 
 
 def _check_closers(
-    plan: RepairPlan, closers: list[bytes], scanner: DialectScanner, known: tuple[Finding, ...]
+    plan: RepairPlan, closers: Collection[bytes], scanner: DialectScanner, known: tuple[Finding, ...]
 ) -> None:
     """The closers, in the state the committed prefix left (the read-back later shows the
     prefix is byte-identical to what was scanned). A warning the kept prefix already carried (a
     v0 fork's ``header-seed-length`` when salvage keeps less than its seed, say) is the source's,
     not the closers'; any other warning or error is the closers' and refuses the write."""
     cont = scanner.continuation()
-    if closers:
-        # line numbers for messages only: the header, then one line per kept event
-        cont.feed_lines([line[:-1] for line in closers], plan.committed, plan.committed_events + 2, None)
+    # fed in bounded batches, as a reader feeds a log; line numbers for messages only: the
+    # header, then one line per kept event
+    offset, lineno = plan.committed, plan.committed_events + 2
+    for batch in batches(closers, _BATCH):
+        cont.feed_lines([line[:-1] for line in batch], offset, lineno, None)
+        offset += sum(map(len, batch))
+        lineno += len(batch)
     result = cont.finish(None)
     carried = {(f.rule, f.severity, f.address.line, f.address.seq) for f in known}
     problems = [

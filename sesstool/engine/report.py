@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sesstool.core.closer_list import ends
 from sesstool.core.errors import Address
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
@@ -27,6 +28,8 @@ from sesstool.dialects.base import Dialect
 from sesstool.engine.derive import scan_to_read_back, scanned_messages
 from sesstool.engine.scan import Progress, ScanReport
 from sesstool.store.source import ReadLimits
+
+REPORT_CLOSERS = 10  # closers shown at each end of a longer list (docs/format.md "Reports")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +111,7 @@ def build_report(
     if derived is None:
         derived = scan.messages
     messages, total, cut, note = _messages(scan, derived, bounds, redactor)
-    closers, repair_note = _closers(scan, scan_report.dialect)
+    closers, closers_hidden, repair_note = _closers(scan, scan_report.dialect)
     crash = scan.verdict in ("interrupted", "torn", "corrupt")
     never = [p for p in scan.open.pending if p.call_seq is None]
     not_started = tuple(p.call_id for p in never)
@@ -152,6 +155,7 @@ def build_report(
         elision=elision,
         live=scan_report.live,
         version_label=scan.version_label,
+        closers_hidden=closers_hidden,
     )
 
 
@@ -215,17 +219,22 @@ def _messages(
     return out, total, sum(m.truncated for m in out), None
 
 
-def _closers(scan: ScanResult, dialect: Dialect) -> tuple[tuple[str, ...], str]:
+def _closers(scan: ScanResult, dialect: Dialect) -> tuple[tuple[str, ...], int, str]:
+    """The closers a repair would append as raw lines: every one up to ``2 * REPORT_CLOSERS``,
+    else the first and last ``REPORT_CLOSERS`` and how many lie between (docs/format.md
+    "Reports": a page does not list 80,000 closers), walked once; then the repair note."""
     if scan.verdict == "clean":
-        return (), "nothing: the log is balanced"
+        return (), 0, "nothing: the log is balanced"
     if scan.verdict in ("corrupt", "unsupported"):
-        return (), f"a repair refuses this log ({scan.verdict}: {scan.verdict_reason})"
-    lines = tuple(dialect.encode_record(c)[:-1].decode("utf-8", "replace") for c in dialect.closers(scan))
+        return (), 0, f"a repair refuses this log ({scan.verdict}: {scan.verdict_reason})"
+    records = dialect.closers(scan)
+    first, last = ends(records, REPORT_CLOSERS)
+    lines = tuple(dialect.encode_record(c)[:-1].decode("utf-8", "replace") for c in first + last)
     dropped = scan.tail.dropped_bytes
     if not lines:
-        return (), f"would append nothing; it would drop the {dropped}-byte torn tail"
+        return (), 0, f"would append nothing; it would drop the {dropped}-byte torn tail"
     after = f" after dropping the {dropped}-byte torn tail" if dropped else ""
-    return lines, f"would append {len(lines)} closer(s){after}"
+    return lines, len(records) - len(lines), f"would append {len(records)} closer(s){after}"
 
 
 def redacted(report: Report, redactor: Redactor) -> Report:
@@ -253,7 +262,7 @@ def redacted(report: Report, redactor: Redactor) -> Report:
         tuple(text(c) for c in report.not_started), report.messages, report.messages_total,
         report.messages_gap_at,
         report.messages_note, closers, report.repair_note, report.elision, report.live,
-        counts.by_kind, report.version_label,
+        counts.by_kind, report.version_label, report.closers_hidden,
     )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from sesstool.core.documents import SCHEMA_VERSION, scan_verdict_doc
 from sesstool.core.jsonline import dumps
 from sesstool.engine.fork import ForkReport
 from sesstool.render.escape import safe_line
+from sesstool.render.json_stream import array
 from sesstool.render.published import already
 
 
@@ -57,7 +58,7 @@ def fork_doc(rep: ForkReport) -> dict[str, Any]:
             "seed_bytes": rep.seed_bytes,
         },
         "marker": plan.marker,
-        "closers": list(plan.closers),
+        "closers": array(plan.closers),
     }
 
 

@@ -4,7 +4,6 @@ several (each entry the document that path alone would print, or its error)."""
 
 from __future__ import annotations
 
-import io
 from typing import Any, BinaryIO
 
 from rich.text import Text
@@ -68,14 +67,35 @@ class InspectWriter:
         if not self.several:
             write_inspect_json(outcome, self.out)
             return
-        sink = io.BytesIO()
-        write_inspect_json(outcome, sink)  # one path's document at a time
-        self._entry(sink.getvalue().rstrip(b"\n"))
+        self._start_entry()
+        write_inspect_json(outcome, _Indented(self.out))  # written as made, never held whole
 
     def _entry(self, doc: bytes) -> None:
+        self._start_entry()
+        self.out.write(doc.replace(b"\n", b"\n    "))
+
+    def _start_entry(self) -> None:
         if self.count == 0:
             head: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": "inspect", "reports": []}
             self.out.write(dumps_pretty(head)[: -len(b"[]\n}")].rstrip() + b" [\n    ")
         else:
             self.out.write(b",\n    ")
-        self.out.write(doc.replace(b"\n", b"\n    "))
+
+
+class _Indented:
+    """One path's document as an entry of ``reports``: each line after the first indented by
+    four spaces, the document's final newline left out (issue 11 item 1: the closers of a
+    document are streamed, so the document is not gathered first)."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.newline = False  # a newline held back: the document's last, or one more line
+
+    def write(self, data: bytes) -> int:
+        if not data:
+            return 0
+        if self.newline:
+            self.out.write(b"\n    ")
+        self.newline = data.endswith(b"\n")
+        self.out.write((data[:-1] if self.newline else data).replace(b"\n", b"\n    "))
+        return len(data)

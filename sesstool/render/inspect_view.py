@@ -14,7 +14,7 @@ from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
 from sesstool.dialects.base import Dialect, Row
 from sesstool.engine.inspect import InspectReport
-from sesstool.render.console import print_hanging
+from sesstool.render.console import LineBatch, print_hanging
 from sesstool.render.escape import safe_line
 from sesstool.store.sidecar import Sidecar
 
@@ -69,7 +69,10 @@ def render_inspect(rep: InspectReport, console: Console) -> None:
     if rep.replay_timeline is not None:  # --turn / --last narrow it (engine.inspect)
         console.print()
         printer = TimelinePrinter(console)
-        rep.replay_timeline(printer.append)
+        try:
+            rep.replay_timeline(printer.append)
+        finally:  # what was printed before a failure is printed as before
+            printer.close()
     elif s.timeline is not None:
         console.print()
         render_timeline(s.timeline, console)
@@ -175,36 +178,43 @@ def _render_repair(rep: InspectReport, console: Console) -> None:
 
 def render_timeline(entries: Iterable[TimelineEntry], console: Console) -> None:
     printer = TimelinePrinter(console)
-    for e in entries:
-        printer.append(e)
+    try:
+        for e in entries:
+            printer.append(e)
+    finally:
+        printer.close()
 
 
 class TimelinePrinter:
     """Prints timeline entries as they arrive (turn → step → entry), holding only the current
-    turn and step: a timeline of any length is never kept (issue 11 item 1c)."""
+    turn and step: a timeline of any length is never kept (issue 11 item 1c). Lines are printed
+    a bounded batch at a time (``LineBatch``: the same bytes); ``close`` prints the last batch."""
 
     def __init__(self, console: Console) -> None:
-        self.console = console
+        self.batch = LineBatch(console)
         self.current_turn: Any = object()
         self.current_step: Any = object()
         console.print(Text("timeline", style="bold"))
 
+    def close(self) -> None:
+        self.batch.flush()
+
     def append(self, e: TimelineEntry) -> None:
-        console = self.console
+        add = self.batch.add
         if e.kind == "turn/start":
-            console.print(Text(f"turn {e.turn}  (seq {e.seq})", style="bold"))
+            add(Text(f"turn {e.turn}  (seq {e.seq})", style="bold"))
             self.current_turn, self.current_step = e.turn, None
             return
         if e.kind == "turn/end":
-            console.print(Text(f"  end of turn {e.turn}: {safe_line(e.summary)} (seq {e.seq})", style="dim"))
+            add(Text(f"  end of turn {e.turn}: {safe_line(e.summary)} (seq {e.seq})", style="dim"))
             self.current_turn, self.current_step = None, None
             return
         if e.turn != self.current_turn:
             label = f"turn {e.turn}" if e.turn is not None else "between turns"
-            console.print(Text(label, style="bold"))
+            add(Text(label, style="bold"))
             self.current_turn, self.current_step = e.turn, None
         if e.step != self.current_step and e.step is not None:
-            console.print(Text(f"  step {e.step}", style="bold"))
+            add(Text(f"  step {e.step}", style="bold"))
             self.current_step = e.step
         mark = " (replacement)" if e.shadowed else ""
-        console.print(f"    seq {e.seq:<6} {safe_line(e.kind):<18} {safe_line(e.summary)}{mark}")
+        add(Text(f"    seq {e.seq:<6} {safe_line(e.kind):<18} {safe_line(e.summary)}{mark}"))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc, scan_verdict_doc, verdict_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
 from sesstool.core.rules import Severity
+from sesstool.render.json_stream import array, pretty_pieces
 
 if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the writer) costs start-up
     from sesstool.engine.companions import Companion
@@ -16,6 +17,12 @@ if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the
     from sesstool.engine.scan import ScanReport
     from sesstool.engine.validate import ValidateReport
     from sesstool.store.sidecar import Sidecar
+
+
+class Writable(Protocol):
+    """Where a document is written (a binary file, or ``inspect_many``'s indenting entry)."""
+
+    def write(self, data: bytes, /) -> int: ...
 
 
 def file_facts(r: ScanReport) -> dict[str, Any]:
@@ -73,7 +80,7 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
         "file": file_facts(rep.scan),
     }
     doc.update(scan_summary(rep.scan))
-    doc["repair"] = {"repairable": rep.repairable, "closers": list(rep.closers)}
+    doc["repair"] = {"repairable": rep.repairable, "closers": array(rep.closers)}
     if rep.sidecar is not None:
         doc["sidecar"] = sidecar_doc(rep.sidecar)
     if rep.companions:
@@ -125,16 +132,22 @@ def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
     }
 
 
-def write_inspect_json(rep: InspectReport, out: BinaryIO) -> None:
+def write_inspect_json(rep: InspectReport, out: Writable) -> None:
     """``inspect --json``: the document of ``inspect_doc``, byte for byte, with a replayed
     timeline written entry by entry as the second pass produces it (never held whole)."""
     doc = inspect_doc(rep)
+    pieces = pretty_pieces(doc)  # the closers written member by member (issue 11 item 1)
     if rep.replay_timeline is None or "timeline" in doc:
-        out.write(dumps_pretty(doc) + b"\n")
+        for piece in pieces:
+            out.write(piece)
+        out.write(b"\n")
         return
-    head = dumps_pretty(doc)
-    assert head.endswith(b"\n}")
-    out.write(head[:-2] + b',\n  "timeline": [')
+    last = next(pieces)
+    for piece in pieces:
+        out.write(last)
+        last = piece
+    assert last.endswith(b"\n}")
+    out.write(last[:-2] + b',\n  "timeline": [')
     batch: list[dict[str, Any]] = []
     written = 0
 

@@ -12,6 +12,7 @@ from sesstool.engine.cold import visible_notes
 from sesstool.engine.relink import edit_doc
 from sesstool.engine.repair import RepairReport
 from sesstool.render.escape import safe_line
+from sesstool.render.json_stream import array
 from sesstool.render.published import already
 
 
@@ -42,7 +43,7 @@ def repair_doc(rep: RepairReport) -> dict[str, Any]:
             "dropped_lines": plan.dropped_lines,
             "recovered_lines": plan.recovered_lines,
             "reframed": plan.reframed,
-            "closers": list(plan.closers),
+            "closers": array(plan.closers),
         }
     if rep.output is not None:
         doc["output"] = {

@@ -285,5 +285,10 @@ def _repair(r: Report, w: _W) -> None:
     w("<section id='repair'><h2>What a repair would append</h2>")
     w(f"<p>{_esc(r.repair_note)}</p>")
     if r.closers:
-        w("<pre class='closers'>" + "\n".join(_esc(c) for c in r.closers) + "</pre>")
+        lines = [_esc(c) for c in r.closers]
+        if r.closers_hidden:  # the first and last few of a long list (docs/format.md "Reports")
+            half = len(lines) // 2
+            gap = f"… {r.closers_hidden} more closers (sesstool repair --dry-run lists them all)"
+            lines[half:half] = [gap]
+        w("<pre class='closers'>" + "\n".join(lines) + "</pre>")
     w("</section>")

@@ -7,8 +7,8 @@ an address-space limit (``hostile_logs.run_measured``), never the clock; the chi
 
 What is bounded: the scan and the commands that do not list every unfinished turn (``validate``,
 whose findings stop at ``--max-findings``; ``derive``). ``inspect`` (a row and a predicted closer
-per unfinished turn: 10,000 → 40,000 turns +26 MB, of which the closers +20), ``repair`` and
-``fork`` print or write a closer per unfinished turn and still hold those closers while they do
+per unfinished turn), ``repair`` and ``fork``, which print or write a closer per unfinished turn,
+walk them without holding them: ``test_streamed_closers.py``
 (docs/reliability.md "Item 1, what is still held")."""
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from sesstool.engine.scan import scan_source
 from sesstool.render.jsonout import inspect_doc
 from tests.adversarial.hostile_logs import V4_HEADER, Measured, run_measured, v4_user
 from tests.conftest import FIXTURES, Sesstool
+from tests.spilled_outputs import held as held_doc
 
 MiB = 1 << 20
 EVENTS = 100_000
@@ -55,7 +56,7 @@ def test_streamed_json_is_the_document_byte_for_byte(sesstool: Sesstool, name: s
     s = held.scan
     repairable = s.verdict in ("interrupted", "torn")
     closers = tuple(held.dialect.closers(s)) if repairable else ()
-    expected = dumps_pretty(inspect_doc(InspectReport(held, closers, repairable))) + b"\n"
+    expected = dumps_pretty(held_doc(inspect_doc(InspectReport(held, closers, repairable)))) + b"\n"
     streamed = sesstool("inspect", "--json", "--timeline", str(log))
     assert streamed.exit_code == 0
     assert streamed.stdout_bytes.replace(str(log).encode(), b"X") == expected.replace(str(log).encode(), b"X")

@@ -10,9 +10,9 @@ clock; the child spills past 4,096 (``_spilling_child``), so tens of thousands o
 the path millions take.
 
 What is bounded: the scan and the commands that do not list every waiting call (``validate``,
-whose findings stop at ``--max-findings``; ``derive``). ``inspect``, ``repair`` and ``fork``
-print or write a closer per waiting call and still hold those closers while they do
-(docs/reliability.md "Item 1, what is still held")."""
+whose findings stop at ``--max-findings``; ``derive``). ``inspect``, ``repair`` and ``fork``,
+which print or write a closer per waiting call, walk those closers without holding them:
+``test_streamed_closers.py`` (docs/reliability.md "Item 1, what is still held")."""
 
 from __future__ import annotations
 

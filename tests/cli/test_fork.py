@@ -19,6 +19,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sesstool.core.closer_list import Closers
 from sesstool.engine import fork as fork_engine
 from sesstool.store import publish as publish_module
 from sesstool.store.publish import Sink
@@ -371,7 +372,9 @@ def test_a_failed_verification_publishes_nothing(
 
     def init(self: fork_engine._ChildWriter, *args: Any, **kwargs: Any) -> None:
         real_init(self, *args, **kwargs)
-        self.suffix += stray  # what the writer appends is not what the plan says
+        # what the writer appends is not what the plan says
+        self.suffix = Closers.joined(self.suffix, (stray,))
+        self.suffix_size += len(stray)
 
     monkeypatch.setattr(fork_engine._ChildWriter, "__init__", init)
     state = snapshot(tmp_path)

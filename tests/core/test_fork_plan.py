@@ -250,7 +250,7 @@ def test_e5_v4_fork_inside_an_open_turn() -> None:
 def test_v4_fork_before_the_call_started_gives_not_started() -> None:
     parent = v4_parent()
     plan = plan_at(parent, 27)
-    result_closer = plan.closers[0]
+    result_closer = next(iter(plan.closers))
     assert result_closer["data"]["error"]["code"] == "TOOL_NOT_STARTED"
     assert "sourceEventSeqs" not in result_closer
     assert result_closer["data"]["message"]["content"][0]["text"] == TEXT_FORKED_NOT_STARTED
@@ -394,7 +394,7 @@ def test_refusal_carries_the_turn_start_for_the_boundary_before_it() -> None:
 def test_v4_inside_an_open_turn_is_allowed(boundary: int) -> None:
     parent = _tiny(4)
     plan = plan_at(parent, boundary)
-    assert plan.closers[-1]["data"]["reason"] == {"kind": "forked"}
+    assert [*plan.closers][-1]["data"]["reason"] == {"kind": "forked"}
     assert_valid_clean(child_lines(parent, plan))
 
 

@@ -24,7 +24,7 @@ Only chains that reach v2 or later are fused (a v0 → v1 migration keeps packed
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -55,7 +55,7 @@ def fused_chain(
     steps: Sequence[Step],
     header: dict[str, Any],
     lines: Iterable[bytes],
-    closers: Sequence[dict[str, Any]],
+    closers: Collection[dict[str, Any]],
     target: int,
 ) -> tuple[dict[str, Any], Iterator[bytes]]:
     """(the header at ``target``, the encoded body lines): what ``run_chain`` then
@@ -76,7 +76,7 @@ def _lines(
     steps: Sequence[Step],
     headers: list[dict[str, Any]],
     lines: Iterable[bytes],
-    closers: Sequence[dict[str, Any]],
+    closers: Collection[dict[str, Any]],
     target: int,
 ) -> Iterator[bytes]:
     by_source = {step.source: (step, headers[i]) for i, step in enumerate(steps)}

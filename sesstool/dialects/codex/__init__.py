@@ -9,7 +9,7 @@ payload}`` envelope) and the writer's ``cli_version`` is shown as the version la
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -61,7 +61,7 @@ class CodexDialect(Dialect):
 
     # -- repair ---------------------------------------------------------------------------------
 
-    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
+    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> Collection[dict[str, Any]]:
         facts: CodexFacts = scan.facts
         return plan_closers(facts)
 
@@ -105,7 +105,7 @@ class CodexDialect(Dialect):
         source = request.source
         assert source.header is not None
         header = fork_session_meta(source.header.raw, request.child_id)
-        closers = tuple(plan_closers(request.at.facts))
+        closers = plan_closers(request.at.facts)
         return ForkPlan(
             version=FORMAT_VERSION,
             boundary=request.boundary,
@@ -141,8 +141,8 @@ class CodexDialect(Dialect):
 
     # -- presentation ---------------------------------------------------------------------------
 
-    def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
-        return tuple(Row(label, text, style) for label, text, style in inspect_lines(scan.facts))
+    def inspect_rows(self, scan: ScanResult) -> Iterator[Row]:
+        return (Row(label, text, style) for label, text, style in inspect_lines(scan.facts))
 
     def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
         return {"codex": inspect_document(scan.facts)}

@@ -15,10 +15,12 @@ later copy, which Codex reads as fork history (the first one is canonical, §3.3
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
+from sesstool.core.closer_list import Closers
 from sesstool.dialects.codex.history import aborted_output
 from sesstool.dialects.codex.model import CodexFacts
 
@@ -42,10 +44,14 @@ def _line(stamp: str | None, ordinal: int | None, kind: str, payload: dict[str, 
     return record
 
 
-def plan_closers(facts: CodexFacts) -> list[dict[str, Any]]:
-    """The lines a repair appends after the committed prefix, in order (empty: balanced)."""
+def plan_closers(facts: CodexFacts) -> Closers[dict[str, Any]]:
+    """The lines a repair appends after the committed prefix, in order (empty: balanced), made
+    as they are walked (``core.closer_list``: the calls without output may be in a spill file)."""
+    return Closers(lambda: _closer_lines(facts), len(facts.dangling) + len(facts.open_turns))
+
+
+def _closer_lines(facts: CodexFacts) -> Iterator[dict[str, Any]]:
     ordinal = facts.last_ordinal
-    records: list[dict[str, Any]] = []
 
     def next_ordinal() -> int | None:
         nonlocal ordinal
@@ -56,7 +62,7 @@ def plan_closers(facts: CodexFacts) -> list[dict[str, Any]]:
 
     for call in facts.dangling:
         source = {"type": call.kind, "id": call.item_id, "call_id": call.call_id}
-        records.append(_line(facts.last_time, next_ordinal(), "response_item", aborted_output(source)))
+        yield _line(facts.last_time, next_ordinal(), "response_item", aborted_output(source))
     completed = epoch_seconds(facts.last_time)
     for turn in facts.open_turns:
         payload: dict[str, Any] = {"type": "turn_aborted"}
@@ -69,8 +75,7 @@ def plan_closers(facts: CodexFacts) -> list[dict[str, Any]]:
             payload["started_at"] = turn.started_at
             payload["completed_at"] = max(completed, turn.started_at)
             payload["duration_ms"] = (payload["completed_at"] - turn.started_at) * 1000
-        records.append(_line(facts.last_time, next_ordinal(), "event_msg", payload))
-    return records
+        yield _line(facts.last_time, next_ordinal(), "event_msg", payload)
 
 
 def encode_line(record: dict[str, Any]) -> bytes:

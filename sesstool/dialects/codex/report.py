@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, replace
 from typing import Any
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.humanize import plural, preview
 from sesstool.dialects.codex.model import CodexFacts
 from sesstool.dialects.codex.vocabulary import USAGE_KEYS
@@ -14,8 +16,9 @@ def _counts(pairs: tuple[tuple[str, int], ...]) -> str:
     return " · ".join(f"{name} {count}" for name, count in pairs) or "none"
 
 
-def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
-    """(label, raw text, style) rows; the renderer escapes the text."""
+def inspect_lines(f: CodexFacts) -> Iterator[tuple[str, str, str | None]]:
+    """(label, raw text, style) rows, made as they are printed (a row per unfinished turn and
+    per waiting call: issue 11 item 1); the renderer escapes the text."""
     writer = f"Codex {f.cli_version or '?'}"
     if f.originator:
         writer += f" ({f.originator})"
@@ -41,21 +44,21 @@ def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
         f"{len(f.open_turns)} unfinished"
     )
     rows.append(("turns", turns, "yellow" if f.open_turns else None))
+    yield from rows
     for turn in f.open_turns:
-        rows.append(("", f"unfinished turn {turn.turn_id} (line {turn.line})", "yellow"))
+        yield ("", f"unfinished turn {turn.turn_id} (line {turn.line})", "yellow")
     calls = (
         f"{f.calls} calls · {f.answered} answered · {len(f.dangling)} dangling · "
         f"{f.orphan_outputs} outputs without a call"
     )
-    rows.append(("tool calls", calls, "yellow" if f.dangling else None))
+    yield ("tool calls", calls, "yellow" if f.dangling else None)
+    rows = []
     for call in f.dangling:
         name = f" {call.name}" if call.name else ""
-        rows.append(
-            (
-                "",
-                f"pending {call.call_id} {call.kind}{name} (line {call.line}): {preview(call.arguments)}",
-                "yellow",
-            )
+        yield (
+            "",
+            f"pending {call.call_id} {call.kind}{name} (line {call.line}): {preview(call.arguments)}",
+            "yellow",
         )
     if f.usage is not None:
         u = f.usage
@@ -73,14 +76,15 @@ def inspect_lines(f: CodexFacts) -> list[tuple[str, str, str | None]]:
         ("history", f"{plural(f.compactions, 'compaction')} · {plural(f.rollbacks, 'rollback')}", None)
     )
     rows.append(("time", f"{f.first_time or '?'} → {f.last_time or '?'}", None))
-    return rows
+    yield from rows
 
 
 def inspect_document(f: CodexFacts) -> dict[str, Any]:
     doc = asdict(replace(f, history=None, dangling=(), open_turns=()))
     del doc["history"]  # derive's addresses, not a fact of the rollout
-    doc["open_turns"] = tuple(asdict(turn) for turn in f.open_turns)  # read back once if spilled
-    doc["dangling"] = tuple(asdict(call) for call in f.dangling)
+    # read back as they are written (render.json_stream): never all held (issue 11 item 1)
+    doc["open_turns"] = Closers.of(f.open_turns).mapped(asdict)
+    doc["dangling"] = Closers.of(f.dangling).mapped(asdict)
     doc["by_type"] = dict(f.by_type)
     doc["by_item"] = dict(f.by_item)
     doc["usage"] = f.usage.document(USAGE_KEYS) if f.usage is not None else None

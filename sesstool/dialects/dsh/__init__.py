@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ class DshDialect(EnvelopeDialect):
         of ``framing_finding``) is written back with the header line alone in frame 0."""
         return any(f.rule == R.ZSTD_SINGLE_FRAME for f in scan.weighed)
 
-    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
+    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> Collection[dict[str, Any]]:
         if scan.version is None:
             return []
         return plan_closers(scan.open, scan.version, cause)

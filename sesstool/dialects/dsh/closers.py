@@ -1,13 +1,16 @@
 """Synthesised closers for an open turn (spec §7.1 ``interruptedTurnClosers``; v4 §8.3 ``forked``).
 
-Pure: from the scan's open state to the ordered list of events a repair (or a v4 fork) appends.
+Pure: from the scan's open state to the ordered events a repair (or a v4 fork) appends, made
+lazily (``core.closer_list.Closers``: a log's waiting calls may be in a spill file).
 Seqs continue after the last event; every closer reuses the last event's time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.closing import answer_calls
 from sesstool.core.model import OpenState, PendingCall
 
@@ -71,14 +74,22 @@ def plan_closers(
     *,
     after_seq: int | None = None,
     time: int | None = None,
-) -> list[dict[str, Any]]:
-    """The events that balance ``state`` (§7.1), in order; empty when no turn is open.
+) -> Closers[dict[str, Any]]:
+    """The events that balance ``state`` (§7.1), in order; empty when no turn is open. Made
+    as they are walked (``core.closer_list``): one per pending call, then step/end, turn/end.
 
     ``after_seq``/``time`` override where the closers start (a v4 fork inserts its end-seed
     marker first).
     """
     if state.turn is None:
-        return []
+        return Closers.of(())
+    length = len(state.pending) + (state.step is not None) + 1
+    return Closers(lambda: _closer_records(state, version, cause, after_seq, time), length)
+
+
+def _closer_records(
+    state: OpenState, version: int, cause: Cause, after_seq: int | None, time: int | None
+) -> Iterator[dict[str, Any]]:
     seq = after_seq if after_seq is not None else state.last_seq
     seq = 0 if seq is None else seq + 1
     when = time if time is not None else state.last_time
@@ -103,18 +114,14 @@ def plan_closers(
             "surfaceOp": "append",
         }
 
-    out, seq = answer_calls(state.pending, seq, answer)
+    yield from answer_calls(state.pending, seq, answer)
+    seq += len(state.pending)
     if state.step is not None:
-        out.append(
-            {"type": "step/end", "seq": seq, "time": when, "data": {"turn": state.turn, "step": state.step}}
-        )
+        yield {"type": "step/end", "seq": seq, "time": when, "data": {"turn": state.turn, "step": state.step}}
         seq += 1
-    out.append(
-        {
-            "type": "turn/end",
-            "seq": seq,
-            "time": when,
-            "data": {"turn": state.turn, "reason": {"kind": cause}},
-        }
-    )
-    return out
+    yield {
+        "type": "turn/end",
+        "seq": seq,
+        "time": when,
+        "data": {"turn": state.turn, "reason": {"kind": cause}},
+    }

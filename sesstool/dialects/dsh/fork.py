@@ -3,6 +3,7 @@ and v4 ``forked`` closers. Pure: facts from a scan in, a frozen plan out."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from sesstool.core.errors import Address, InputError, InsideOpenTurn, UnsupportedError, UsageError
@@ -80,7 +81,7 @@ def plan_fork(
             if seed_ends_with_end_seed
             else {"type": "session/end-seed", "seq": inherited, "time": created_at, "data": {}}
         )
-        closers: tuple[dict[str, Any], ...] = ()
+        closers: Collection[dict[str, Any]] = ()
     elif version <= 3:
         marker = {
             "type": "session/end-seed",
@@ -94,5 +95,5 @@ def plan_fork(
         if when is None:
             raise InputError(f"event {boundary} has no valid time: the v4 marker takes its time (§8.3)")
         marker = {"type": "session/end-seed", "seq": inherited, "time": when, "data": {"inherited": True}}
-        closers = tuple(plan_closers(state, version, "forked", after_seq=inherited, time=when))
+        closers = plan_closers(state, version, "forked", after_seq=inherited, time=when)
     return ForkPlan(version, boundary, header, marker, closers, state.turn, state.turn_seq, child_id=child_id)

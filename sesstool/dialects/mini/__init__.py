@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from functools import cache
 from typing import Any
 
@@ -98,7 +98,7 @@ class MiniDialect(EnvelopeDialect):
     def profile(self, version: int) -> Profile:
         return _profile(version)
 
-    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
+    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> Collection[dict[str, Any]]:
         return closers.plan_closers(scan.open, cause)
 
     def describe_closer(self, record: dict[str, Any]) -> str:

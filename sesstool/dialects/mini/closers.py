@@ -4,8 +4,10 @@ docs/format.md "Mini-agent dialect")."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import Any
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.closing import answer_calls
 from sesstool.core.errors import UsageError
 from sesstool.core.fork_plan import ForkPlan
@@ -29,9 +31,15 @@ TEXT_NOT_STARTED = (
 )
 
 
-def plan_closers(state: OpenState, cause: str = "interrupted") -> list[dict[str, Any]]:
+def plan_closers(state: OpenState, cause: str = "interrupted") -> Closers[dict[str, Any]]:
     """Answer every dangling call, in registration order, then end an open turn (spec "Crash
-    repair", "Fork"). Started calls cite their tool/call; never-started ones cite nothing."""
+    repair", "Fork"). Started calls cite their tool/call; never-started ones cite nothing. Made
+    as they are walked (``core.closer_list``: the waiting calls may be in a spill file)."""
+    length = len(state.pending) + (state.turn is not None)
+    return Closers(lambda: _closer_records(state, cause), length)
+
+
+def _closer_records(state: OpenState, cause: str) -> Iterator[dict[str, Any]]:
     when = state.last_time_text
 
     def answer(call: PendingCall, seq: int) -> dict[str, Any]:
@@ -45,12 +53,10 @@ def plan_closers(state: OpenState, cause: str = "interrupted") -> list[dict[str,
         }
 
     first = (state.last_seq if state.last_seq is not None else -1) + 1
-    out, seq = answer_calls(state.pending, first, answer)
+    yield from answer_calls(state.pending, first, answer)
     if state.turn is not None:
-        out.append(
-            {"seq": seq, "time": when, "type": "turn/end", "data": {"turn": state.turn, "reason": cause}}
-        )
-    return out
+        seq = first + len(state.pending)
+        yield {"seq": seq, "time": when, "type": "turn/end", "data": {"turn": state.turn, "reason": cause}}
 
 
 def plan_fork(request: ForkInput) -> ForkPlan:
@@ -84,7 +90,7 @@ def plan_fork(request: ForkInput) -> ForkPlan:
         "type": HEADER_TYPE,
         "data": data,
     }
-    closers = tuple(plan_closers(state, "forked"))
+    closers = plan_closers(state, "forked")
     return ForkPlan(
         parent.version, boundary, header, None, closers, state.turn, state.turn_seq, child_id=child_id
     )

@@ -29,7 +29,7 @@ INTERRUPTED = [
 def repaired(name: str) -> tuple[bytes, list[dict[str, Any]]]:
     source = rollout(name).read_bytes()
     result = scan_bytes(source)
-    closers = plan_closers(result.facts)
+    closers = list(plan_closers(result.facts))
     prefix = plaintext(source)[: result.tail.committed_bytes]
     return prefix + b"".join(encode_line(r) for r in closers), closers
 

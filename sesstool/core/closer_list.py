@@ -1,0 +1,96 @@
+"""The records a repair or fork appends, made lazily (issue 11 item 1): ``Closers``.
+
+A log may hold any number of calls waiting for their result, each answered by one closer. The
+scans keep those calls in a spill file past a threshold (``core.scan_state``, Codex
+``dialects.codex.waiting``), so the closers are not held either: a ``Closers`` knows its length
+and makes its records again, one at a time, every time it is walked, from the scan's (maybe
+spilled) pending calls. The consumers — repair's check, write and read-back, fork's writer,
+inspect's and the write commands' views, migrate ``--repair`` — only iterate it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator
+from itertools import chain, islice
+from typing import Any, TypeVar
+
+from sesstool.core.sequences import ItemsEqual
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+class Closers(ItemsEqual[T]):
+    """A re-iterable sequence of ``length`` items that ``make()`` produces anew on each walk
+    (in the same order, equal each time). Equal to a list or tuple of the same items; indexing
+    walks (``closers[0]``, ``closers[-1]``: for tests and a page's first few, not a loop)."""
+
+    __slots__ = ("_length", "_make")
+
+    def __init__(self, make: Callable[[], Iterable[T]], length: int) -> None:
+        self._make = make
+        self._length = length
+
+    @classmethod
+    def of(cls, items: Collection[T]) -> Closers[T]:
+        """A collection already at hand (a list or tuple, or another ``Closers``)."""
+        return cls(lambda: items, len(items))
+
+    @classmethod
+    def joined(cls, *parts: Collection[T]) -> Closers[T]:
+        """The parts one after the other (a fork's marker, then its closers)."""
+        return cls(lambda: chain.from_iterable(parts), sum(map(len, parts)))
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._make())
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            return tuple(islice(self, start, stop, step)) if step > 0 else tuple(self)[i]
+        at = i + len(self) if i < 0 else i
+        if not 0 <= at < len(self):
+            raise IndexError("closer index out of range")
+        return next(islice(self, at, None))
+
+    def __repr__(self) -> str:
+        return f"Closers({len(self)} records)"
+
+    def mapped(self, then: Callable[[T], U]) -> Closers[U]:
+        """The same records, each made into ``then(record)`` as it is walked."""
+        return Closers(lambda: map(then, self), len(self))
+
+
+def ends(items: Collection[T], keep: int) -> tuple[tuple[T, ...], tuple[T, ...]]:
+    """The first ``keep`` items and the last ``keep`` (all of them in the first part when there
+    are at most ``2 * keep``; then the second is empty), in one walk holding ``2 * keep``."""
+    if len(items) <= 2 * keep:
+        return tuple(items), ()
+    walk = iter(items)
+    first = tuple(islice(walk, keep))
+    return first, tuple(deque(walk, maxlen=keep))
+
+
+def batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last may be shorter; none when there are no items)."""
+    walk = iter(items)
+    while batch := list(islice(walk, size)):
+        yield batch
+
+
+def joined(lines: Iterable[bytes], size: int) -> Iterator[bytes]:
+    """``lines`` joined into pieces of about ``size`` bytes (few writes, bounded memory)."""
+    held: list[bytes] = []
+    length = 0
+    for line in lines:
+        held.append(line)
+        length += len(line)
+        if length >= size:
+            yield b"".join(held)
+            held, length = [], 0
+    if held:
+        yield b"".join(held)

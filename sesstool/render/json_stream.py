@@ -1,0 +1,90 @@
+"""A ``--json`` document written in pieces, with its closers streamed into place (issue 11 item 1).
+
+``inspect``, ``repair`` and ``fork`` put the closers in their documents as they have them: a
+``core.closer_list.Closers`` that makes its records as it is walked. ``pretty_pieces`` gives
+the bytes ``dumps_pretty`` would give for the document with those arrays held as lists — the
+same indentation and separators, byte for byte — but dumps the rest of the document with a
+placeholder in each array's place and writes the array's members between the halves, one dump
+per member: what is held is the document without its closers, and one closer.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Collection, Iterator
+from typing import Any
+
+import orjson
+
+from sesstool.core.closer_list import Closers
+from sesstool.core.jsonline import dumps_pretty, dumps_pretty_ascii, encodable
+
+_CHUNK = 1 << 16  # bytes of members written at a time
+
+
+def pretty_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
+    """``dumps_pretty(doc)`` with every ``Closers`` in it (a value of a dict, at any depth) as a
+    list, in pieces. Like ``dumps_pretty``, the document falls back to ASCII escapes (the
+    standard library) when orjson refuses any of it (a lone surrogate), a streamed member too:
+    the members are checked in a first walk, which holds nothing."""
+    token = f"streamed-{secrets.token_hex(8)}"
+    arrays: list[Collection[Any]] = []
+    template = _swap(doc, token, arrays)
+    if not arrays:
+        yield dumps_pretty(doc)
+        return
+    dump: Callable[[Any], bytes] = _indent2
+    try:
+        head = _indent2(template)
+    except TypeError:
+        head = b""
+    if not head or not all(encodable(member) for array in arrays for member in array):
+        dump, head = dumps_pretty_ascii, dumps_pretty_ascii(template)
+    at = 0
+    for n, array in enumerate(arrays):
+        mark = f'"{token}-{n}"'.encode()
+        found = head.index(mark, at)
+        line = head[head.rfind(b"\n", 0, found) + 1 : found]
+        yield head[at:found]
+        yield from _members(array, dump, len(line) - len(line.lstrip(b" ")))
+        at = found + len(mark)
+    yield head[at:]
+
+
+def _indent2(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+
+
+def _swap(value: Any, token: str, arrays: list[Collection[Any]]) -> Any:
+    """``value`` with each ``Closers`` replaced by the placeholder string ``TOKEN-N``."""
+    if isinstance(value, Closers):
+        arrays.append(value)
+        return f"{token}-{len(arrays) - 1}"
+    if isinstance(value, dict):
+        return {key: _swap(item, token, arrays) for key, item in value.items()}
+    return value
+
+
+def _members(array: Collection[Any], dump: Callable[[Any], bytes], indent: int) -> Iterator[bytes]:
+    """The array as the pretty dump nests it under a key indented by ``indent`` spaces."""
+    if not array:
+        yield b"[]"
+        return
+    pad = b"\n" + b" " * (indent + 2)
+    held: list[bytes] = [b"["]
+    size = 0
+    for n, member in enumerate(array):
+        piece = (b"," if n else b"") + pad + dump(member).replace(b"\n", pad)
+        held.append(piece)
+        size += len(piece)
+        if size >= _CHUNK:
+            yield b"".join(held)
+            held, size = [], 0
+    held.append(b"\n" + b" " * indent + b"]")
+    yield b"".join(held)
+
+
+def array(items: Collection[Any]) -> Any:
+    """What a document holds for ``items``: a ``Closers`` as it is (``pretty_pieces`` streams
+    it), anything else as a list (what the dialect already holds)."""
+    return items if isinstance(items, Closers) else list(items)

@@ -1,0 +1,129 @@
+"""Issue 11 item 1, the closers: ``inspect``, ``repair`` and ``fork`` print or write one closer per
+call waiting for its result, and once held them all (and inspect its row and JSON member per
+waiting call) while they did. The closers are now made as they are walked
+(``core.closer_list.Closers``, from the scan's spilled waiting calls), the rows as they are
+printed and the JSON arrays streamed into place (``render.json_stream``).
+
+Peak RSS of a child (``hostile_logs.run_measured``) spilling past 4,096 calls
+(``_spilling_child``): N and 4N never-answered calls, N = 10,000, Codex and mini-agent. On the
+code before (e1d6f95) every one of these fails: the peak grew 25 (Codex inspect) to 95 MiB
+(mini-agent repair) between N and 4N. Now: within 2 MiB (fork: 3 MiB, its two scans each fill
+their spill file's page cache, a fixed 2 MiB at most: it grew 1.2 and 1.6 MiB in measurement).
+A dsh log is not measured here: its scan keeps its pending calls in memory (only the mini-agent
+and Codex scans spill them; docs/reliability.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.adversarial.hostile_logs import run_measured
+from tests.adversarial.test_open_turns import never_ended
+from tests.adversarial.test_waiting_calls import mini_never_answered, never_answered
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow  # twenty children on logs of up to 13 MB
+
+MiB = 1 << 20
+SPILL_AT = 4096
+N = 10_000
+CODEX_CHILD = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+
+COMMANDS = {
+    "inspect": ["inspect"],
+    "inspect-json": ["inspect", "--json"],
+    "repair": ["repair", "-o", "{out}"],
+    "repair-json": ["repair", "--json", "-o", "{out}"],
+    "fork": ["fork", "--json", "--at", "{at}", "--id", "{id}", "--created-at", "5", "-o", "{out}"],
+}
+GROWTH = {"fork": 3 * MiB}
+
+
+def _args(name: str, log: Path, out: Path, codex: bool, calls: int) -> list[str]:
+    fill = {
+        "out": str(out),
+        "at": str(calls if codex else 2 * calls),  # the last line (Codex) / the last seq (mini)
+        "id": CODEX_CHILD if codex else "child-1",
+    }
+    return [a.format(**fill) for a in COMMANDS[name]] + [str(log)]
+
+
+def _check(name: str, stdout: bytes, out: Path, calls: int, codex: bool) -> None:
+    """What each command said and wrote: one closer per call (and mini's turn-less log: none
+    more), so a command that stopped early would not pass as a small peak."""
+    if name == "inspect":
+        assert stdout.count(b"\n            pending call_") == calls
+        listed = stdout.split(f"would append {calls} closers:\n".encode())[1].splitlines()
+        assert len(listed) == calls and all(row.startswith(b"  ") for row in listed)
+        assert f"call_{calls - 1}".encode() in listed[-1], listed[-1]
+    elif name == "inspect-json":
+        doc = orjson.loads(stdout)
+        assert len(doc["repair"]["closers"]) == calls
+        waiting = doc["codex"]["dangling"] if codex else doc["open"]["pending_calls"]
+        assert len(waiting) == calls
+    else:
+        assert out.exists()
+        lines = out.read_bytes().splitlines()
+        assert (
+            sum(b"call_" in line and (b'"aborted"' in line or b"tool/result" in line) for line in lines)
+            == calls
+        )
+        if name != "repair":
+            doc = orjson.loads(stdout)
+            closers = doc["closers"] if name == "fork" else doc["plan"]["closers"]
+            assert len(closers) == calls
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+@pytest.mark.parametrize("make", [never_answered, mini_never_answered], ids=["codex", "mini"])
+def test_closers_do_not_grow_memory(tmp_path: Path, name: str, make: Callable[[Path, int], Path]) -> None:
+    codex = make is never_answered
+    peaks = []
+    for calls in (N, 4 * N):
+        log = make(tmp_path, calls)
+        out = tmp_path / f"out-{calls}.jsonl"
+        run = run_measured(
+            _args(name, log, out, codex, calls),
+            address_space=2 << 30,
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(ROOT)},
+            module=("tests.adversarial._spilling_child", str(SPILL_AT)),
+        )
+        assert run.exit_code == 0, run.stderr
+        _check(name, run.stdout, out, calls, codex)
+        peaks.append(run.peak_rss)
+    assert peaks[1] - peaks[0] < GROWTH.get(name.split("-")[0], 2 * MiB), [round(p / MiB, 2) for p in peaks]
+
+
+@pytest.mark.parametrize("name", ["inspect", "inspect-json", "repair", "fork"])
+def test_unfinished_turn_closers_do_not_grow_memory(tmp_path: Path, name: str) -> None:
+    """A Codex rollout of N and 4N ``task_started`` never ended (spilled past 4,096 turns,
+    ``dialects/codex/open_turns.py``): a row, a JSON member and a ``turn_aborted`` closer per
+    turn, made as walked. On e162470 (the scan spills the turns, the closers held) these grew
+    25.7 (inspect), 63.5 (--json), 50.5 (repair) and 46.7 MiB (fork)."""
+    peaks = []
+    for turns in (N, 4 * N):
+        log = never_ended(tmp_path, turns)
+        out = tmp_path / f"out-{turns}.jsonl"
+        run = run_measured(
+            _args(name, log, out, True, turns),
+            address_space=2 << 30,
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(ROOT)},
+            module=("tests.adversarial._spilling_child", str(SPILL_AT)),
+        )
+        assert run.exit_code == 0, run.stderr
+        if name == "inspect":
+            assert run.stdout.count(b"\n            unfinished turn turn_") == turns
+            assert f"would append {turns} closers:".encode() in run.stdout
+        elif name == "inspect-json":
+            doc = orjson.loads(run.stdout)
+            assert len(doc["repair"]["closers"]) == len(doc["codex"]["open_turns"]) == turns
+        else:
+            aborted = [line for line in out.read_bytes().splitlines() if b'"turn_aborted"' in line]
+            assert len(aborted) == turns and f'"turn_{turns - 1}"'.encode() in aborted[-1]
+        peaks.append(run.peak_rss)
+    assert peaks[1] - peaks[0] < GROWTH.get(name.split("-")[0], 2 * MiB), [round(p / MiB, 2) for p in peaks]
