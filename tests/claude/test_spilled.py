@@ -21,7 +21,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sesstool.dialects.claude import entry_graph, key_index, transcript
+from sesstool.dialects.claude import entry_graph, held, key_index
 from sesstool.dialects.claude.key_index import KeyIndex
 from sesstool.store import spill
 from sesstool.store.spill import SpilledArray, SpillFile
@@ -75,7 +75,7 @@ def _spill_everything(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
             super().__init__(*args, **kwargs)
             opened.append(self)
 
-    monkeypatch.setattr(transcript, "SpillFile", Counted)
+    monkeypatch.setattr(held, "SpillFile", Counted)  # the scan opens its spill file there
     if request.node.originalname in _SPILLED_BY_KEY_INDEX:
         original = KeyIndex.__init__
 

@@ -11,6 +11,7 @@ they close, timestamps are the file's latest: a repair is reproducible (§4).
 from __future__ import annotations
 
 import uuid as uuidlib
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from sesstool.dialects.claude import vocabulary as vocab
@@ -24,12 +25,45 @@ def closer_uuid(session: str | None, *parts: str) -> str:
     return str(uuidlib.uuid5(NAMESPACE, "/".join((session or "", *parts))))
 
 
+class Closers(Collection[Json]):
+    """The entries a repair appends, made as they are walked (never held: the dangling calls
+    behind them are read back from the spill file past ``held.HELD_AT``, issue 11 item 1);
+    re-iterable, each walk makes fresh records; sized without making them."""
+
+    def __init__(self, closing: Closing | None, session: str | None) -> None:
+        """``closing`` None: nothing to append (a subagent's own file)."""
+        self._closing = closing
+        self._session = session
+        self._len = 0 if closing is None else len(closing.dangling) + closing.no_response
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[Json]:
+        return closer_records(self._closing, self._session) if self._closing is not None else iter(())
+
+    def __contains__(self, record: object) -> bool:
+        return any(record == mine for mine in self)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any collection of equal records in the same order (the tuple it stands for)."""
+        if not isinstance(other, Collection) or isinstance(other, (str, bytes, dict)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def plan_closers(closing: Closing, session: str | None) -> list[Json]:
     """The entries to append after the committed prefix, in order (empty: nothing)."""
+    return list(closer_records(closing, session))
+
+
+def closer_records(closing: Closing, session: str | None) -> Iterator[Json]:
+    """``plan_closers``, one record at a time."""
     envelope = dict(closing.envelope)
     head = {"isSidechain": envelope.pop("isSidechain", False)}
     tail = envelope
-    records: list[Json] = []
     parent = closing.parent
     for call in closing.dangling:
         entry: Json = {"parentUuid": call.entry, **head}
@@ -57,10 +91,10 @@ def plan_closers(closing: Closing, session: str | None) -> list[Json]:
                 **tail,
             }
         )
-        records.append(entry)
+        yield entry
         parent = entry["uuid"]
     if closing.no_response:
-        records.append(
+        yield (
             {
                 "parentUuid": parent,
                 **head,
@@ -99,7 +133,6 @@ def plan_closers(closing: Closing, session: str | None) -> list[Json]:
                 **tail,
             }
         )
-    return records
 
 
 def describe(record: Json) -> str:

@@ -26,13 +26,12 @@ from __future__ import annotations
 import itertools
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
-from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.scan_facts import TranscriptScan
@@ -74,6 +73,7 @@ class _Builder:
     systems: list[str] = field(default_factory=list)
     users: int = 0
     pending: list[str] = field(default_factory=list)
+    checked: int = 0  # pending calls known to have no result (a flush without a user turn)
     emitted: IntArray = field(default_factory=bytearray)  # a bit per line: its reply was emitted
     serial: int = 0
 
@@ -166,13 +166,16 @@ class _Builder:
         if kind not in VERIFIED_BLOCKS:
             self.reasons[f"content block {kind!r}: sent as recorded (not verified)"] = None
 
-    def flush(self, after_summary: bool = False, closers: tuple[str, ...] = ()) -> None:
+    def flush(self, after_summary: bool = False, closers: Collection[str] = ()) -> None:
         parts: list[_Part] = [_Part(self.next_source(), {"type": "text", "text": t}) for t in self.atts]
         # measured (lane, parallel calls finishing in either order): results go in the order
         # they were written, not the order of the calls; what resume adds comes after them
         found: list[tuple[tuple[int, int], Json]] = []
         added: list[_Part] = []
-        for tool_id in self.pending:
+        # a call checked by an earlier flush has no result (the index does not change): only the
+        # last flush, which adds what resume adds, walks them again (a run of assistant entries
+        # without a user turn between them is not checked again per entry)
+        for tool_id in itertools.islice(self.pending, 0 if closers else self.checked, None):
             hit = self.index.result(tool_id, self.entry)
             if hit is not None:
                 found.append(hit)
@@ -202,6 +205,7 @@ class _Builder:
             self.messages.append(DerivedMessage("system", (), "file"))
         if had_user:
             self.pending = []
+        self.checked = len(self.pending)
         self.atts, self.parts, self.systems, self.users = [], [], [], 0
 
 
@@ -387,13 +391,15 @@ class Derivation:
             builder.item(line, found)
             yield from builder.messages
             builder.messages.clear()
-        if any(f.rule == CR.PARENT_MISSING for f in scan.findings):
+        if scan.parents_missing:
             builder.reasons[
                 "a parentUuid names no entry: the chain is cut there (a tool_result is bridged to "
                 "the entry before it, as 2.1.332 was measured doing)"
             ] = None
-        closers = tuple(call.id for call in scan.closing.dangling)
-        builder.flush(closers=closers)
+        # the calls still pending that resume closes: one walk of the dangling calls (read back
+        # past ``held.HELD_AT``), holding no more ids than the pending ones
+        pending = set(builder.pending)
+        builder.flush(closers={call.id for call in scan.closing.dangling if call.id in pending})
         if scan.closing.no_response:
             builder.messages.append(
                 DerivedMessage("assistant", ({"type": "text", "text": vocab.NO_RESPONSE_TEXT},), "resume")

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from sesstool.core import rule_ids as R
-from sesstool.core.dropped import dropped_of
 from sesstool.core.errors import Address, UnsupportedError, UsageError
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
@@ -52,7 +51,7 @@ class ClaudeFacts:
     """What ``ScanResult.facts`` holds for a Claude transcript."""
 
     scan: TranscriptScan
-    closers: tuple[Json, ...]
+    closers: closer_plan.Closers  # made as they are walked (issue 11 item 1)
     derived: Derived | None
     subagent: bool
     # derive streamed (``ScanOptions.message_addresses``): the plaintext offset of every line
@@ -91,6 +90,7 @@ class ClaudeScanner:
             options.max_depth,
             subagent=subagent,
             keep_raw=options.collect_messages and not by_address,
+            max_findings=options.max_findings,
         )
         # past derive.SPILL_AT lines in a spill file (issue 17)
         self.offsets = LineOffsets(claude_derive.SPILL_AT, self._spill) if by_address else None
@@ -135,7 +135,7 @@ class ClaudeScanner:
         return self.inner.graph.store or SpillFile("a large transcript's line offsets")
 
     def clean_so_far(self) -> bool:
-        return not self.physical and not any(f.severity is Severity.ERROR for f in self.inner.findings)
+        return not self.physical and not self.inner.found.errors
 
     def continuation(self) -> ClaudeScanner:
         copy = ClaudeScanner.__new__(ClaudeScanner)
@@ -187,13 +187,12 @@ class ClaudeScanner:
                 tail = Tail("torn-line", self.committed, pl.length, 1, 0, where)
         scan = self.inner.finish(None, physical)
         self.subagent = self.inner.subagent  # also recognised from its first entry
-        closers = tuple(closer_plan.plan_closers(scan.closing, scan.session_id)) if not self.subagent else ()
+        closers = closer_plan.Closers(scan.closing if not self.subagent else None, scan.session_id)
         by_address = self.offsets is not None
         derived = None
         if self.options.collect_messages and not by_address:
             derived = derive(scan, self.inner.entries(scan))
-        findings = scan.findings[: self.options.max_findings]
-        address = next((f.address for f in scan.findings if f.rule == scan.verdict_rule), None)
+        count, firsts, by_severity = scan.dropped
         messages: tuple[Any, ...] | None = () if by_address else None  # read back: ``entry_derivation``
         if derived is not None:
             messages = tuple(message_doc(m) for m in derived.messages)
@@ -201,11 +200,13 @@ class ClaudeScanner:
         last_seq = scan.lines - 1 if scan.lines else None
         return ScanResult(
             path=self.path,
-            findings=findings,
-            **dropped_of(scan.findings[self.options.max_findings :]).fields(),
+            findings=scan.findings,  # the first ``max_findings`` (findings.Findings)
+            findings_dropped=count,
+            dropped_firsts=firsts,
+            dropped_by_severity=by_severity,
             tail=tail,
             verdict=scan.verdict,  # type: ignore[arg-type]
-            verdict_address=address,
+            verdict_address=scan.verdict_address,
             verdict_reason=scan.verdict_reason,
             dialect=self.name,
             messages=messages,
@@ -257,7 +258,9 @@ class ClaudeDialect(Dialect):
         return ClaudeTimeline(head, tail)
 
     def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
-        return [dict(c) for c in _facts(scan).closers]
+        # ``Dialect.closers`` answers a list on this branch: the records are made here, when a
+        # command asks for them (every consumer still holds them); the scan holds none
+        return list(_facts(scan).closers)
 
     def encode_record(self, record: dict[str, Any]) -> bytes:
         """As the CLI writes a line: compact JSON, UTF-8 as is (``JSON.stringify``)."""
@@ -269,11 +272,7 @@ class ClaudeDialect(Dialect):
     def relinker(self, scan: ScanResult) -> Callable[[], LineEditor] | None:
         """Every entry whose ``parentUuid`` names no entry (``claude-parent-missing``, counted
         from the whole scan, not the shown findings) is re-pointed by ``relink.Relinker``."""
-        broken = frozenset(
-            f.address.line
-            for f in _facts(scan).scan.findings
-            if f.rule == relink.RULE and f.address.line is not None
-        )
+        broken = _facts(scan).scan.parents_missing  # ascending line numbers (held.HeldList)
         return (lambda: relink.Relinker(broken)) if broken else None
 
     def refuse_default_output(self, source: Path) -> str | None:

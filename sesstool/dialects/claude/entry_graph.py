@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude.findings import Findings
+from sesstool.dialects.claude.held import HeldList, HeldRows, Store
 from sesstool.dialects.claude.key_index import KeyIndex
 from sesstool.store.spill import IntArray, SpilledArray, SpillFile, bisect
 
@@ -33,7 +34,8 @@ _SPILLED = {"flags": "B", "lines": "i", "_low": "I", "_parent_to": "i", "_group_
 
 
 class EntryGraph:
-    def __init__(self) -> None:
+    def __init__(self, held: Store | None = None) -> None:
+        self.held = held if held is not None else Store()  # the spill file this graph's scan shares
         self.uuids = KeyIndex()  # item i is entry i
         self.store: SpillFile | None = None  # past SPILL_AT entries
         self.flags: IntArray = bytearray()
@@ -43,7 +45,9 @@ class EntryGraph:
         self._high_of = array("i")  # …and its high bits
         self._parent_at: IntArray = array("i")  # entries whose parent is not the entry before them…
         self._parent_to: IntArray = array("i")  # …and theirs: an entry, ROOT or MISSING (then in _unseen)
-        self._unseen: dict[int, tuple[str, str, str]] = {}  # entry -> (parent uuid, uuid, type)
+        # str(entry) -> (parent uuid, uuid, type), in entry order: only hostile input makes it
+        # long, so past ``held.HELD_AT`` it is in the spill file (issue 11 item 1)
+        self._unseen = HeldRows(self.held)
         self._group_at: IntArray = array("i")  # entries of a reply after its first…
         self._group_of: IntArray = array("i")  # …and that first entry
         self._recent: dict[str, int] = {}  # the last MESSAGE_WINDOW message ids -> first entry
@@ -84,7 +88,7 @@ class EntryGraph:
         elif parent != self._before:
             found = self.uuids.find(parent)
             if found < 0:
-                self._unseen[node] = (parent, uuid, kind)
+                self._unseen[str(node)] = (parent, uuid, kind)
                 self._except(node, MISSING)
             elif found != node - 1:
                 self._except(node, found)
@@ -127,7 +131,7 @@ class EntryGraph:
 
     def copy(self) -> EntryGraph:
         """An independent copy; a spilled graph shares what it wrote so far (copy-on-write)."""
-        twin = EntryGraph()
+        twin = EntryGraph(self.held)
         twin.uuids, twin.store = self.uuids.copy(), self.store
         for key in ("_high_at", "_high_of", *_SPILLED, *_SORTED):
             value = getattr(self, key)
@@ -138,7 +142,7 @@ class EntryGraph:
             else:
                 setattr(twin, key, array(value.typecode, value))
         twin._unseen, twin._recent, twin.sessions = (
-            dict(self._unseen),
+            self._unseen.copy(),
             dict(self._recent),
             list(self.sessions),
         )
@@ -162,7 +166,7 @@ class EntryGraph:
             return node - 1
         parent = self._parent_to[at]
         if parent == MISSING:
-            found = self.find(self._unseen[node][0])  # written later in the file, perhaps
+            found = self.find(self._unseen[str(node)][0])  # written later in the file, perhaps
             return found if found >= 0 else MISSING
         return parent
 
@@ -182,11 +186,16 @@ class EntryGraph:
 
     # -- walks ----------------------------------------------------------------------------------
 
-    def missing_parents(self, findings: Findings) -> None:
-        for node, (parent, uuid, kind) in self._unseen.items():
+    def missing_parents(self, findings: Findings) -> HeldList[int]:
+        """Flag the entries whose parent is not in the file; answers their line numbers, ascending."""
+        lines: HeldList[int] = HeldList(self.held)
+        for key, (parent, uuid, kind) in self._unseen.items():
+            node = int(key)
             if self.find(parent) < 0 and not self.flags[node] & DUPLICATE:
                 message = f"{kind} {uuid} names parent {parent}, which is not in the file"
                 findings.add(CR.PARENT_MISSING, message, self.offset(node), self.lines[node])
+                lines.append(self.lines[node])
+        return lines
 
     def active_chain(self, session: str | None) -> tuple[IntArray, IntArray]:
         """§1.7: the latest entry of the session (not a sidechain, not a replayed uuid) back to

@@ -1,12 +1,21 @@
 """The findings of one pass over a transcript: each rule's severity (rules.py), their order,
-and the verdict they decide (clean | interrupted | torn | corrupt)."""
+and the verdict they decide (clean | interrupted | torn | corrupt).
+
+Only the first ``limit`` (``--max-findings``) in order are kept (hostile input makes one per
+entry: a parent named by no entry, a call never answered; issue 11 item 1, third round); of
+the others a ``Dropped`` record (their count, per severity, and the first of each rule and
+severity in order) — which is all the verdict and its address need: the kept findings come
+before every dropped one, so the first of a kind overall is the first kept or the first
+dropped."""
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterable
 
 from sesstool.core import rule_ids as R
+from sesstool.core.dropped import Dropped
 from sesstool.core.errors import Address
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.claude.rules import RULES
@@ -21,9 +30,13 @@ class Findings:
     frame its line was decoded from (``at_frame``), as every dialect's zstd addresses do:
     ``decoded byte N, frame K`` (``core.errors.Address``)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, limit: int | None = None) -> None:
+        """``limit``: how many findings to keep (the first in order); None: all."""
         self.path = path
-        self.items: list[Finding] = []
+        self.limit = limit
+        self.items: list[Finding] = []  # at most 2 × limit: cut to the first ``limit`` in order
+        self.dropped = Dropped()  # of those cut (``firsts``: the first of each kind in order)
+        self.errors = 0  # ERROR findings, kept or not
         # where each zstd frame's batches begin (plaintext offset, line number) and that frame's
         # index: one entry per frame, not per line
         self._frame_starts = array("q")
@@ -60,18 +73,46 @@ class Findings:
             else _SEVERITY.get(rule, _PHYSICAL_SEVERITY.get(rule, Severity.ERROR))
         )
         address = Address(self.path, offset, line, self.frame_of(offset, line))
-        self.items.append(Finding(rule, sev, message, address))
+        self.add_finding(Finding(rule, sev, message, address))
+
+    def add_finding(self, finding: Finding) -> None:
+        self.items.append(finding)
+        self.errors += finding.severity is Severity.ERROR
+        if self.limit is not None and len(self.items) > 2 * self.limit + 16:
+            self._cut()
+
+    def _cut(self) -> None:
+        """Keep the first ``limit`` in order (a stable sort: equal keys stay as added)."""
+        assert self.limit is not None
+        self.items.sort(key=_order)
+        dropped = self.dropped
+        for finding in self.items[self.limit :]:
+            dropped.count += 1
+            dropped.by_severity[finding.severity] += 1
+            kind = (finding.rule, finding.severity)
+            first = dropped.firsts.get(kind)
+            if first is None or _order(finding) < _order(first):
+                dropped.firsts[kind] = finding
+        del self.items[self.limit :]
+
+    def kept(self) -> tuple[Finding, ...]:
+        """The findings kept, in order (the first ``limit``); call once, at the end."""
+        if self.limit is not None:
+            self._cut()
+        return in_order(self.items)
 
     def copy(self) -> Findings:
-        twin = Findings(self.path)
-        twin.items = list(self.items)
+        twin = Findings(self.path, self.limit)
+        twin.items, twin.errors = list(self.items), self.errors
+        twin.dropped.count, twin.dropped.by_severity = self.dropped.count, list(self.dropped.by_severity)
+        twin.dropped.firsts = dict(self.dropped.firsts)
         twin._frame_starts = array("q", self._frame_starts)
         twin._frame_lines = array("q", self._frame_lines)
         twin._frames = array("q", self._frames)
         return twin
 
 
-def in_order(findings: list[Finding]) -> tuple[Finding, ...]:
+def in_order(findings: Iterable[Finding]) -> tuple[Finding, ...]:
     """By line, then offset, then rule id: the order every output lists them in."""
     return tuple(sorted(findings, key=_order))
 

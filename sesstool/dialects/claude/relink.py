@@ -13,6 +13,7 @@ side of the sidechain line (a main-chain entry never into a sidechain) — or ma
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from sesstool.core.errors import UnsupportedError
@@ -31,9 +32,17 @@ class Relinker:
 
     rule = RULE
 
-    def __init__(self, broken: frozenset[int]) -> None:
-        self.broken = broken  # line numbers of the entries whose parent is not in the file
+    def __init__(self, broken: Iterable[int]) -> None:
+        """``broken``: the line numbers of the entries whose parent is not in the file, ascending
+        (walked once, beside the lines: never a set of them, issue 11 item 1)."""
+        self._broken = iter(broken)
+        self._next = next(self._broken, None)
         self.previous: dict[bool, tuple[str, int]] = {}  # by isSidechain: last graph entry (uuid, line)
+
+    def _is_broken(self, lineno: int) -> bool:
+        while self._next is not None and self._next < lineno:
+            self._next = next(self._broken, None)
+        return self._next == lineno
 
     def edit(self, line: bytes, lineno: int, offset: int) -> tuple[bytes, LineEdit | None]:
         entry = _entry(line)
@@ -41,7 +50,7 @@ class Relinker:
             return line, None
         sidechain = entry.get("isSidechain") is True
         out, change = line, None
-        if lineno in self.broken and isinstance(entry.get(FIELD), str):
+        if self._is_broken(lineno) and isinstance(entry.get(FIELD), str):
             out, change = self._relink(line, lineno, offset, entry, sidechain)
         if isinstance(entry.get("uuid"), str):
             self.previous[sidechain] = (entry["uuid"], lineno)

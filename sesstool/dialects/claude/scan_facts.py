@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core.errors import Address
 from sesstool.core.model import Usage
 from sesstool.core.rules import Finding
 
@@ -36,7 +37,7 @@ class Compaction:
 class Closing:
     """What resume appends to the active chain (spec agent-formats §0, §4)."""
 
-    dangling: tuple[ToolCall, ...]  # in chain order: one interrupted tool_result each
+    dangling: Sequence[ToolCall]  # in chain order: one interrupted tool_result each (held.HeldList)
     no_response: bool  # then the `No response requested.` assistant entry
     parent: str | None  # the entry the first appended entry hangs off when nothing dangles
     envelope: tuple[tuple[str, Any], ...]  # fields copied from the last entry, in order
@@ -64,9 +65,11 @@ class TranscriptScan:
     tool_uses: int
     tool_results: int
     answered: int
-    dangling: tuple[ToolCall, ...]
-    left_open: tuple[ToolCall, ...]  # a subagent's own file: calls without result, left so by resume
-    orphan_results: tuple[str, ...]
+    # what only hostile input makes long (issue 11 item 1): ``held.HeldList``s, in the spill file
+    # past ``held.HELD_AT`` items, equal to the tuples they stand for
+    dangling: Sequence[ToolCall]
+    left_open: Sequence[ToolCall]  # a subagent's own file: calls without result, left so by resume
+    orphan_results: Sequence[str]
     compactions: tuple[Compaction, ...]
     subagent_calls: int
     sidechain_entries: int
@@ -79,7 +82,12 @@ class TranscriptScan:
     leaf: str | None
     closing: Closing
     branches: int
-    findings: tuple[Finding, ...]
+    findings: tuple[Finding, ...]  # the first ``max_findings`` in order
+    dropped: tuple[
+        int, tuple[Finding, ...], tuple[int, int, int]
+    ]  # of the others: count, firsts, by severity
+    verdict_address: Address | None  # of the first finding of the verdict's rule
+    parents_missing: Sequence[int]  # lines of the entries whose parent is not in the file (a HeldList)
     verdict: str  # clean | interrupted | torn | corrupt
     verdict_reason: str
     verdict_rule: str | None  # the rule of the finding that decided it

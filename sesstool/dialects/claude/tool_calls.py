@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 
+from sesstool.dialects.claude.held import HeldList, HeldRows, Store
 from sesstool.dialects.claude.key_index import KeyIndex
 from sesstool.dialects.claude.scan_facts import ToolCall
 from sesstool.store.spill import IntArray, SpilledArray, SpillFile
@@ -17,15 +18,21 @@ BLOOM_BITS = 1 << 21  # 256 KiB: a transcript has fewer tool ids than entries
 
 
 class ToolBook:
-    def __init__(self) -> None:
+    def __init__(self, held: Store | None = None) -> None:
+        self.held = held if held is not None else Store()
         self.ids = KeyIndex()
         self.call_entry: IntArray = array("i")  # per id: the first entry carrying its tool_use, or -1
         # per id: the first entry with its result (a sidechain's too), or -1
         self.result_entry: IntArray = array("i")
-        # calls without a result so far: id -> (item, call, its block's place among the entry's calls)
-        self.waiting: dict[str, tuple[int, ToolCall, int]] = {}
-        self.repeated: list[tuple[int, int, int]] = []  # (item, entry, block): a tool_use id used again
-        self.loose: list[tuple[int, str, int]] = []  # (entry, id, item): results away from their call
+        # Only hostile input makes these long: past ``held.HELD_AT`` items each is in the spill
+        # file (issue 11 item 1). Calls without a result so far: id -> (item, call, its block's
+        # place among the entry's calls); an id exactly when its call_entry is set and its
+        # result_entry is not.
+        self.waiting = HeldRows(self.held)
+        # (item, entry, block): a tool_use id used again
+        self.repeated: HeldList[tuple[int, int, int]] = HeldList(self.held)
+        # (entry, id, item): results away from their call
+        self.loose: HeldList[tuple[int, str, int]] = HeldList(self.held)
 
     def spill(self, store: SpillFile) -> None:
         """Move the ids and their entries to ``store`` (with the graph, past its ``SPILL_AT``)."""
@@ -74,10 +81,10 @@ class ToolBook:
         return calls, results, answered
 
     def copy(self) -> ToolBook:
-        twin = ToolBook()
+        twin = ToolBook(self.held)
         twin.ids = self.ids.copy()
         twin.call_entry, twin.result_entry = _copy(self.call_entry), _copy(self.result_entry)
-        twin.waiting, twin.repeated, twin.loose = dict(self.waiting), list(self.repeated), list(self.loose)
+        twin.waiting, twin.repeated, twin.loose = self.waiting.copy(), self.repeated.copy(), self.loose.copy()
         return twin
 
 

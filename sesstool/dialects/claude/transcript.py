@@ -21,10 +21,11 @@ from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, RESULTS, SIDECHAIN, USER, EntryGraph
 from sesstool.dialects.claude.findings import Findings, in_order, verdict
+from sesstool.dialects.claude.held import Store
 from sesstool.dialects.claude.scan_facts import Closing, Compaction, ToolCall, TranscriptScan
 from sesstool.dialects.claude.tool_calls import ToolBook
 from sesstool.dialects.claude.usage_tally import UsageTally
-from sesstool.store.spill import IntArray, SpillFile
+from sesstool.store.spill import IntArray
 
 Json = dict[str, Any]
 
@@ -39,9 +40,11 @@ class TranscriptScanner:
         max_depth: int = 1024,
         subagent: bool = False,
         keep_raw: bool = False,
+        max_findings: int | None = None,
     ) -> None:
         """``subagent``: the file is a subagent's side file (``<session>/subagents/agent-*.jsonl``):
-        its entries are all sidechain entries, and resume leaves its dangling calls as they are (§0)."""
+        its entries are all sidechain entries, and resume leaves its dangling calls as they are (§0).
+        ``max_findings``: the findings kept (the first in order; findings.Findings), None: all."""
         self.path = path
         self.subagent = subagent
         self.keep_raw = keep_raw
@@ -49,9 +52,10 @@ class TranscriptScanner:
         self._current = b""
         self.expected_session = expected_session
         self.max_depth = max_depth
-        self.graph = EntryGraph()
+        self.held = Store()  # the spill file, opened when first needed (held.py, entry_graph.SPILL_AT)
+        self.graph = EntryGraph(self.held)
         self.spill_at = entry_graph.SPILL_AT  # past it the graph and the book move to a spill file
-        self.found = Findings(path)
+        self.found = Findings(path, max_findings)
         self.sessions: dict[str, int] = {}
         self.versions: dict[str, int] = {}
         self.version_at: dict[str, tuple[int, int]] = {}  # where each version first wrote
@@ -60,7 +64,7 @@ class TranscriptScanner:
         self.models: dict[str, None] = {}
         self.by_type: dict[str, int] = {}
         self.unknown: dict[str, int] = {}
-        self.book = ToolBook()
+        self.book = ToolBook(self.held)
         self.usage = UsageTally()
         self.turns = 0
         self.leaves: dict[str | None, str] = {}  # session -> uuid of its last entry (the leaf)
@@ -189,7 +193,7 @@ class TranscriptScanner:
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             self._compaction(entry, uuid, lineno)
         if node == self.spill_at and self.graph.store is None:
-            store = SpillFile("a large transcript's graph")
+            store = self.held()
             self.graph.spill(store)
             self.book.spill(store)
         first = self.graph.add(uuid, parent, kind, (lineno, offset), flags)
@@ -282,8 +286,10 @@ class TranscriptScanner:
 
     def copy(self) -> TranscriptScanner:
         """An independent scanner in this state, without findings (repair checks its closers on it)."""
-        twin = TranscriptScanner(self.path, self.expected_session, self.max_depth, self.subagent, False)
-        twin.spill_at = self.spill_at
+        twin = TranscriptScanner(
+            self.path, self.expected_session, self.max_depth, self.subagent, False, self.found.limit
+        )
+        twin.spill_at, twin.held = self.spill_at, self.held
         for key in (
             "lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries", "turns",
         ):  # fmt: skip
@@ -319,24 +325,30 @@ class TranscriptScanner:
             offset, length, line = torn
             message = f"last line has no newline: {length} bytes of a torn entry"
             found.add(R.TORN_TAIL, message, offset, line, Severity.WARNING)
-        found.items.extend(physical)
+        for finding in physical:
+            found.add_finding(finding)
         session = self._session()
         self._several_sessions(session, found)
-        self.graph.missing_parents(found)
+        parents_missing = self.graph.missing_parents(found)
         view = active_chain.view(self.graph, session, self.book, self.compactions, self.subagent, found)
         branches = self.graph.branch_check(session, found)
         versions = self._versions(found)
         leaf = self.leaves.get(session) if view.chain else None  # the chain's last entry
         closing = Closing(
-            tuple(view.dangling),
+            view.dangling,
             bool(view.dangling) or view.waiting,
             leaf,
             self.last_envelope.get(session or "", ()),
             self.last_prompt_id.get(session or ""),
             self.last_time,
         )
-        findings = in_order(found.items)
-        decided, reason, decided_by = verdict(findings)
+        findings = found.kept()
+        dropped = found.dropped
+        firsts = in_order(dropped.firsts.values())  # each the first of its kind among the dropped
+        every_first = in_order((*findings, *firsts))  # as many firsts as all the findings have
+        decided, reason, decided_by = verdict(every_first)
+        address = next((f.address for f in every_first if f.rule == decided_by), None)
+        s = dropped.by_severity
         calls, results, answered = self.book.counts()
         lines = self.graph.lines
         return TranscriptScan(
@@ -356,9 +368,9 @@ class TranscriptScanner:
             tool_uses=calls,
             tool_results=results,
             answered=answered,
-            dangling=tuple(view.dangling),
-            left_open=tuple(view.left_open),
-            orphan_results=tuple(view.orphans),
+            dangling=view.dangling,
+            left_open=view.left_open,
+            orphan_results=view.orphans,
             compactions=tuple(self.compactions),
             subagent_calls=self.subagent_calls,
             sidechain_entries=self.sidechain_entries,
@@ -371,6 +383,9 @@ class TranscriptScanner:
             closing=closing,
             branches=branches,
             findings=findings,
+            dropped=(dropped.count, firsts, (s[0], s[1], s[2])),
+            verdict_address=address,
+            parents_missing=parents_missing,
             verdict=decided,
             verdict_reason=reason,
             verdict_rule=decided_by,
