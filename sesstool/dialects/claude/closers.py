@@ -11,9 +11,10 @@ they close, timestamps are the file's latest: a repair is reproducible (§4).
 from __future__ import annotations
 
 import uuid as uuidlib
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from typing import Any
 
+from sesstool.core.closer_list import Closers
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.scan_facts import Closing
 
@@ -25,33 +26,22 @@ def closer_uuid(session: str | None, *parts: str) -> str:
     return str(uuidlib.uuid5(NAMESPACE, "/".join((session or "", *parts))))
 
 
-class Closers(Collection[Json]):
-    """The entries a repair appends, made as they are walked (never held: the dangling calls
-    behind them are read back from the spill file past ``held.HELD_AT``, issue 11 item 1);
-    re-iterable, each walk makes fresh records; sized without making them."""
+def closers_of(closing: Closing | None, session: str | None, rename: str | None = None) -> Closers[Json]:
+    """The entries a repair (or, with ``rename``, a fork's child) appends, made as they are
+    walked (never held: the dangling calls behind them are read back from the spill file past
+    ``held.HELD_AT``, issue 11 item 1); sized without making them. ``closing`` None: nothing
+    to append (a subagent's own file). ``rename``: every record carries that ``sessionId``."""
+    if closing is None:
+        return Closers(tuple, 0)
+    kept = closing
 
-    def __init__(self, closing: Closing | None, session: str | None) -> None:
-        """``closing`` None: nothing to append (a subagent's own file)."""
-        self._closing = closing
-        self._session = session
-        self._len = 0 if closing is None else len(closing.dangling) + closing.no_response
+    def make() -> Iterator[Json]:
+        for record in closer_records(kept, session if rename is None else rename):
+            if rename is not None:
+                record["sessionId"] = rename
+            yield record
 
-    def __len__(self) -> int:
-        return self._len
-
-    def __iter__(self) -> Iterator[Json]:
-        return closer_records(self._closing, self._session) if self._closing is not None else iter(())
-
-    def __contains__(self, record: object) -> bool:
-        return any(record == mine for mine in self)
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to any collection of equal records in the same order (the tuple it stands for)."""
-        if not isinstance(other, Collection) or isinstance(other, (str, bytes, dict)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
+    return Closers(make, len(kept.dangling) + kept.no_response)
 
 
 def plan_closers(closing: Closing, session: str | None) -> list[Json]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sesstool.core import rule_ids as R
+from sesstool.core.closer_list import Closers
 from sesstool.core.errors import Address, UnsupportedError, UsageError
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
@@ -51,7 +52,7 @@ class ClaudeFacts:
     """What ``ScanResult.facts`` holds for a Claude transcript."""
 
     scan: TranscriptScan
-    closers: closer_plan.Closers  # made as they are walked (issue 11 item 1)
+    closers: Closers[dict[str, Any]]  # made as they are walked (issue 11 item 1)
     derived: Derived | None
     subagent: bool
     # derive streamed (``ScanOptions.message_addresses``): the plaintext offset of every line
@@ -187,7 +188,7 @@ class ClaudeScanner:
                 tail = Tail("torn-line", self.committed, pl.length, 1, 0, where)
         scan = self.inner.finish(None, physical)
         self.subagent = self.inner.subagent  # also recognised from its first entry
-        closers = closer_plan.Closers(scan.closing if not self.subagent else None, scan.session_id)
+        closers = closer_plan.closers_of(scan.closing if not self.subagent else None, scan.session_id)
         by_address = self.offsets is not None
         derived = None
         if self.options.collect_messages and not by_address:
@@ -257,10 +258,8 @@ class ClaudeDialect(Dialect):
     def timeline(self, head: int, tail: int) -> SpanCollector:
         return ClaudeTimeline(head, tail)
 
-    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> list[dict[str, Any]]:
-        # ``Dialect.closers`` answers a list on this branch: the records are made here, when a
-        # command asks for them (every consumer still holds them); the scan holds none
-        return list(_facts(scan).closers)
+    def closers(self, scan: ScanResult, cause: Cause = "interrupted") -> Closers[dict[str, Any]]:
+        return _facts(scan).closers
 
     def encode_record(self, record: dict[str, Any]) -> bytes:
         """As the CLI writes a line: compact JSON, UTF-8 as is (``JSON.stringify``)."""
@@ -296,16 +295,13 @@ class ClaudeDialect(Dialect):
         if not new or "/" in new or "\0" in new:
             raise UsageError(f"--id {new!r} is not a usable session id")
         at = _facts(request.at)
-        closers = []
-        for record in closer_plan.plan_closers(at.scan.closing, new):
-            record["sessionId"] = new
-            closers.append(record)
+        closers = closer_plan.closers_of(at.scan.closing, new, rename=new)
         return ForkPlan(
             version=0,
             boundary=request.boundary,
             header={},  # no header line: a transcript is entries only
             marker=None,
-            closers=tuple(closers),
+            closers=closers,
             open_turn=None,
             open_turn_seq=None,
             rewrite=lambda line: fork_line(line, old, new)[0],
