@@ -10,7 +10,7 @@ code before (e1d6f95) every one of these fails: the peak grew 25 (Codex inspect)
 (mini-agent repair) between N and 4N. Now: within 2 MiB (fork: 3 MiB, its two scans each fill
 their spill file's page cache, a fixed 2 MiB at most: it grew 1.2 and 1.6 MiB in measurement).
 A dsh log's one open step of N and 4N never-answered calls (its tables spill past the same
-threshold since s27-a2; on main 7cfe991 they were dicts held to the end of the scan): within the
+threshold since 0a512aa; on 7cfe991 they were dicts held to the end of the scan): within the
 same bounds."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The closers streamed (``core.closer_list.Closers``, ``render.json_stream``) print and write
-exactly what the closers held in memory did (issue 11 item 1): every dsh, mini-agent and Codex
-fixture, raw and zstd, through ``inspect`` (text and ``--json``), ``repair`` (its report as
+exactly what the closers held in memory did (issue 11 item 1): every dsh, mini-agent, Codex
+and Claude Code fixture, raw and zstd, through ``inspect`` (text and ``--json``), ``repair`` (its report as
 text and ``--json``, the bytes it published; ``--salvage`` too), ``fork --json`` (and the
 child's bytes) and ``migrate --repair`` (the bytes), once as shipped and once with every closer
 collection made a list, every inspect row a tuple and every JSON document dumped whole with
@@ -21,6 +21,7 @@ from sesstool.core.closer_list import Closers
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import ScanResult
 from sesstool.dialects.base import Cause, Row
+from sesstool.dialects.claude.dialect import ClaudeDialect
 from sesstool.dialects.codex import CodexDialect
 from sesstool.dialects.dsh import DshDialect
 from sesstool.dialects.mini import MiniDialect
@@ -32,7 +33,7 @@ from tests.spilled_outputs import held
 
 LOGS = sorted(
     p
-    for dialect in ("dsh", "mini", "codex")
+    for dialect in ("dsh", "mini", "codex", "claude")
     for p in (FIXTURES / dialect).rglob("*.jsonl*")
     if p.suffix in (".jsonl", ".zstd") and "expected" not in p.parts
 )
@@ -42,7 +43,7 @@ Outputs = list[tuple[str, int, bytes, bytes]]
 
 def _held_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     """The in-memory code: closers a list, rows a tuple, a document dumped whole."""
-    for cls in (DshDialect, MiniDialect, CodexDialect):
+    for cls in (DshDialect, MiniDialect, CodexDialect, ClaudeDialect):
         closers, rows = cls.closers, cls.inspect_rows
 
         def listed(

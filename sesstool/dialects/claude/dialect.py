@@ -5,7 +5,7 @@ Claude Code 2.1.332 (tests/claude_lane); pure: the store ring reads.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -358,41 +358,38 @@ class ClaudeDialect(Dialect):
         derived = _facts(scan).derived
         return derived.best_effort if derived is not None else ()
 
-    def inspect_rows(self, scan: ScanResult) -> tuple[Row, ...]:
+    def inspect_rows(self, scan: ScanResult) -> Iterator[Row]:
         facts = _facts(scan)
         t = facts.scan
-        rows: list[Row] = [
-            Row("session", (t.session_id or "?") + (" (subagent file)" if facts.subagent else ""))
-        ]
+        # made as they are printed: a row per dangling call, read back (issue 11 item 1)
+        yield Row("session", (t.session_id or "?") + (" (subagent file)" if facts.subagent else ""))
         if len(t.sessions) > 1:
-            rows.append(
+            yield (
                 Row(
                     "",
                     f"also in this file: {', '.join(s for s in t.sessions if s != t.session_id)}",
                     "yellow",
                 )
             )
-        rows.append(
-            Row("written by", ", ".join(f"Claude Code {v} ({n} entries)" for v, n in t.versions) or "?")
-        )
-        rows.append(Row("cwd", ", ".join(t.cwds) or "?"))
-        rows.append(Row("git branch", ", ".join(t.git_branches) or "?"))
-        rows.append(Row("model", ", ".join(t.models) or "?"))
-        rows.append(
+        yield (Row("written by", ", ".join(f"Claude Code {v} ({n} entries)" for v, n in t.versions) or "?"))
+        yield Row("cwd", ", ".join(t.cwds) or "?")
+        yield Row("git branch", ", ".join(t.git_branches) or "?")
+        yield Row("model", ", ".join(t.models) or "?")
+        yield (
             Row(
                 "entries",
                 f"{t.entries} in the graph, {t.lines} lines; " + ", ".join(f"{k} {n}" for k, n in t.by_type),
             )
         )
-        rows.append(
+        yield (
             Row(
                 "active chain",
                 f"{len(t.chain)} entries, leaf {t.leaf or '-'}"
                 + (f"; {t.branches} other branch(es)" if t.branches else ""),
             )
         )
-        rows.append(Row("turns", str(t.turns)))
-        rows.append(
+        yield Row("turns", str(t.turns))
+        yield (
             Row(
                 "tool calls",
                 f"{t.tool_uses} made, {t.answered} answered, {len(t.dangling)} dangling"
@@ -401,9 +398,9 @@ class ClaudeDialect(Dialect):
             )
         )
         for call in t.dangling:
-            rows.append(Row("", f"{call.name} {call.id} (line {call.line}): {call.input}", "yellow"))
+            yield Row("", f"{call.name} {call.id} (line {call.line}): {call.input}", "yellow")
         if t.compactions:
-            rows.append(
+            yield (
                 Row(
                     "compactions",
                     "; ".join(
@@ -414,19 +411,18 @@ class ClaudeDialect(Dialect):
                 )
             )
         if t.subagent_calls or t.sidechain_entries:
-            rows.append(
+            yield (
                 Row("subagents", f"{t.subagent_calls} Agent call(s), {t.sidechain_entries} sidechain entries")
             )
         u = t.usage
-        rows.append(
+        yield (
             Row(
                 "tokens",
                 f"input {u.input_tokens}, output {u.output_tokens}, "
                 f"cache read {u.cache_read_tokens}, cache write {u.cache_write_tokens}",
             )
         )
-        rows.append(Row("time", f"{t.first_time or '?'} → {t.last_time or '?'}"))
-        return tuple(rows)
+        yield Row("time", f"{t.first_time or '?'} → {t.last_time or '?'}")
 
     def inspect_body(self, scan: ScanResult) -> dict[str, Any]:
         facts = _facts(scan)
@@ -448,8 +444,9 @@ class ClaudeDialect(Dialect):
                 "tool_calls": {
                     "made": t.tool_uses,
                     "answered": t.answered,
-                    "dangling": [subagents.call_doc(c) for c in t.dangling],
-                    "orphan_results": list(t.orphan_results),
+                    # read back as they are written (render.json_stream): never all held
+                    "dangling": Closers.of(t.dangling).mapped(subagents.call_doc),
+                    "orphan_results": Closers.of(t.orphan_results),
                 },
                 "compactions": [
                     {
