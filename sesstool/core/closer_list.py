@@ -13,20 +13,21 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import chain, islice
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from sesstool.core.sequences import ItemsEqual
+from sesstool.core.sequences import WalkedIndex
 
 T = TypeVar("T")
 U = TypeVar("U")
 
 
-class Closers(ItemsEqual[T]):
+class Closers(WalkedIndex[T]):
     """A re-iterable sequence of ``length`` items that ``make()`` produces anew on each walk
     (in the same order, equal each time). Equal to a list or tuple of the same items; indexing
     walks (``closers[0]``, ``closers[-1]``: for tests and a page's first few, not a loop)."""
 
     __slots__ = ("_length", "_make")
+    _what = "closer index"
 
     def __init__(self, make: Callable[[], Iterable[T]], length: int) -> None:
         self._make = make
@@ -47,15 +48,6 @@ class Closers(ItemsEqual[T]):
 
     def __iter__(self) -> Iterator[T]:
         return iter(self._make())
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
-            return tuple(islice(self, start, stop, step)) if step > 0 else tuple(self)[i]
-        at = i + len(self) if i < 0 else i
-        if not 0 <= at < len(self):
-            raise IndexError("closer index out of range")
-        return next(islice(self, at, None))
 
     def __repr__(self) -> str:
         return f"Closers({len(self)} records)"

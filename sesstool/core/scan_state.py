@@ -16,13 +16,12 @@ from __future__ import annotations
 import copy
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
-from itertools import islice
 from typing import Any, Protocol
 
 from sesstool.core.fold import Fold
 from sesstool.core.header import MAX_SAFE, Header
 from sesstool.core.model import PendingCall, TimelineEntry
-from sesstool.core.sequences import ItemsEqual
+from sesstool.core.sequences import WalkedIndex
 
 Report = Callable[..., None]  # report(rule, message, address=None, severity=None)
 
@@ -51,9 +50,11 @@ class CallSpill(Protocol):
         ...
 
 
-class LazyPending(ItemsEqual[PendingCall]):
+class LazyPending(WalkedIndex[PendingCall]):
     """The pending calls of a spilled table, made one at a time whenever they are walked (the
     table is a frozen copy: a continuation goes on with its own)."""
+
+    _what = "pending call index"
 
     def __init__(self, table: SpilledTable) -> None:
         self._table = table
@@ -63,16 +64,6 @@ class LazyPending(ItemsEqual[PendingCall]):
 
     def __iter__(self) -> Iterator[PendingCall]:
         return (_pending_call(cid, e) for cid, e in self._table.items())
-
-    def __getitem__(self, i: Any) -> Any:
-        """By walking (``pending[0]``, ``pending[:5]``: the first few are read back)."""
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
-            return tuple(islice(self, start, stop, step)) if step > 0 else tuple(self)[i]
-        at = i + len(self) if i < 0 else i
-        if not 0 <= at < len(self):
-            raise IndexError("pending call index out of range")
-        return next(islice(self, at, None))
 
     def __repr__(self) -> str:
         return f"LazyPending({len(self)} calls)"

@@ -1,10 +1,11 @@
 """A read-back sequence compared by its items (what a spilled array and the spilled waiting calls
-share with the tuples they stand for)."""
+share with the tuples they stand for), and one indexed by walking it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from itertools import islice
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -22,3 +23,20 @@ class ItemsEqual(Sequence[T]):
         return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class WalkedIndex(ItemsEqual[T]):
+    """An ``ItemsEqual`` whose items are made as it is walked: ``seq[i]`` and ``seq[a:b]`` walk
+    to them (for tests and a page's first few, not a loop); a negative step walks it all."""
+
+    __slots__ = ()
+    _what = "index"  # named in the IndexError
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            return tuple(islice(self, start, stop, step)) if step > 0 else tuple(self)[i]
+        at = i + len(self) if i < 0 else i
+        if not 0 <= at < len(self):
+            raise IndexError(f"{self._what} out of range")
+        return next(islice(self, at, None))
