@@ -119,3 +119,5 @@ class Report:
     version_label: str | None = None  # a version that is not a number (a CLI's version)
     # closers left out between the first and last ``engine.report.REPORT_CLOSERS`` shown
     closers_hidden: int = 0
+    # calls advertised but never started past the first ``ReportLimits.timeline_tail`` drawn
+    not_started_hidden: int = 0

@@ -17,7 +17,7 @@ from typing import Any
 
 from sesstool.core.closer_list import ends
 from sesstool.core.errors import Address
-from sesstool.core.model import ScanResult
+from sesstool.core.model import PendingCall, ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch
 from sesstool.core.redact import Redactor
@@ -113,7 +113,7 @@ def build_report(
     messages, total, cut, note = _messages(scan, derived, bounds, redactor)
     closers, closers_hidden, repair_note = _closers(scan, scan_report.dialect)
     crash = scan.verdict in ("interrupted", "torn", "corrupt")
-    never = [p for p in scan.open.pending if p.call_seq is None]
+    never, never_hidden = _never_started(scan.open.pending, bounds.timeline_tail)
     not_started = tuple(p.call_id for p in never)
     items = timeline.items
     if never and end is not None:
@@ -156,6 +156,7 @@ def build_report(
         live=scan_report.live,
         version_label=scan.version_label,
         closers_hidden=closers_hidden,
+        not_started_hidden=never_hidden,
     )
 
 
@@ -262,8 +263,25 @@ def redacted(report: Report, redactor: Redactor) -> Report:
         tuple(text(c) for c in report.not_started), report.messages, report.messages_total,
         report.messages_gap_at,
         report.messages_note, closers, report.repair_note, report.elision, report.live,
-        counts.by_kind, report.version_label, report.closers_hidden,
+        counts.by_kind, report.version_label, report.closers_hidden, report.not_started_hidden,
     )  # fmt: skip
+
+
+def _never_started(pending: Iterable[PendingCall], keep: int) -> tuple[list[PendingCall], int]:
+    """The first ``keep`` calls advertised but never started, and how many more there are: a
+    timeline item each on the page, so a log of any number of them is drawn with at most
+    ``keep``, the rest counted in its list of them (issue 11 item 1). The pending calls are
+    walked once (read back from the scan's spill file past its threshold)."""
+    kept: list[PendingCall] = []
+    hidden = 0
+    for p in pending:
+        if p.call_seq is not None:
+            continue
+        if len(kept) < keep:
+            kept.append(p)
+        else:
+            hidden += 1
+    return kept, hidden
 
 
 def _opt(redactor: Redactor, value: str | None) -> str | None:

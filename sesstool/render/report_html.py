@@ -222,7 +222,12 @@ def _timeline(r: Report, w: _W) -> None:
     w("<span>dots: findings (click one)</span><span>click a turn to zoom</span></div>")
     if r.not_started:
         ids = ", ".join(_esc(c) for c in r.not_started)
-        w(f"<p class='meta' id='not-started'>Advertised but never started: {ids}.</p>")
+        more = (
+            f" … and {r.not_started_hidden} more (sesstool inspect lists them all)"
+            if r.not_started_hidden
+            else ""
+        )
+        w(f"<p class='meta' id='not-started'>Advertised but never started: {ids}{more}.</p>")
     w("</section>")
 
 
