@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
+from collections import Counter
 from collections.abc import Iterable
 
 from sesstool.dialects.claude import rule_ids as CR
@@ -250,9 +251,11 @@ class EntryGraph:
         branches = 0
         last: IntArray | None = None
         for parent, kids in self._children(session).items():
-            siblings = [
-                k for k in kids if self.group(k) < 0 or sum(self.group(o) == self.group(k) for o in kids) == 1
-            ]
+            # a child is a branch unless it is one of several blocks of one streamed reply: the
+            # groups counted once per parent (a sum per child was quadratic in a fan of replies)
+            groups = [self.group(k) for k in kids]
+            shared = Counter(groups)
+            siblings = [k for k, g in zip(kids, groups, strict=True) if g < 0 or shared[g] == 1]
             if len(siblings) < 2:
                 continue
             branches += len(siblings) - 1
