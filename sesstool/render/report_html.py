@@ -221,14 +221,16 @@ def _timeline(r: Report, w: _W) -> None:
     w("<span>hatched: never closed (open-ended to where the log stops)</span>")
     w("<span>dots: findings (click one)</span><span>click a turn to zoom</span></div>")
     if r.not_started:
-        ids = ", ".join(_esc(c) for c in r.not_started)
-        more = (
-            f" … and {r.not_started_hidden} more (sesstool inspect lists them all)"
-            if r.not_started_hidden
-            else ""
-        )
-        w(f"<p class='meta' id='not-started'>Advertised but never started: {ids}{more}.</p>")
+        w(_not_started(r))
     w("</section>")
+
+
+def _not_started(r: Report) -> str:
+    """The calls advertised but never started, by id; past the first the page draws, a count."""
+    ids = ", ".join(_esc(c) for c in r.not_started)
+    if r.not_started_hidden:
+        ids += f" … and {r.not_started_hidden} more (sesstool inspect lists them all)"
+    return f"<p class='meta' id='not-started'>Advertised but never started: {ids}.</p>"
 
 
 def _bar(item: TimelineItem, y: int, t0: int, t1: int, k: float, w: _W) -> None:
