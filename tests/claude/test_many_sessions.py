@@ -10,7 +10,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, SupportsIndex
+from typing import Any, ClassVar, SupportsIndex
 
 import pytest
 
@@ -22,7 +22,7 @@ from tests.adversarial.claude_hostile import SESSION, _entry
 class _Searched(list[str | None]):
     """The graph's list of sessions, counting the items every search or walk of it passes."""
 
-    passed = [0]
+    passed: ClassVar[list[int]] = [0]
 
     def __contains__(self, item: object) -> bool:
         _Searched.passed[0] += len(self)
