@@ -14,7 +14,8 @@ Past ``SPILL_AT`` seqs (a log that is never compacted: issue 11 item 1, second r
 state moves to a spill file the dialect wiring injects (``Fold.use_spill``: the core never
 touches files; ``store.spill`` implements ``Spill``): the type bytes, the line offsets and the
 tool/result fingerprints become arrays paged to disk, and the node list a doubly linked list by
-seq there (``LinkedNodes``), so a replace costs the run it replaces, not the surface. Every
+seq there (``LinkedNodes``), so a replace costs the run it replaces, not the surface (a fold in
+memory links its list too once its replaces searched ``LINK_AT`` positions, issue 11 item 2). Every
 finding, message and plan is the same either way (tests/core/test_fold_spill.py).
 """
 
@@ -34,6 +35,10 @@ from sesstool.core.seq_ranges import SeqSet
 
 SPILL_AT = 1 << 19  # seqs a fold keeps in memory; past them its state moves to a spill file
 _NEVER = 1 << 62  # a fold without a spill file, or already spilled: no seq reaches it
+# surface positions the in-memory replaces may search (``list.index``) before the node list
+# becomes a linked list in memory (issue 11 item 2: replaces deep in a long surface, each
+# searched from its head, were quadratic): the searches and the conversion stay linear
+LINK_AT = 1 << 16
 
 
 class WordArray(Protocol):
@@ -270,6 +275,24 @@ class ToolPrints:
         return twin
 
 
+class _Words(array):  # type: ignore[type-arg]
+    """An in-memory ``WordArray``: the linked node list of a fold that is not spilled."""
+
+    def pad(self, length: int, value: int) -> None:
+        if length > len(self):
+            self.extend(itertools.repeat(value, length - len(self)))
+
+    def copy(self) -> _Words:
+        return _Words(self.typecode, self)
+
+
+class _Memory:
+    """The ``Spill`` of a linked node list kept in memory."""
+
+    def array(self, typecode: str, items: Iterable[int]) -> WordArray:
+        return _Words(typecode, items)
+
+
 class Run(NamedTuple):
     """A run of current surface nodes ``start..end`` a replace names (§5)."""
 
@@ -346,6 +369,10 @@ class LinkedNodes:
                     return None
         return Run(start == self.head, _Walk(self, start, end, n), -1)
 
+    def move(self, spill: Spill) -> None:
+        """Move the links (kept in memory so far) to ``spill``."""
+        self._next, self._prev = spill.array("q", self._next), spill.array("q", self._prev)
+
     def replace(self, run: Run, seq: int) -> None:
         """Swap ``run`` for the node ``seq``."""
         walk = run.seqs
@@ -390,6 +417,7 @@ class Fold:
         "request_context_seq",
         "request_header",
         "request_header_seq",
+        "searched",
         "shadowed",
         "spill",
         "spill_at",
@@ -404,6 +432,7 @@ class Fold:
         self.spill: Spill | None = None
         self.spill_at = _NEVER
         self.replacements = 0
+        self.searched = 0  # surface positions the in-memory replaces searched (LINK_AT)
         self.shadowed = 0
         self.request_header: Any = None
         self.request_header_seq: int | None = None
@@ -430,8 +459,10 @@ class Fold:
             return
         spill, self.spill_at = self.spill, _NEVER
         nodes = self.nodes
-        assert not isinstance(nodes, LinkedNodes)
-        self.nodes = LinkedNodes(spill, nodes)
+        if isinstance(nodes, LinkedNodes):
+            nodes.move(spill)
+        else:
+            self.nodes = LinkedNodes(spill, nodes)
         self.node_type.spill(spill)
         self.tool_fp.spill(spill)
         self.projected.spill(spill)
@@ -448,7 +479,11 @@ class Fold:
         nodes = self.nodes
         if isinstance(nodes, LinkedNodes):
             return nodes.run(start, end)
+        if self.searched > LINK_AT:  # replaces deep in the surface: walk a linked list instead
+            self.nodes = LinkedNodes(_Memory(), nodes)
+            return self.run(start, end)
         i, j = nodes.index(start), nodes.index(end)
+        self.searched += i + j
         return Run(i == 0, nodes[i : j + 1], i) if i <= j else None
 
     def first(self) -> int:

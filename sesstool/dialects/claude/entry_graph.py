@@ -55,6 +55,7 @@ class EntryGraph:
         self._session_at: IntArray = array("i")  # runs of entries of one session: first entry…
         self._session_of: IntArray = array("i")  # …and the session's number in ``sessions``
         self.sessions: list[str | None] = []
+        self._number: dict[str | None, int] = {}  # session -> its index in ``sessions``
         self._before: str | None = None  # the uuid of the last entry, when first of its uuid
 
     def __len__(self) -> int:
@@ -125,10 +126,13 @@ class EntryGraph:
         """``node`` belongs to ``session`` (its ``sessionId``); call once per entry, in order."""
         if self._session_of and self.sessions[self._session_of[-1]] == session:
             return
-        if session not in self.sessions:
+        # a dict, not a search of the list: a file of many session ids (each entry its own) made
+        # the search per entry quadratic (issue 11 item 2)
+        number = self._number.setdefault(session, len(self.sessions))
+        if number == len(self.sessions):
             self.sessions.append(session)
         self._session_at.append(node)
-        self._session_of.append(self.sessions.index(session))
+        self._session_of.append(number)
 
     def copy(self) -> EntryGraph:
         """An independent copy; a spilled graph shares what it wrote so far (copy-on-write)."""
@@ -142,10 +146,11 @@ class EntryGraph:
                 setattr(twin, key, bytearray(value))
             else:
                 setattr(twin, key, array(value.typecode, value))
-        twin._unseen, twin._recent, twin.sessions = (
+        twin._unseen, twin._recent, twin.sessions, twin._number = (
             self._unseen.copy(),
             dict(self._recent),
             list(self.sessions),
+            dict(self._number),
         )
         twin._before = self._before
         return twin
