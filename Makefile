@@ -31,15 +31,23 @@ $(DEMO_STAMP): pyproject.toml
 demo: $(DEMO_STAMP)  ## install sesstool alone (runtime dependencies only) and inspect a bundled crashed log
 	$(BIN)/sesstool inspect fixtures/dsh/crash-dangling-call/session.jsonl
 
-test: $(STAMP)  ## lint, type-check and run the whole test suite
+# make test runs pytest in two worker processes (pytest-xdist), CI's two cores; each test file
+# runs whole on one worker (--dist loadfile: module and package fixtures are made once), the
+# files handed out in collection order (tests/adversarial's long memory tests first, not last).
+# docs/ci.md "This project's own test suite": why, and the isolation rules a test must follow.
+# TEST_WORKERS=0 runs serially in one process.
+TEST_WORKERS ?= 2
+XDIST        := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+test: $(STAMP)  ## lint, type-check and run the whole test suite (two pytest workers)
 	$(BIN)/ruff check sesstool tests bench fuzz mutation
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(XDIST)
 
 DEEP_FACTOR ?= 20
 
 test-deep: $(STAMP)  ## the test suite with random seeds and DEEP_FACTOR x the Hypothesis examples (not in CI)
-	SESSTOOL_HYPOTHESIS_PROFILE=deep SESSTOOL_DEEP_FACTOR=$(DEEP_FACTOR) nice $(BIN)/pytest -q
+	SESSTOOL_HYPOTHESIS_PROFILE=deep SESSTOOL_DEEP_FACTOR=$(DEEP_FACTOR) nice $(BIN)/pytest -q $(XDIST)
 
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check sesstool tests bench fuzz mutation
@@ -61,9 +69,12 @@ bench-codex: $(STAMP)  ## only the Codex part of make bench: 100 MiB and 1 GiB r
 bench-fleet: $(STAMP)  ## fleet throughput: 10,000 small and 20 large logs, one process vs LocalCluster
 	$(BIN)/python bench/fleet.py
 
+# serial: the fleet lane is one file (one worker would run it all) with its own 2-worker cluster
 test-fleet: $(STAMP)  ## only the fleet lane (Dask + moto S3 on loopback; also part of make test)
 	$(BIN)/pytest -q -m fleet
 
+# serial, like the lanes, make mutate and mutation/covmap.py below: they write into the
+# repository (goldens), or were not measured under workers (lanes), or need one process (covmap)
 goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
 	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py tests/cli/test_fork.py tests/cli/test_inspect_roots.py tests/cli/test_not_a_log.py tests/mini tests/migrate tests/claude tests/core/test_repair_plan.py
 
