@@ -20,6 +20,7 @@ from sesstool.core.options import ScanOptions
 from sesstool.dialects.codex import waiting
 from sesstool.dialects.codex.waiting import SpilledCalls, Waiting
 from sesstool.engine.scan import scan_source
+from sesstool.store import spill
 from tests.conftest import FIXTURES, Sesstool
 from tests.spilled_outputs import (
     CODEX_CHILD,
@@ -36,19 +37,22 @@ IN_MEMORY = 1 << 62
 
 
 class Moves:
-    """Counts the spills of waiting calls while a threshold is forced."""
+    """Counts the spills of waiting calls (spill files opened for them) while a threshold is
+    forced."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.monkeypatch = monkeypatch
         self.count = 0
-        original = Waiting._move
+        moves = self
 
-        def counted(this: Waiting) -> None:
-            self.count += 1
-            original(this)
+        class Counted(spill.SpillFile):
+            def __init__(self, purpose: str = "a scan's state", cache_kib: int = spill.CACHE_KIB) -> None:
+                if purpose == "a rollout's calls waiting for their output":
+                    moves.count += 1
+                super().__init__(purpose, cache_kib)
 
-        monkeypatch.setattr(Waiting, "_move", counted)
-        monkeypatch.setattr(waiting, "_SLICE", 2)  # read back two rows a statement
+        monkeypatch.setattr(spill, "SpillFile", Counted)
+        monkeypatch.setattr(spill.OrderedRows, "_SLICE", 2)  # read back two rows a statement
 
     def at(self, calls: int, text: int = IN_MEMORY) -> None:
         self.monkeypatch.setattr(waiting, "SPILL_AT", calls)
