@@ -20,7 +20,6 @@ from sesstool.core.options import ScanOptions
 from sesstool.dialects.codex import waiting
 from sesstool.dialects.codex.waiting import SpilledCalls, Waiting
 from sesstool.engine.scan import scan_source
-from sesstool.store import spill
 from tests.conftest import FIXTURES, Sesstool
 from tests.spilled_outputs import (
     CODEX_CHILD,
@@ -28,6 +27,7 @@ from tests.spilled_outputs import (
     CODEX_SCANS,
     CODEX_VIEWS,
     Outputs,
+    SpillMoves,
     codex_plain,
     printed_and_written,
 )
@@ -36,33 +36,9 @@ LOGS = CODEX_LOGS
 IN_MEMORY = 1 << 62
 
 
-class Moves:
-    """Counts the spills of waiting calls (spill files opened for them) while a threshold is
-    forced."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.monkeypatch = monkeypatch
-        self.count = 0
-        moves = self
-
-        class Counted(spill.SpillFile):
-            def __init__(self, purpose: str = "a scan's state", cache_kib: int = spill.CACHE_KIB) -> None:
-                if purpose == "a rollout's calls waiting for their output":
-                    moves.count += 1
-                super().__init__(purpose, cache_kib)
-
-        monkeypatch.setattr(spill, "SpillFile", Counted)
-        monkeypatch.setattr(spill.OrderedRows, "_SLICE", 2)  # read back two rows a statement
-
-    def at(self, calls: int, text: int = IN_MEMORY) -> None:
-        self.monkeypatch.setattr(waiting, "SPILL_AT", calls)
-        self.monkeypatch.setattr(waiting, "SPILL_BYTES", text)
-        self.count = 0
-
-
 @pytest.fixture
-def moves(monkeypatch: pytest.MonkeyPatch) -> Moves:
-    return Moves(monkeypatch)
+def moves(monkeypatch: pytest.MonkeyPatch) -> SpillMoves:
+    return SpillMoves(monkeypatch, waiting, "a rollout's calls waiting for their output")
 
 
 def test_there_are_fixtures_to_compare() -> None:
@@ -82,7 +58,7 @@ def _plain(result: ScanResult) -> ScanResult:
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: Moves, log: Path) -> None:
+def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: SpillMoves, log: Path) -> None:
     for options in CODEX_SCANS:
         moves.at(IN_MEMORY)
         held = _plain(scan_source(log, options).scan)
@@ -99,7 +75,7 @@ def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: Moves, 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_waiting_calls_print_and_write_the_same_bytes(
-    sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
+    sesstool: Sesstool, moves: SpillMoves, log: Path, tmp_path: Path
 ) -> None:
     def outputs(calls: int) -> Outputs:
         moves.at(calls)
