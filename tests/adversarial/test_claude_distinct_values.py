@@ -148,3 +148,20 @@ def test_memory_does_not_grow_with_distinct_values(where: Path, command: str) ->
     small = _peak(where, _log(where, N), args)
     large = _peak(where, _log(where, 4 * N), args)
     assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+
+
+def test_the_expected_session_is_chosen_past_the_first_seen(where: Path) -> None:
+    """Resume follows the expected session when the file has it (§1.6), kept or not: its leaf,
+    envelope and prompt id are kept, and the several-sessions finding names its first line."""
+    from sesstool.dialects.claude.transcript import TranscriptScanner
+
+    scanner = TranscriptScanner("t.jsonl", expected_session="session-100")
+    scanner.feed_lines(_log(where, 200).read_bytes().splitlines(), 0, 1)
+    t = scanner.finish()
+    assert t.session_id == "session-100" and "session-100" not in t.sessions
+    assert t.closing.prompt_id == "p100" and t.leaf == str(uuid.UUID(int=101))
+    assert dict(t.closing.envelope)["sessionId"] == "session-100"
+    several = next(f for f in t.findings if f.rule == "claude-several-sessions")
+    assert several.message.startswith(
+        f"more than {FIRST_SEEN + 1} session ids in one file; resume follows session-100"
+    )
