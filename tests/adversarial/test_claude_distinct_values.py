@@ -163,5 +163,5 @@ def test_the_expected_session_is_chosen_past_the_first_seen(where: Path) -> None
     assert dict(t.closing.envelope)["sessionId"] == "session-100"
     several = next(f for f in t.findings if f.rule == "claude-several-sessions")
     assert several.message.startswith(
-        f"more than {FIRST_SEEN + 1} session ids in one file; resume follows session-100"
+        f"more than {FIRST_SEEN} session ids in one file; resume follows session-100"
     )

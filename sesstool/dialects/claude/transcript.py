@@ -422,7 +422,7 @@ class TranscriptScanner:
         if count > 1 or self.sessions.more:
             others = [s for s in self.sessions if s != session]
             first_other = min((self.sessions[s] for s in others), default=self.expected_at)
-            many = f"more than {count}" if self.sessions.more else str(count)
+            many = f"more than {len(self.sessions)}" if self.sessions.more else str(count)
             found.add(
                 CR.SEVERAL_SESSIONS,
                 f"{many} session ids in one file; resume follows {session}, "
