@@ -24,7 +24,12 @@ from tests.conftest import FIXTURES, ROOT
 MiB = 1 << 20
 N = 20_000
 SEED = sorted((FIXTURES / "codex" / "tool-call").glob("*.jsonl"))[0]
-_COMMANDS = {"validate": ["validate"], "inspect": ["inspect"], "inspect-json": ["inspect", "--json"]}
+_COMMANDS = {
+    "validate": ["validate"],
+    "inspect": ["inspect"],
+    "inspect-json": ["inspect", "--json"],
+    "derive": ["derive", "--format", "jsonl"],
+}
 
 
 def distinct_types(where: Path, n: int) -> Path:

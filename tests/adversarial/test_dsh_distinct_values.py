@@ -24,7 +24,12 @@ from tests.conftest import ROOT
 
 MiB = 1 << 20
 N = 20_000
-_COMMANDS = {"validate": ["validate"], "inspect": ["inspect"], "inspect-json": ["inspect", "--json"]}
+_COMMANDS = {
+    "validate": ["validate"],
+    "inspect": ["inspect"],
+    "inspect-json": ["inspect", "--json"],
+    "derive": ["derive", "--format", "jsonl"],
+}
 
 
 def distinct_values(where: Path, n: int) -> Path:
