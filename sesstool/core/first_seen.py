@@ -4,7 +4,9 @@ A hostile log can give every entry its own session id, version, cwd, branch, mod
 (spec agent-formats §1.3, §1.6: nothing limits them), so a set of them grows with the file.
 ``FirstSeen`` keeps the first ``FIRST_SEEN`` distinct values in first-seen order, each with a
 small value (a count, a line), and past them only that there were more: a count of the values
-beyond would need every value seen, and outputs say "and more" instead of a number.
+beyond would need every value seen, and outputs say "and more" instead of a number. What a
+scan says once per value (an unknown type) it says again for a value past them, never not at
+all (``fresh``): the findings are capped by ``--max-findings`` and the rest weighed anyway.
 """
 
 from __future__ import annotations
@@ -37,6 +39,15 @@ class FirstSeen(Generic[V]):
             return True
         self.more = True
         return False
+
+    def fresh(self, key: str, value: V) -> bool:
+        """``add``, answering whether ``key`` was not among the kept keys before: past the limit
+        a key not kept is fresh every time it comes (it cannot be told apart from one dropped),
+        so what is said once per key is said again rather than never."""
+        if key in self.kept:
+            return False
+        self.add(key, value)
+        return True
 
     def __contains__(self, key: object) -> bool:
         return key in self.kept

@@ -139,7 +139,7 @@ class Scanner:
             self.dropped.add(rule, kind, lambda: Finding(rule, kind, message, address or self.address()))
 
     def report_once(self, rule: str, key: str, message: str) -> None:
-        if self._seen_once.add(f"{rule}\0{key}", None):  # past FIRST_SEEN keys: not told apart
+        if self._seen_once.fresh(f"{rule}\0{key}", None):  # past FIRST_SEEN keys: said again
             self.report(rule, message)
 
     def clean_so_far(self) -> bool:

@@ -165,3 +165,20 @@ def test_the_expected_session_is_chosen_past_the_first_seen(where: Path) -> None
     assert several.message.startswith(
         f"more than {FIRST_SEEN} session ids in one file; resume follows session-100"
     )
+
+
+def test_unknown_types_past_first_seen_are_said_at_every_line(tmp_path: Path) -> None:
+    from sesstool.core.options import ScanOptions
+    from sesstool.engine.scan import scan_source
+
+    kinds = [f"kind-{i}" for i in range(FIRST_SEEN + 5)] + ["kind-0", f"kind-{FIRST_SEEN + 4}"]
+    log = tmp_path / f"{SESSION}.jsonl"
+    write(log, 1)  # one prompt (and kind-0 after it), then the other kinds
+    with log.open("a") as out:
+        out.write("".join(json.dumps({"type": k}) + "\n" for k in kinds[1:]))
+    found = [f for f in scan_source(log, ScanOptions()).scan.findings if f.rule == "claude-unknown-type"]
+    # the first FIRST_SEEN types once each (kind-0 again: not said again); each type after them
+    # at every one of its lines (told apart from nothing), the repeated last one too
+    said = [f.message.split("'")[1] for f in found]
+    assert said == [f"kind-{i}" for i in range(FIRST_SEEN + 5)] + [f"kind-{FIRST_SEEN + 4}"]
+    assert [f.address.line for f in found][-1] == len(kinds) + 1

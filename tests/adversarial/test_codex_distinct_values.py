@@ -65,6 +65,22 @@ def test_the_counts_stop_at_first_seen_and_say_so(tmp_path: Path) -> None:
     assert list(found[0]["by_item"])[:2] == ["item-0", "item-1"]  # type: ignore[call-overload]
 
 
+def test_unknown_kinds_past_first_seen_are_said_at_every_line_never_not_at_all(tmp_path: Path) -> None:
+    log = distinct_types(tmp_path, FIRST_SEEN + 6)
+    extra = log.read_bytes().splitlines()[-2:]  # the last pair again: no longer told apart
+    log.write_bytes(log.read_bytes() + b"\n".join(extra) + b"\n")
+    doc = json.loads(_run(["validate", "--format", "json", "--max-findings", "10000"], log))
+    messages = [str(f["message"]) for f in _walk(doc) if f.get("rule") == "codex-unknown-item-type"]
+    first = [m for m in messages if "(first seen here;" in m]
+    again = [m for m in messages if "(one of more than 64 such kinds;" in m]
+    # 32 line types and 32 item types are kept (in the order met); every kind met after them is
+    # said at each of its lines, the repeated last pair too; nothing goes unsaid
+    assert len(first) == FIRST_SEEN and len(messages) == len(first) + len(again)
+    assert len(again) == 2 * (FIRST_SEEN + 6) - FIRST_SEEN + 2
+    for i in range(FIRST_SEEN + 6):
+        assert any(f"'line-{i}'" in m for m in messages) and any(f"'item-{i}'" in m for m in messages)
+
+
 def _walk(doc: object) -> list[dict[str, object]]:
     """Every JSON object in ``doc``."""
     found: list[dict[str, object]] = []

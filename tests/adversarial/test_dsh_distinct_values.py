@@ -80,7 +80,16 @@ def test_the_counts_stop_at_first_seen_and_say_so(tmp_path: Path) -> None:
     ends = found[0]["turn_ends"]
     assert isinstance(ends, dict) and len(ends) == FIRST_SEEN and ends["k0"] == 1
     validated = _run(["validate", "--max-findings", "100000"], log).decode()
-    assert validated.count("marked ignorable") == FIRST_SEEN  # reported once each, the first 64
+    # every type is said: the first 64 once each, each type after them at each of its lines
+    assert validated.count("marked ignorable") == 200
+    assert all(f'"x/kind-{i}" marked ignorable' in validated for i in range(200))
+    again = distinct_values(tmp_path / "again", 70)  # the last type's line written twice
+    lines = again.read_bytes().splitlines()
+    twice = orjson.loads(lines[-1])
+    twice["seq"] += 1
+    again.write_bytes(again.read_bytes() + orjson.dumps(twice) + b"\n")
+    validated = _run(["validate", "--max-findings", "100000"], again).decode()
+    assert validated.count('"x/kind-69" marked ignorable') == 2 and validated.count('"x/kind-0" ') == 1
 
 
 def _walk(doc: object) -> list[dict[str, object]]:

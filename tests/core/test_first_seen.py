@@ -43,3 +43,16 @@ def test_tally_counts_the_kept_keys_exactly(keys: list[str], limit: int) -> None
     for key in distinct[:limit]:
         twin.count(key)
     assert list(tally.kept.items()) == [(k, counted[k]) for k in distinct[:limit]]
+
+
+@given(_KEYS, st.integers(min_value=0, max_value=12))
+def test_fresh_is_said_once_per_kept_key_and_every_time_past_them(keys: list[str], limit: int) -> None:
+    seen: FirstSeen[None] = FirstSeen(limit)
+    tally = Tally(limit)
+    said = [seen.fresh(key, None) for key in keys]
+    counted = [tally.count(key) for key in keys]
+    kept = list(dict.fromkeys(keys))[:limit]
+    # a kept key: said at its first offer only; a key beyond them: said at every offer
+    assert said == [k not in kept or i == keys.index(k) for i, k in enumerate(keys)]
+    assert counted == [k in kept and i == keys.index(k) for i, k in enumerate(keys)]  # kept now
+    assert all(any(s for s, k in zip(said, keys, strict=True) if k == key) for key in set(keys))

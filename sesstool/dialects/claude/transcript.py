@@ -131,7 +131,8 @@ class TranscriptScanner:
         if not isinstance(kind, str):
             self.found.add(CR.ENTRY_SHAPE, "entry has no string `type`", offset, lineno)
             return
-        new = self.by_type.count(kind)  # past FIRST_SEEN types a new one is not told apart
+        new = kind not in self.by_type  # past FIRST_SEEN types one not kept is said again
+        self.by_type.count(kind)
         self._file_facts(entry, offset, lineno)
         if kind in vocab.CHAIN_TYPES:
             self._graph_entry(kind, entry, offset, lineno)

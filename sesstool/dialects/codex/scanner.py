@@ -437,11 +437,13 @@ class CodexScanner:
             )
 
     def _unknown(self, what: str, offset: int, lineno: int, frame: int | None) -> None:
-        if not self._unknown_reported.add(what, None):  # reported, or past FIRST_SEEN kinds
+        if not self._unknown_reported.fresh(what, None):
             return
+        # past FIRST_SEEN kinds one not kept is said again at each line: it may not be the first
+        where = "first seen here" if what in self._unknown_reported else "one of more than 64 such kinds"
         self._add(
             CX.UNKNOWN_ITEM_TYPE,
-            f"{what} is unknown to Codex 0.171 (first seen here; tolerated, never sent to the model)",
+            f"{what} is unknown to Codex 0.171 ({where}; tolerated, never sent to the model)",
             self._address(offset, lineno, frame),
         )
 
