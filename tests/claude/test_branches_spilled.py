@@ -211,3 +211,17 @@ def test_the_spilled_check_answers_what_the_check_in_memory_answers(
             assert _check(spilled, session) == _check(in_memory, session)  # asked again: the same
     finally:
         entry_graph._BATCH, spill.PAGE, spill.CACHED_PAGES = saved
+
+
+def test_a_spilled_fan_costs_lookups_linear_in_its_size(walks: Walks, tmp_path: Path) -> None:
+    """tests/claude/test_branch_fan.py on the spilled path: the group lookups of a fan of
+    replies grow linearly with it (each child's groups looked up a fixed number of times)."""
+    from tests.claude.test_branch_fan import _lookups, fan
+
+    walks.at(0)
+    with pytest.MonkeyPatch.context() as patch:
+        small, small_branches = _lookups(patch, fan(tmp_path, 500))
+        large, large_branches = _lookups(patch, fan(tmp_path, 2000))
+    assert walks.count == 2
+    assert (small_branches, large_branches) == (499, 1999)
+    assert large <= 4.5 * small and large <= 10 * 2000, (small, large)
