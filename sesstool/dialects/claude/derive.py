@@ -345,6 +345,11 @@ class Index:
         if isinstance(uuid, str) and uuid in preserved:
             self.by_uuid[uuid] = min(line, self.by_uuid.get(uuid, line))  # the first in the file
 
+    @property
+    def spill_file(self) -> SpillFile | None:
+        """The index's spill file (past ``SPILL_AT`` wanted lines), else None."""
+        return self._store
+
     def emitted(self) -> IntArray:
         """Zeros, a bit per line: in memory, or in the spill file with the index."""
         size = (self.lines >> 3) + 1
@@ -407,11 +412,15 @@ class Derivation:
         self.entry = entry
         self.index = Index(scan, entry)
         self.best_effort: tuple[str, ...] = ()
+        # where a run of pending calls goes past ``held.HELD_AT`` (``interrupted.py``): the
+        # index's spill file when it has one, else one opened then; shared by every pass
+        self.store = Store("a large transcript's derivation")
+        self.store.file = self.index.spill_file
 
     def messages(self) -> Iterator[DerivedMessage]:
         """One pass; ``best_effort`` holds its reasons once it is exhausted."""
         scan, entry = self.scan, self.entry
-        builder = _Builder(self.index, entry, emitted=self.index.emitted())
+        builder = _Builder(self.index, entry, emitted=self.index.emitted(), store=self.store)
         preserved = {u for c in scan.compactions for u in c.preserved}
         for line in scan.chain:
             found = entry(line)
