@@ -5,7 +5,10 @@
 the bytes ``dumps_pretty`` would give for the document with those arrays held as lists — the
 same indentation and separators, byte for byte — but dumps the rest of the document with a
 placeholder in each array's place and writes the array's members between the halves, one dump
-per member: what is held is the document without its closers, and one closer.
+per member: what is held is the document without its closers, and one closer. derive writes a
+Claude message whose content is a ``Closers`` (a spilled run of interrupted results,
+``dialects/claude/interrupted.py``) the same way: ``pretty_pieces`` for ``--format json``,
+``compact_pieces`` (one JSONL line, ``jsonline.dumps``'s bytes) for JSONL.
 """
 
 from __future__ import annotations
