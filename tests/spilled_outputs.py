@@ -94,3 +94,30 @@ def codex_plain(result: ScanResult) -> ScanResult:
         open=dataclasses.replace(result.open, pending=tuple(result.open.pending)),
         messages=list(messages) if messages is not None else None,
     )
+
+
+class SpillMoves:
+    """Counts the spill files opened for ``purpose`` (each is one move of a ``SpillingRows``)
+    while a test forces ``module``'s ``SPILL_AT`` and ``SPILL_BYTES``; tables read back two rows
+    a statement, so that reading in slices is exercised too."""
+
+    def __init__(self, monkeypatch: Any, module: Any, purpose: str) -> None:
+        from sesstool.store import spill
+
+        self.monkeypatch, self.module = monkeypatch, module
+        self.count = 0
+        moves = self
+
+        class Counted(spill.SpillFile):
+            def __init__(self, why: str = "a scan's state", cache_kib: int = spill.CACHE_KIB) -> None:
+                if why == purpose:
+                    moves.count += 1
+                super().__init__(why, cache_kib)
+
+        monkeypatch.setattr(spill, "SpillFile", Counted)
+        monkeypatch.setattr(spill.OrderedRows, "_SLICE", 2)
+
+    def at(self, items: int, text: int = 1 << 62) -> None:
+        self.monkeypatch.setattr(self.module, "SPILL_AT", items)
+        self.monkeypatch.setattr(self.module, "SPILL_BYTES", text)
+        self.count = 0

@@ -414,6 +414,11 @@ class OrderedRows(SpilledTable):
     def values(self) -> Iterator[Any]:  # type: ignore[override]
         return (value for _, value in self._rows())
 
+    def drop(self) -> None:
+        """Remove the table from its file (the rows are gone; the object is empty and unusable)."""
+        self._spill.execute(f"DROP TABLE {self._name}")
+        self._count = 0
+
     def copy(self) -> OrderedRows:
         """An independent copy (a new table in the same file, filled by SQLite: nothing held)."""
         twin = OrderedRows(self._spill)

@@ -9,7 +9,7 @@ What is bounded: the scan and the commands that do not list every unfinished tur
 whose findings stop at ``--max-findings``; ``derive``). ``inspect`` (a row and a predicted closer
 per unfinished turn), ``repair`` and ``fork``, which print or write a closer per unfinished turn,
 walk them without holding them: ``test_streamed_closers.py``
-(docs/reliability.md "Item 1, what is still held")."""
+(docs/reliability.md "Item 1, what grows with the log")."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ the path millions take.
 What is bounded: the scan and the commands that do not list every waiting call (``validate``,
 whose findings stop at ``--max-findings``; ``derive``). ``inspect``, ``repair`` and ``fork``,
 which print or write a closer per waiting call, walk those closers without holding them:
-``test_streamed_closers.py`` (docs/reliability.md "Item 1, what is still held")."""
+``test_streamed_closers.py`` (docs/reliability.md "Item 1, what grows with the log")."""
 
 from __future__ import annotations
 

@@ -23,8 +23,9 @@ def test_closers_are_made_again_on_each_walk_and_equal_the_held_tuple() -> None:
     assert closers == tuple({"seq": n} for n in range(5)) == closers
     assert [{"seq": n} for n in range(5)] == closers
     assert closers[0] == {"seq": 0} and closers[-1] == {"seq": 4} and closers[1:3] == ({"seq": 1}, {"seq": 2})
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"^closer index out of range$"):
         closers[5]
+    assert not hasattr(closers, "__dict__")  # slots: one small object per sequence, held per scan
     assert not Closers.of(()) and Closers.of(()) == [] and len(Closers.of([1, 2])) == 2
     assert list(Closers.joined((0,), Closers.of([1, 2]), ())) == [0, 1, 2]
     assert len(Closers.joined((0,), Closers.of([1, 2]))) == 3
@@ -45,3 +46,25 @@ def test_ends_batches_joined(items: list[int], keep: int) -> None:
     lines = [str(n).encode() + b"\n" for n in items]
     pieces = list(joined(lines, keep))
     assert b"".join(pieces) == b"".join(lines) and all(pieces)
+    # each piece but the last ends at the first line that brings it to ``keep`` bytes
+    cut = [len(b"".join(lines[:n])) for n in range(len(lines) + 1)]
+    ends_at = [sum(map(len, pieces[: i + 1])) for i in range(len(pieces))]
+    assert set(ends_at) <= set(cut)
+    starts = [0, *ends_at[:-1]]
+    for start, end in zip(starts[:-1], ends_at[:-1], strict=True):
+        last_line_start = max(c for c in cut if c < end)
+        assert end - start >= keep > last_line_start - start
+
+
+def test_ends_at_exactly_twice_keep_is_one_part() -> None:
+    assert ends(range(6), 3) == ((0, 1, 2, 3, 4, 5), ())
+    assert ends(range(7), 3) == ((0, 1, 2), (4, 5, 6))
+    assert ends((), 1) == ((), ())
+
+
+def test_joined_pieces_reach_the_size_then_start_again() -> None:
+    lines = [b"ab\n", b"c\n", b"defg\n", b"h\n", b"i\n"]
+    assert list(joined(lines, 4)) == [b"ab\nc\n", b"defg\n", b"h\ni\n"]
+    assert list(joined(lines, 1)) == lines
+    assert list(joined(lines, 100)) == [b"".join(lines)]
+    assert list(joined([], 4)) == []

@@ -5,7 +5,7 @@ the orphan results). Each is held in memory up to ``HELD_AT`` items, then moved 
 spill file (store/spill.py) and read back whenever it is walked, in the same order.
 
 ``HeldRows``: an ordered ``dict`` of str keys (a dict's semantics: a key set again keeps its
-place, ``pop`` removes it), past the threshold an ``OrderedRows`` table. ``HeldList``: an
+place, ``pop`` removes it), past the threshold an ``OrderedRows`` table (``store.spilling``). ``HeldList``: an
 append-only list of picklable values, past the threshold a numbered table; a ``Sequence``
 compared by its items (``ItemsEqual``), so a spilled one equals the tuple it stands for.
 Both copy independently (a spilled one into a new table of the same file: nothing held).
@@ -21,7 +21,8 @@ from itertools import islice
 from typing import Any, Generic, TypeVar
 
 from sesstool.core.sequences import ItemsEqual
-from sesstool.store.spill import OrderedRows, SpillFile
+from sesstool.store.spill import SpillFile
+from sesstool.store.spilling import SpillingRows
 
 HELD_AT = 4096  # items in memory; past them a structure moves to the spill file
 _SLICE = 1024  # rows read back per statement
@@ -43,44 +44,17 @@ class Store:
         return self.file
 
 
-class HeldRows:
+class HeldRows(SpillingRows):
     """An ordered ``dict`` of str keys, moved to ``store()`` past ``HELD_AT`` keys."""
 
+    __slots__ = ()
+
     def __init__(self, store: Store) -> None:
-        self._store = store
-        self._rows: dict[str, Any] | OrderedRows = {}
+        super().__init__(store, _limits)
 
-    def __len__(self) -> int:
-        return len(self._rows)
 
-    def __bool__(self) -> bool:
-        return len(self._rows) > 0
-
-    @property
-    def spilled(self) -> bool:
-        return isinstance(self._rows, OrderedRows)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._rows[key] = value
-        if len(self._rows) > HELD_AT and isinstance(self._rows, dict):
-            self._rows = OrderedRows(self._store(), self._rows.items())
-
-    def __getitem__(self, key: str) -> Any:
-        return self._rows[key]
-
-    def pop(self, key: str, default: Any = None) -> Any:
-        return self._rows.pop(key, default)
-
-    def items(self) -> Iterable[tuple[str, Any]]:
-        return self._rows.items()
-
-    def values(self) -> Iterable[Any]:
-        return self._rows.values()
-
-    def copy(self) -> HeldRows:
-        twin = HeldRows(self._store)
-        twin._rows = self._rows.copy()
-        return twin
+def _limits() -> tuple[int, None]:
+    return HELD_AT, None  # read when used (the tests lower it)
 
 
 class HeldList(ItemsEqual[T], Generic[T]):

@@ -4,12 +4,12 @@ Per ``event_msg`` ``task_started`` not yet ended the scanner keeps an ``OpenTurn
 root turn id, start time and where its line is: what a closer, ``inspect`` and the timeline show
 of it). A hostile rollout of many task_started lines never ended holds one per line: past
 ``SPILL_AT`` turns, or ``SPILL_BYTES`` of their ids, the turns move to an ordered table of a
-spill file (``store.spill.OrderedRows``, opened and imported only then), keyed by the turn id
-(no turn id is a key of its own), in the order the turns started, so that memory no longer
-grows with them. Python's dict semantics are kept exactly (agent-formats §3: ``task_started``
-and ``task_complete`` / ``turn_aborted`` paired as the scanner pairs them): a turn id started
-again keeps its place and takes the later record; an end removes its turn when it is open,
-else the turn started last (``dict.popitem``).
+spill file (``store.spilling.SpillingRows``: store/spill.py is opened and imported only
+then), keyed by the turn id (no turn id is a key of its own), in the order the turns started,
+so that memory no longer grows with them. Python's dict semantics are kept exactly
+(agent-formats §3: ``task_started`` and ``task_complete`` / ``turn_aborted`` paired as the
+scanner pairs them): a turn id started again keeps its place and takes the later record; an
+end removes its turn when it is open, else the turn started last (``dict.popitem``).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, overload
 
 from sesstool.core.sequences import ItemsEqual
 from sesstool.dialects.codex.model import OpenTurn
+from sesstool.store.spilling import SpillingRows
 
 if TYPE_CHECKING:
-    from sesstool.store.spill import OrderedRows
+    from sesstool.store.spill import SpillFile
 
 SPILL_AT = 1 << 14  # unfinished turns held in memory; past them the turns move to a spill file
 SPILL_BYTES = 8 << 20  # ... or past this much text (turn ids, root turn ids) in them
@@ -32,86 +33,65 @@ def _size(turn: OpenTurn) -> int:
     return 64 + sum(len(x) for x in (turn.turn_id, turn.root_turn_id) if x is not None)
 
 
+def _limits() -> tuple[int, int]:
+    return SPILL_AT, SPILL_BYTES  # read when used (the tests lower them)
+
+
+def _open_file() -> SpillFile:
+    from sesstool.store.spill import SpillFile  # sqlite3: only many open turns
+
+    return SpillFile("a rollout's unfinished turns")
+
+
 def _key(turn_id: str | None) -> str:
     """The table's key: the turn id behind a mark, so that no turn id (None) is a key of its own."""
     return "-" if turn_id is None else "=" + turn_id
 
 
 class OpenTurns:
-    """turn id -> its ``OpenTurn``, in the order the turns started (dict semantics)."""
+    """turn id -> its ``OpenTurn``, in the order the turns started (dict semantics), on
+    ``store.spilling.SpillingRows``."""
 
     def __init__(self) -> None:
-        self._held: dict[str | None, OpenTurn] = {}
-        self._bytes = 0
-        self._rows: OrderedRows | None = None
+        self._rows = SpillingRows(_open_file, _limits, _size)
 
     @property
     def spilled(self) -> bool:
-        return self._rows is not None
+        return self._rows.spilled
 
     def __len__(self) -> int:
-        return len(self._rows) if self._rows is not None else len(self._held)
+        return len(self._rows)
 
     def start(self, turn: OpenTurn) -> None:
         """``turns[turn.turn_id] = turn``."""
-        if self._rows is not None:
-            self._rows[_key(turn.turn_id)] = turn
-            return
-        old = self._held.get(turn.turn_id)
-        if old is not None:
-            self._bytes -= _size(old)
-        self._held[turn.turn_id] = turn
-        self._bytes += _size(turn)
-        if len(self._held) > SPILL_AT or self._bytes > SPILL_BYTES:
-            from sesstool.store.spill import OrderedRows, SpillFile  # sqlite3: only many open turns
-
-            held = ((_key(tid), t) for tid, t in self._held.items())
-            self._rows = OrderedRows(SpillFile("a rollout's unfinished turns"), held)
-            self._held, self._bytes = {}, 0
+        self._rows[_key(turn.turn_id)] = turn
 
     def end(self, turn_id: str | None) -> None:
         """``del turns[turn_id]`` when it is open, else ``turns.popitem()`` when any is."""
         rows = self._rows
-        if rows is not None:
-            try:
-                del rows[_key(turn_id)]
-            except KeyError:
-                if len(rows):
-                    rows.popitem()
-            return
-        held = self._held
-        if turn_id in held:
-            self._bytes -= _size(held.pop(turn_id))
-        elif held:
-            self._bytes -= _size(held.popitem()[1])
+        if rows.pop(_key(turn_id)) is None and rows:
+            rows.popitem()
 
     def copy(self) -> OpenTurns:
         """An independent copy (a spilled table copied inside its spill file)."""
         twin = OpenTurns()
-        if self._rows is not None:
-            twin._rows = self._rows.copy()
-        else:
-            twin._held, twin._bytes = dict(self._held), self._bytes
+        twin._rows = self._rows.copy()
         return twin
 
     def turns(self) -> Iterator[OpenTurn]:
         """The open turns in the order they started (read back a slice at a time if spilled)."""
-        if self._rows is not None:
-            return self._rows.values()
-        return iter(list(self._held.values()))
+        return self._rows.values()
 
     def last(self) -> OpenTurn | None:
         """The turn started last (None when none is open)."""
-        if self._rows is not None:
-            found = self._rows.last()
-            return found[1] if found is not None else None
-        return next(reversed(self._held.values()), None)
+        found = self._rows.last()
+        return found[1] if found is not None else None
 
     def view(self) -> tuple[OpenTurn, ...] | SpilledTurns:
         """The open turns: a tuple while they are in memory, else a sequence that reads them back
         from the spill file whenever it is walked."""
-        if self._rows is None:
-            return tuple(self._held.values())
+        if not self._rows.spilled:
+            return tuple(self._rows.values())
         return SpilledTurns(self)
 
 

@@ -21,7 +21,6 @@ from sesstool.dialects.codex import open_turns
 from sesstool.dialects.codex.model import OpenTurn
 from sesstool.dialects.codex.open_turns import OpenTurns, SpilledTurns
 from sesstool.engine.scan import scan_source
-from sesstool.store import spill
 from tests.conftest import FIXTURES, Sesstool
 from tests.spilled_outputs import (
     CODEX_CHILD,
@@ -29,6 +28,7 @@ from tests.spilled_outputs import (
     CODEX_SCANS,
     CODEX_VIEWS,
     Outputs,
+    SpillMoves,
     codex_plain,
     printed_and_written,
 )
@@ -37,33 +37,9 @@ LOGS = CODEX_LOGS
 IN_MEMORY = 1 << 62
 
 
-class Moves:
-    """Counts the spills of unfinished turns (spill files opened for them) while a threshold is
-    forced."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.monkeypatch = monkeypatch
-        self.count = 0
-        moves = self
-
-        class Counted(spill.SpillFile):
-            def __init__(self, purpose: str = "a scan's state", cache_kib: int = spill.CACHE_KIB) -> None:
-                if purpose == "a rollout's unfinished turns":
-                    moves.count += 1
-                super().__init__(purpose, cache_kib)
-
-        monkeypatch.setattr(spill, "SpillFile", Counted)
-        monkeypatch.setattr(spill.OrderedRows, "_SLICE", 2)  # read back two rows a statement
-
-    def at(self, turns: int, text: int = IN_MEMORY) -> None:
-        self.monkeypatch.setattr(open_turns, "SPILL_AT", turns)
-        self.monkeypatch.setattr(open_turns, "SPILL_BYTES", text)
-        self.count = 0
-
-
 @pytest.fixture
-def moves(monkeypatch: pytest.MonkeyPatch) -> Moves:
-    return Moves(monkeypatch)
+def moves(monkeypatch: pytest.MonkeyPatch) -> SpillMoves:
+    return SpillMoves(monkeypatch, open_turns, "a rollout's unfinished turns")
 
 
 def _open(result: ScanResult) -> Any:
@@ -83,7 +59,7 @@ def _plain(result: ScanResult) -> ScanResult:
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_spilled_turns_scan_what_the_turns_in_memory_scan(moves: Moves, log: Path) -> None:
+def test_spilled_turns_scan_what_the_turns_in_memory_scan(moves: SpillMoves, log: Path) -> None:
     for options in CODEX_SCANS:
         moves.at(IN_MEMORY)
         held = _plain(scan_source(log, options).scan)
@@ -102,7 +78,7 @@ def test_spilled_turns_scan_what_the_turns_in_memory_scan(moves: Moves, log: Pat
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_turns_print_and_write_the_same_bytes(
-    sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
+    sesstool: Sesstool, moves: SpillMoves, log: Path, tmp_path: Path
 ) -> None:
     def outputs(turns: int) -> Outputs:
         moves.at(turns)

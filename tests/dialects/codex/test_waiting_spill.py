@@ -27,6 +27,7 @@ from tests.spilled_outputs import (
     CODEX_SCANS,
     CODEX_VIEWS,
     Outputs,
+    SpillMoves,
     codex_plain,
     printed_and_written,
 )
@@ -35,30 +36,9 @@ LOGS = CODEX_LOGS
 IN_MEMORY = 1 << 62
 
 
-class Moves:
-    """Counts the spills of waiting calls while a threshold is forced."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.monkeypatch = monkeypatch
-        self.count = 0
-        original = Waiting._move
-
-        def counted(this: Waiting) -> None:
-            self.count += 1
-            original(this)
-
-        monkeypatch.setattr(Waiting, "_move", counted)
-        monkeypatch.setattr(waiting, "_SLICE", 2)  # read back two rows a statement
-
-    def at(self, calls: int, text: int = IN_MEMORY) -> None:
-        self.monkeypatch.setattr(waiting, "SPILL_AT", calls)
-        self.monkeypatch.setattr(waiting, "SPILL_BYTES", text)
-        self.count = 0
-
-
 @pytest.fixture
-def moves(monkeypatch: pytest.MonkeyPatch) -> Moves:
-    return Moves(monkeypatch)
+def moves(monkeypatch: pytest.MonkeyPatch) -> SpillMoves:
+    return SpillMoves(monkeypatch, waiting, "a rollout's calls waiting for their output")
 
 
 def test_there_are_fixtures_to_compare() -> None:
@@ -78,7 +58,7 @@ def _plain(result: ScanResult) -> ScanResult:
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: Moves, log: Path) -> None:
+def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: SpillMoves, log: Path) -> None:
     for options in CODEX_SCANS:
         moves.at(IN_MEMORY)
         held = _plain(scan_source(log, options).scan)
@@ -95,7 +75,7 @@ def test_spilled_waiting_calls_scan_what_the_calls_in_memory_scan(moves: Moves, 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_waiting_calls_print_and_write_the_same_bytes(
-    sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
+    sesstool: Sesstool, moves: SpillMoves, log: Path, tmp_path: Path
 ) -> None:
     def outputs(calls: int) -> Outputs:
         moves.at(calls)

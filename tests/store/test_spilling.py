@@ -1,0 +1,128 @@
+"""``store.spilling.SpillingRows`` (issue 11 item 1): whatever is done to it, it answers as the
+``dict`` it stands for, in memory and after the move to its spill file; it moves exactly when a
+limit is first passed, once, and never holds the spilled rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sesstool.store import spill
+from sesstool.store.spill import SpillFile
+from sesstool.store.spilling import SpillingRows
+
+keys = st.text(alphabet="ab\ud800é", min_size=0, max_size=3)  # a lone surrogate is a key too
+values = st.one_of(st.integers(), st.text(max_size=6), st.tuples(st.integers(), st.none()))
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("set"), keys, values),
+        st.tuples(st.just("pop"), keys),
+        st.tuples(st.just("popitem")),
+        st.tuples(st.just("copy")),
+        st.tuples(st.just("clear")),
+    ),
+    max_size=40,
+)
+
+
+def size(value: Any) -> int:
+    return 1 + len(str(value))
+
+
+def check(rows: SpillingRows, model: dict[str, Any]) -> None:
+    assert len(rows) == len(model) and bool(rows) == bool(model)
+    assert list(rows.items()) == list(model.items())
+    assert list(rows.values()) == list(model.values())
+    assert rows.last() == (next(reversed(model.items())) if model else None)
+    for key in model:
+        assert key in rows and rows[key] == model[key] and rows.get(key) == model[key]
+    assert "zz" not in rows and rows.get("zz", 7) == 7
+    with pytest.raises(KeyError):
+        rows["zz"]
+
+
+@given(ops, st.integers(min_value=0, max_value=5), st.one_of(st.none(), st.integers(0, 30)))
+def test_it_answers_as_a_dict_before_and_after_the_move(ops: list[Any], at: int, most: int | None) -> None:
+    files: list[SpillFile] = []
+
+    def open_file() -> SpillFile:
+        files.append(SpillFile("a test's rows"))
+        return files[-1]
+
+    rows = SpillingRows(open_file, lambda: (at, most), size if most is not None else None)
+    model: dict[str, Any] = {}
+    copies: list[tuple[SpillingRows, dict[str, Any]]] = []
+    held_bytes = 0
+    for op in ops:
+        if op[0] == "set":
+            was_spilled = rows.spilled
+            old = model.get(op[1])
+            held_bytes += size(op[2]) - (size(old) if old is not None else 0)
+            rows[op[1]] = model[op[1]] = op[2]
+            # the move happens exactly when a limit is first passed, and only then
+            passed = len(model) > at or (most is not None and held_bytes > most)
+            assert rows.spilled == (was_spilled or passed)
+        elif op[0] == "pop":
+            if op[1] in model:
+                held_bytes -= size(model[op[1]])
+            assert rows.pop(op[1], "none") == model.pop(op[1], "none")
+        elif op[0] == "popitem":
+            if model:
+                pair = model.popitem()
+                held_bytes -= size(pair[1])
+                assert rows.popitem() == pair
+            else:
+                with pytest.raises(KeyError):
+                    rows.popitem()
+        elif op[0] == "copy":
+            copies.append((rows.copy(), dict(model)))
+        else:
+            rows.clear()
+            model.clear()
+            held_bytes = 0
+            assert not rows.spilled
+        check(rows, model)
+        if not rows.spilled:
+            assert rows._bytes == (held_bytes if most is not None else 0)
+    assert len(files) <= 1 + sum(op[0] == "clear" for op in ops)  # one file per move, never more
+    for twin, snapshot in copies:  # each copy kept what it had, whatever happened after
+        check(twin, snapshot)
+        assert type(twin) is SpillingRows
+
+
+def test_spilled_rows_are_not_held_and_read_back_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spill.OrderedRows, "_SLICE", 3)
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (4, None))
+    for n in range(10):
+        rows[f"k{n}"] = n
+    assert rows.spilled and rows._held == {} and rows._bytes == 0
+    assert list(rows.items()) == [(f"k{n}", n) for n in range(10)]
+    rows.clear()
+    assert not rows.spilled and len(rows) == 0 and list(rows.items()) == []
+
+
+def test_the_limits_are_read_when_used() -> None:
+    limit = [100]
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (limit[0], None))
+    rows["a"], rows["b"] = 1, 2
+    assert not rows.spilled
+    limit[0] = 2
+    rows["a"] = 3  # set again: still two keys, not past two
+    assert not rows.spilled
+    rows["c"] = 4
+    assert rows.spilled and list(rows.items()) == [("a", 3), ("b", 2), ("c", 4)]
+
+
+def test_a_subclass_copies_as_itself() -> None:
+    class Named(SpillingRows):
+        __slots__ = ()
+
+    rows = Named(lambda: SpillFile("a test's rows"), lambda: (0, None))
+    rows["x"] = 1
+    twin = rows.copy()
+    assert type(twin) is Named and rows.spilled and twin.spilled and list(twin.items()) == [("x", 1)]
+    twin["y"] = 2
+    assert list(rows.items()) == [("x", 1)] and repr(twin) == "SpillingRows(2 rows, spilled)"
