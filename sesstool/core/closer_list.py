@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import chain, islice
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from sesstool.core.jsonline import encodable
 from sesstool.core.sequences import WalkedIndex
 
 T = TypeVar("T")
@@ -55,6 +56,39 @@ class Closers(WalkedIndex[T]):
     def mapped(self, then: Callable[[T], U]) -> Closers[U]:
         """The same records, each made into ``then(record)`` as it is walked."""
         return Closers(lambda: map(then, self), len(self))
+
+
+def swapped(value: Any, token: str, arrays: list[Collection[Any]]) -> Any:
+    """``value`` (a JSON value) with each ``Closers`` in it (in a dict or a list, at any depth)
+    replaced by the placeholder string ``TOKEN-N``, the ``Closers`` appended to ``arrays``."""
+    if isinstance(value, Closers):
+        arrays.append(value)
+        return f"{token}-{len(arrays) - 1}"
+    if isinstance(value, dict):
+        return {key: swapped(item, token, arrays) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [swapped(item, token, arrays) for item in value]
+    return value
+
+
+def walked(value: Any) -> None:
+    """Walk every ``Closers`` in ``value`` (a JSON value), holding nothing: what a redactor
+    mapped onto it meets every member, in order (``core.redact``)."""
+    if isinstance(value, Closers | list | tuple):
+        for item in value:
+            walked(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            walked(item)
+
+
+def walked_encodable(value: Any) -> bool:
+    """``jsonline.encodable`` of ``value`` with each ``Closers`` in it as a list, one member at a
+    time (nothing held)."""
+    arrays: list[Collection[Any]] = []
+    if not encodable(swapped(value, "walked", arrays)):
+        return False
+    return all(walked_encodable(member) for array in arrays for member in array)
 
 
 def ends(items: Collection[T], keep: int) -> tuple[tuple[T, ...], tuple[T, ...]]:

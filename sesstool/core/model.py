@@ -123,6 +123,8 @@ class Stats:
     usage: Usage
     time: TimeSpan
     lineage: Lineage
+    # the lists above cut at ``first_seen.FIRST_SEEN`` values, by their --json names (issue 11 item 1)
+    more: tuple[str, ...] = ()
 
 
 TailKind = Literal["none", "torn-line", "torn-frame", "uncommitted"]

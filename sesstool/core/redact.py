@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core.closer_list import Closers
+
 _TOKEN = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
 _PEM = re.compile(
     r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----.*?(-----END \1PRIVATE KEY\2-----|\Z)", re.DOTALL
@@ -159,6 +161,8 @@ class Redactor:
         """A JSON value with every string (keys included) passed through ``text``."""
         if isinstance(obj, str):
             return self.text(obj)
+        if isinstance(obj, Closers):  # made as walked (a run of interrupted results): each member
+            return obj.mapped(self.value)  # redacted as it is walked, the same token each walk
         if isinstance(obj, list):
             return [self.value(v) for v in obj]
         if isinstance(obj, tuple):

@@ -8,6 +8,7 @@ page bounded. Text fields hold raw log text: renderers escape it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,8 +75,9 @@ class Message:
     """One derived message, normalised across dialects (roles as the log writes them)."""
 
     role: str
-    parts: tuple[Part, ...]
+    parts: Sequence[Part]  # a tuple on the page (``bounded`` may give parts made as walked)
     truncated: int  # characters cut from its parts to keep the page bounded
+    parts_hidden: int = 0  # parts between the first and last shown (a message of thousands)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, Protocol
 
+from sesstool.core.first_seen import FirstSeen, Tally
 from sesstool.core.fold import Fold
 from sesstool.core.header import MAX_SAFE, Header
 from sesstool.core.model import PendingCall, TimelineEntry
@@ -85,6 +86,8 @@ class _Copyable:
             value = getattr(self, name)
             if isinstance(value, (dict, list, set)):
                 setattr(twin, name, copy.copy(value))
+            elif isinstance(value, FirstSeen):
+                setattr(twin, name, value.copy())
         return twin
 
 
@@ -198,9 +201,11 @@ class Statistics(_Copyable):
     )
 
     def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
+        # by event type and by turn/end reason: the first FIRST_SEEN of the values the log
+        # chose (first_seen.py, issue 11 item 1); the hot loop counts handled types in ``kept``
+        self.counts = Tally()
         self.turns = 0
-        self.turn_ends: dict[str, int] = {}
+        self.turn_ends = Tally()
         self.steps = 0
         self.advertised_total = 0
         self.started_total = 0
@@ -231,10 +236,10 @@ class Statistics(_Copyable):
             self.min_time = ms
 
     def count(self, t: str) -> None:
-        self.counts[t] = self.counts.get(t, 0) + 1
+        self.counts.count(t)
 
     def turn_end(self, reason: str) -> None:
-        self.turn_ends[reason] = self.turn_ends.get(reason, 0) + 1
+        self.turn_ends.count(reason)
 
 
 def _itself(value: Any) -> Any:

@@ -41,9 +41,9 @@ def statistics(state: EventState, next_seq: int, last_time: int, pending: Sequen
     timed = st.first_time is not None
     return Stats(
         events=next_seq,
-        by_type=tuple(sorted(st.counts.items())),
+        by_type=tuple(sorted(st.counts.kept.items())),
         turns=st.turns,
-        turn_ends=tuple(sorted(st.turn_ends.items())),
+        turn_ends=tuple(sorted(st.turn_ends.kept.items())),
         steps=st.steps,
         tool_calls=ToolCallStats(
             st.advertised_total,
@@ -63,6 +63,7 @@ def statistics(state: EventState, next_seq: int, last_time: int, pending: Sequen
             st.backwards,
         ),
         lineage=lineage(header, state.version, st.markers, st.marker_count),
+        more=tuple(name for name, seen in (("by_type", st.counts), ("turn_ends", st.turn_ends)) if seen.more),
     )
 
 

@@ -33,6 +33,7 @@ from sesstool.core.classify import (
 from sesstool.core.dropped import Dropped
 from sesstool.core.envelope import count_only, envelope_problems, plain_surface, refusal
 from sesstool.core.errors import Address
+from sesstool.core.first_seen import FirstSeen
 from sesstool.core.header import MAX_SAFE
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
@@ -96,7 +97,7 @@ class Scanner:
         self.stopped = self.fatal = self.header_done = self.unsupported_version = False
         self.findings: list[Finding] = []
         self.dropped = Dropped()  # past max_findings: not kept, still weighed
-        self._seen_once: set[tuple[str, str]] = set()
+        self._seen_once: FirstSeen[None] = FirstSeen()  # rule + key: the first FIRST_SEEN (first_seen.py)
         self._framing: list[FramingFact] = []  # the reader's facts on frame 0, judged on leaving it
         # position of the record being processed
         self._lines: list[bytes] = []
@@ -138,8 +139,7 @@ class Scanner:
             self.dropped.add(rule, kind, lambda: Finding(rule, kind, message, address or self.address()))
 
     def report_once(self, rule: str, key: str, message: str) -> None:
-        if (rule, key) not in self._seen_once:
-            self._seen_once.add((rule, key))
+        if self._seen_once.fresh(f"{rule}\0{key}", None):  # past FIRST_SEEN keys: said again
             self.report(rule, message)
 
     def clean_so_far(self) -> bool:
@@ -354,7 +354,7 @@ class Scanner:
         """
         i, nxt, last, at = self._i, self.next_seq, self.last_time, self.at
         state = self.state
-        counts: dict[Any, int] = state.stats.counts
+        counts: dict[Any, int] = state.stats.counts.kept  # handled types: the vocabulary's
         handlers: dict[Any, Any] = self.handlers
         rel = state.rel
         profile = self.profile
@@ -520,7 +520,7 @@ class Scanner:
         a fork's marker): the state continues (``EventState.copy``: each part's own ``copy()``),
         findings, the suspect region and the timeline start afresh."""
         twin = copy.copy(self)
-        twin.findings, twin.dropped, twin._seen_once, twin._framing = [], Dropped(), set(), []
+        twin.findings, twin.dropped, twin._seen_once, twin._framing = [], Dropped(), FirstSeen(), []
         twin.issue, twin.halt, twin.stopped, twin.fatal = None, False, False, False
         twin.dropped_lines, twin._envelope_checked = 0, None
         twin.state = self.state.copy(twin.report, twin.report_once)

@@ -10,8 +10,10 @@ transcript) draw parts and never look at a dialect's layout.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.jsonline import dumps
 from sesstool.core.report_model import Message, Part
 
@@ -25,52 +27,43 @@ def _text(value: Any) -> str:
         return repr(value)
 
 
-def _content_parts(content: Any) -> list[Part]:
+def _content_parts(content: Any) -> list[Part] | Closers[Part]:
+    """A part per block; a content made as it is walked (``Closers``: a run of interrupted
+    results) gives parts made as they are walked."""
     if content is None:
         return []
     if isinstance(content, str):
         return [Part("text", content)]
+    if isinstance(content, Closers):
+        return content.mapped(_block_part)
     if not isinstance(content, list):
         return [Part("other", _text(content))]
-    parts: list[Part] = []
-    for block in content:
-        if not isinstance(block, dict):
-            parts.append(Part("other", _text(block)))
-            continue
-        kind = block.get("type")
-        if kind in _TEXT_BLOCKS:
-            parts.append(Part("text", _text(block.get("text", ""))))
-        elif kind in ("reasoning", "thinking"):
-            parts.append(Part("reasoning", _text(block.get("text", block.get("thinking", "")))))
-        elif kind == "tool_use":
-            parts.append(
-                Part(
-                    "tool-call", _text(block.get("input", "")), _opt(block.get("name")), _opt(block.get("id"))
-                )
-            )
-        elif kind == "tool_result":
-            inner = _content_parts(block.get("content"))
-            text = "\n".join(p.text for p in inner)
-            call_id = _opt(block.get("tool_use_id"))
-            parts.append(Part("tool-result", text, None, call_id, block.get("is_error") is True))
-        elif kind == "tool-call":
-            parts.append(
-                Part(
-                    "tool-call",
-                    _text(block.get("arguments", "")),
-                    _opt(block.get("name")),
-                    _opt(block.get("id")),
-                )
-            )
-        elif kind == "tool-result":
-            inner = _content_parts(block.get("content"))
-            text = "\n".join(p.text for p in inner)
-            parts.append(
-                Part("tool-result", text, None, _opt(block.get("toolCallId")), block.get("isError") is True)
-            )
-        else:
-            parts.append(Part("other", _text(block)))
-    return parts
+    return [_block_part(block) for block in content]
+
+
+def _block_part(block: Any) -> Part:
+    if not isinstance(block, dict):
+        return Part("other", _text(block))
+    kind = block.get("type")
+    if kind in _TEXT_BLOCKS:
+        return Part("text", _text(block.get("text", "")))
+    if kind in ("reasoning", "thinking"):
+        return Part("reasoning", _text(block.get("text", block.get("thinking", ""))))
+    if kind == "tool_use":
+        return Part(
+            "tool-call", _text(block.get("input", "")), _opt(block.get("name")), _opt(block.get("id"))
+        )
+    if kind == "tool_result":
+        text = "\n".join(p.text for p in _content_parts(block.get("content")))
+        return Part("tool-result", text, None, _opt(block.get("tool_use_id")), block.get("is_error") is True)
+    if kind == "tool-call":
+        return Part(
+            "tool-call", _text(block.get("arguments", "")), _opt(block.get("name")), _opt(block.get("id"))
+        )
+    if kind == "tool-result":
+        text = "\n".join(p.text for p in _content_parts(block.get("content")))
+        return Part("tool-result", text, None, _opt(block.get("toolCallId")), block.get("isError") is True)
+    return Part("other", _text(block))
 
 
 _TEXT_BLOCKS = frozenset(("text", "input_text", "output_text"))
@@ -102,10 +95,13 @@ def _opt(value: Any) -> str | None:
     return None if value is None else _text(value)
 
 
-def parts_of(message: Any) -> tuple[str, tuple[Part, ...]]:
-    """The role and parts of one derived message (any dialect)."""
+def parts_of(message: Any) -> tuple[str, Sequence[Part]]:
+    """The role and parts of one derived message (any dialect): a tuple, or parts made as they
+    are walked for a content made as it is walked (``Closers``)."""
     if not isinstance(message, dict) and hasattr(message, "role") and hasattr(message, "content"):
-        message = {"role": message.role, "content": list(message.content)}  # a dialect's dataclass
+        content = message.content
+        content = content if isinstance(content, Closers) else list(content)
+        message = {"role": message.role, "content": content}  # a dialect's dataclass
     if not isinstance(message, dict):
         return "?", (Part("other", _text(message)),)
     if "role" not in message and (item := _item_parts(message)) is not None:
@@ -117,7 +113,12 @@ def parts_of(message: Any) -> tuple[str, tuple[Part, ...]]:
         # a whole tool message (dsh v4, mini-agent): its content is the result
         text = "\n".join(p.text for p in parts)
         parts = [Part("tool-result", text, None, _text(call_id), message.get("isError") is True)]
-    for call in message.get("tool_calls") or ():
+    calls = message.get("tool_calls") or ()
+    if isinstance(parts, Closers):
+        if not calls:
+            return role, parts
+        parts = list(parts)
+    for call in calls:
         if isinstance(call, dict):
             fn = call.get("function") if isinstance(call.get("function"), dict) else {}
             assert isinstance(fn, dict)
@@ -132,6 +133,9 @@ def bounded(message: Any, limit: int | None) -> Message:
     role, parts = parts_of(message)
     if limit is None:
         return Message(role, parts, 0)
+    if isinstance(parts, Closers):  # made as walked: cut as walked, the cut counted in a walk
+        cut = sum(len(p.text) - limit for p in parts if len(p.text) > limit)
+        return Message(role, parts.mapped(lambda p: _cut(p, limit)), cut)
     cut = 0
     kept: list[Part] = []
     for p in parts:
@@ -140,3 +144,7 @@ def bounded(message: Any, limit: int | None) -> Message:
             p = Part(p.kind, p.text[:limit], p.name, p.call_id, p.error)
         kept.append(p)
     return Message(role, tuple(kept), cut)
+
+
+def _cut(p: Part, limit: int) -> Part:
+    return Part(p.kind, p.text[:limit], p.name, p.call_id, p.error) if len(p.text) > limit else p

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 
+from sesstool.core.closer_list import walked_encodable
 from sesstool.core.encode import encode_record
 from sesstool.core.errors import UnsupportedError
 from sesstool.core.fork_plan import ForkPlan
-from sesstool.core.jsonline import encodable
 from sesstool.core.line_edit import LineEdit
 from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
@@ -135,7 +135,7 @@ def counting_pass(messages: Iterable[Any], escaped: Callable[[], bool]) -> tuple
     for message in messages:
         count += 1
         if not unencodable and escaped():
-            unencodable = not encodable(message)
+            unencodable = not walked_encodable(message)  # a streamed content, one member at a time
     return count, unencodable
 
 

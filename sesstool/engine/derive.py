@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sesstool.core.closer_list import walked, walked_encodable
 from sesstool.core.errors import InputError, UnsupportedError, UsageError
 from sesstool.core.fork_plan import check_at
 from sesstool.core.jsonline import encodable, loads
@@ -80,7 +81,7 @@ class DerivedMessages:
         if redactor is None or self.redacted_ahead:
             return
         for message in produce():
-            redactor.value(message)
+            walked(redactor.value(message))  # a streamed content meets the redactor as walked
         self.redacted_ahead = True
 
     def on_done(self, release: Callable[[], None]) -> None:
@@ -173,8 +174,8 @@ class DeriveReport:
         if self._finished:
             return
         if not self.messages.consumed and not self.messages.redacted_ahead:
-            for _ in self.messages:  # the messages' tokens come first (an unprinted document)
-                pass
+            for message in self.messages:  # the messages' tokens come first (an unprinted document)
+                walked(message)
         redactor, req = self._redactor, self._request
         assert redactor is not None
         self._request = RequestEnvelope(
@@ -261,7 +262,7 @@ Produced = tuple[int, Callable[[], Iterator[Any]], RequestEnvelope, bool, "tuple
 
 
 def _in_memory(kept: Sequence[Any], envelope: RequestEnvelope) -> Produced:
-    return len(kept), lambda: iter(kept), envelope, not encodable(kept), None
+    return len(kept), lambda: iter(kept), envelope, not walked_encodable(kept), None
 
 
 def _by_address(

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sesstool.core.closer_list import ends
+from sesstool.core.closer_list import ends, walked
 from sesstool.core.errors import Address
 from sesstool.core.model import PendingCall, ScanResult
 from sesstool.core.options import ScanOptions
@@ -30,6 +30,7 @@ from sesstool.engine.scan import Progress, ScanReport
 from sesstool.store.source import ReadLimits
 
 REPORT_CLOSERS = 10  # closers shown at each end of a longer list (docs/format.md "Reports")
+REPORT_PARTS = 500  # parts of one message shown at each end of a longer one (the same section)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,17 +208,31 @@ def _messages(
         total += 1
     chosen.extend(last)
     del last
-    if redactor is not None:
-        chosen = [redactor.value(m) for m in chosen]
+    if redactor is not None:  # a part made as walked meets the redactor here, in order
+        chosen = [_redacted(redactor, m) for m in chosen]
     out_list: list[Message] = []
     used = 0
     for m in chosen:
         limit = bounds.part_chars if used < bounds.total_chars else bounds.part_chars_after
-        message = bounded(m, limit)
+        message = _shown(bounded(m, limit))
         used += sum(len(p.text) for p in message.parts)
         out_list.append(message)
     out = tuple(out_list)
     return out, total, sum(m.truncated for m in out), None
+
+
+def _redacted(redactor: Redactor, message: Any) -> Any:
+    redacted = redactor.value(message)
+    walked(redacted)  # a content made as walked (``Closers``) gets its tokens now, in order
+    return redacted
+
+
+def _shown(message: Message) -> Message:
+    """The parts the page shows: every one up to ``2 * REPORT_PARTS``, else the first and last
+    ``REPORT_PARTS`` and how many lie between (docs/format.md "Reports": one message of 80,000
+    interrupted results), walked once."""
+    first, last = ends(message.parts, REPORT_PARTS)
+    return Message(message.role, first + last, message.truncated, len(message.parts) - len(first) - len(last))
 
 
 def _closers(scan: ScanResult, dialect: Dialect) -> tuple[tuple[str, ...], int, str]:

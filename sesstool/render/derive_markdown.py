@@ -91,4 +91,7 @@ def render_markdown(rep: DeriveReport, out: TextIO) -> None:
     for n, message in enumerate(messages, 1):
         role, parts = parts_of(message)
         out.write(f"\n## {n} · {inline(role)}\n\n")
-        out.write("\n".join(_part(p) for p in parts) if parts else "*(no content)*\n")
+        if not parts:
+            out.write("*(no content)*\n")
+        for i, p in enumerate(parts):  # one at a time: parts made as walked are never held
+            out.write(f"\n{_part(p)}" if i else _part(p))

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import chain
 from typing import Any, BinaryIO
 
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.jsonline import dumps, dumps_pretty, dumps_pretty_ascii, encodable
 from sesstool.core.request import envelope_document
 from sesstool.engine.derive import DeriveReport
 from sesstool.render.escape import safe
+from sesstool.render.json_stream import compact_pieces, pretty_pieces
 from sesstool.render.jsonout import derive_doc
 
 ROLE_STYLE = {
@@ -44,7 +48,8 @@ def render_json(rep: DeriveReport, out: BinaryIO) -> None:
     first = True
     for message in rep.messages:
         out.write(b"[\n    " if first else b",\n    ")
-        out.write(pretty(message).replace(b"\n", b"\n    "))
+        for piece in pretty_pieces(message, ascii_only):  # a streamed content in pieces
+            out.write(piece.replace(b"\n", b"\n    "))
         first = False
     out.write(b"[]" if first else b"\n  ]")
     cited = rep.messages.system_count > 0
@@ -66,43 +71,48 @@ def render_json(rep: DeriveReport, out: BinaryIO) -> None:
 
 
 def render_jsonl(rep: DeriveReport, out: BinaryIO) -> None:
+    """One line per message; a streamed content (a run of interrupted results) written in
+    pieces, the bytes of one dump of the line (``json_stream.compact_pieces``)."""
     for message in rep.messages:
-        out.write(dumps(message) + b"\n")
+        for piece in compact_pieces(message):
+            out.write(piece)
+        out.write(b"\n")
 
 
-def _blocks(content: Any) -> list[str]:
-    parts: list[str] = []
+def _blocks(content: Any) -> Iterator[str]:
+    """The lines of a content, made as they are walked (a ``Closers`` content too)."""
     if content is None:
-        return []
+        return
     if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return [repr(content)]
+        yield content
+        return
+    if not isinstance(content, list | Closers):
+        yield repr(content)
+        return
     for block in content:
         if not isinstance(block, dict):
-            parts.append(repr(block))
+            yield repr(block)
             continue
         kind = block.get("type")
         if kind in ("text", "input_text", "output_text", "summary_text"):  # dsh / Responses API
-            parts.append(str(block.get("text", "")))
+            yield str(block.get("text", ""))
         elif kind == "reasoning":
-            parts.append(f"(reasoning) {block.get('text', '')}")
+            yield f"(reasoning) {block.get('text', '')}"
         elif kind == "tool-call":
-            parts.append(f"→ call {block.get('name')} [{block.get('id')}] {block.get('arguments')}")
+            yield f"→ call {block.get('name')} [{block.get('id')}] {block.get('arguments')}"
         elif kind == "tool_use":  # Anthropic Messages blocks (Claude Code transcripts)
             arguments = dumps(block.get("input")).decode()
-            parts.append(f"→ call {block.get('name')} [{block.get('id')}] {arguments}")
+            yield f"→ call {block.get('name')} [{block.get('id')}] {arguments}"
         elif kind == "tool_result":
             flag = " (error)" if block.get("is_error") else ""
-            parts.append(f"← result [{block.get('tool_use_id')}]{flag}")
-            parts.extend(_blocks(block.get("content")))
+            yield f"← result [{block.get('tool_use_id')}]{flag}"
+            yield from _blocks(block.get("content"))
         elif kind == "tool-result":
             flag = " (error)" if block.get("isError") else ""
-            parts.append(f"← result [{block.get('toolCallId')}]{flag}")
-            parts.extend(_blocks(block.get("content")))
+            yield f"← result [{block.get('toolCallId')}]{flag}"
+            yield from _blocks(block.get("content"))
         else:
-            parts.append(f"[{kind} block]")
-    return parts
+            yield f"[{kind} block]"
 
 
 def _item(message: dict[str, Any]) -> tuple[str, list[str]]:
@@ -116,8 +126,15 @@ def _item(message: dict[str, Any]) -> tuple[str, list[str]]:
         output = message.get("output")
         return "output", [f"← {call}", *(_blocks(output) if not isinstance(output, str) else [output])]
     if kind == "reasoning":
-        return "reasoning", _blocks(message.get("summary"))
+        return "reasoning", list(_blocks(message.get("summary")))
     return kind, []
+
+
+def _calls(message: dict[str, Any]) -> Iterator[str]:
+    for call in message.get("tool_calls") or ():  # mini-agent (OpenAI) tool calls
+        if isinstance(call, dict):
+            fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
+            yield f"→ call {fn.get('name')} [{call.get('id')}] {fn.get('arguments')}"
 
 
 def render_text(rep: DeriveReport, console: Console) -> None:
@@ -144,12 +161,7 @@ def render_text(rep: DeriveReport, console: Console) -> None:
         ):
             label = f"tool result [{message['source'].get('callId')}]"
         console.print(Text(safe(label), style=ROLE_STYLE.get(role, "bold")))
-        parts = _blocks(message.get("content"))
-        for call in message.get("tool_calls") or ():  # mini-agent (OpenAI) tool calls
-            if isinstance(call, dict):
-                fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
-                parts.append(f"→ call {fn.get('name')} [{call.get('id')}] {fn.get('arguments')}")
-        for part in parts:
+        for part in chain(_blocks(message.get("content")), _calls(message)):
             console.print(Text("  " + safe(part).replace("\n", "\n  ")))
         console.print()
     at = f" as of seq {rep.at}" if rep.at is not None else ""

@@ -5,37 +5,45 @@
 the bytes ``dumps_pretty`` would give for the document with those arrays held as lists — the
 same indentation and separators, byte for byte — but dumps the rest of the document with a
 placeholder in each array's place and writes the array's members between the halves, one dump
-per member: what is held is the document without its closers, and one closer.
+per member: what is held is the document without its closers, and one closer. derive writes a
+Claude message whose content is a ``Closers`` (a spilled run of interrupted results,
+``dialects/claude/interrupted.py``) the same way: ``pretty_pieces`` for ``--format json``,
+``compact_pieces`` (one JSONL line, ``jsonline.dumps``'s bytes) for JSONL.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 import orjson
 
-from sesstool.core.closer_list import Closers
-from sesstool.core.jsonline import dumps_pretty, dumps_pretty_ascii, encodable
+from sesstool.core.closer_list import Closers, swapped
+from sesstool.core.jsonline import dumps, dumps_pretty, dumps_pretty_ascii, encodable
 
 _CHUNK = 1 << 16  # bytes of members written at a time
 
 
-def pretty_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
-    """``dumps_pretty(doc)`` with every ``Closers`` in it (a value of a dict, at any depth) as a
-    list, in pieces. Like ``dumps_pretty``, the document falls back to ASCII escapes (the
-    standard library) when orjson refuses any of it (a lone surrogate), a streamed member too:
-    the members are checked in a first walk, which holds nothing."""
+def pretty_pieces(doc: dict[str, Any], ascii_only: bool = False) -> Iterator[bytes]:
+    """``dumps_pretty(doc)`` (``ascii_only``: ``dumps_pretty_ascii(doc)``) with every
+    ``Closers`` in it (a value of a dict, at any depth) as a list, in pieces. Like
+    ``dumps_pretty``, the document falls back to ASCII escapes (the standard library) when
+    orjson refuses any of it (a lone surrogate), a streamed member too: the members are checked
+    in a first walk, which holds nothing."""
+    whole = _whole(dumps_pretty_ascii if ascii_only else _indent2, doc)
+    if whole is not None:  # nothing streamed in it (and, for orjson, no lone surrogate)
+        yield whole
+        return
     token = f"streamed-{secrets.token_hex(8)}"
     arrays: list[Collection[Any]] = []
-    template = _swap(doc, token, arrays)
+    template = swapped(doc, token, arrays)
     if not arrays:
-        yield dumps_pretty(doc)
+        yield dumps_pretty(doc)  # orjson refused it: the ASCII fallback
         return
     dump: Callable[[Any], bytes] = _indent2
     try:
-        head = _indent2(template)
+        head = b"" if ascii_only else _indent2(template)
     except TypeError:
         head = b""
     if not head or not all(encodable(member) for array in arrays for member in array):
@@ -51,18 +59,65 @@ def pretty_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
     yield head[at:]
 
 
+def compact_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
+    """``jsonline.dumps(doc)`` (one JSONL line, compact) with every ``Closers`` in it as a list,
+    in pieces: orjson, or the standard library's ASCII escapes for the whole line when orjson
+    refuses any of it (a first walk checks the members, holding nothing)."""
+    whole = _whole(orjson.dumps, doc)
+    if whole is not None:  # nothing streamed in it, no lone surrogate
+        yield whole
+        return
+    token = f"streamed-{secrets.token_hex(8)}"
+    arrays: list[Collection[Any]] = []
+    template = swapped(doc, token, arrays)
+    if not arrays:
+        yield dumps(doc)  # orjson refused it: the ASCII fallback
+        return
+    dump: Callable[[Any], bytes] = orjson.dumps
+    if not encodable(template) or not all(encodable(member) for array in arrays for member in array):
+        dump = _compact_ascii
+    head = dump(template)
+    at = 0
+    for n, array in enumerate(arrays):
+        mark = f'"{token}-{n}"'.encode()
+        found = head.index(mark, at)
+        yield head[at:found]
+        yield from _chunked(b"[", ((b"," if i else b"") + dump(m) for i, m in enumerate(array)))
+        at = found + len(mark)
+    yield head[at:]
+
+
+def _whole(dump: Callable[[Any], bytes], doc: Any) -> bytes | None:
+    """``dump(doc)``, or None when it refuses the document (a ``Closers`` in it, or for orjson
+    a lone surrogate)."""
+    try:
+        return dump(doc)
+    except TypeError:
+        return None
+
+
+def _compact_ascii(value: Any) -> bytes:
+    import json  # the slow path only, as ``jsonline.dumps``
+
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _chunked(start: bytes, pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """``start``, the pieces and ``]``, joined into writes of about ``_CHUNK`` bytes."""
+    held: list[bytes] = [start]
+    size = 0
+    for piece in pieces:
+        held.append(piece)
+        size += len(piece)
+        if size >= _CHUNK:
+            yield b"".join(held)
+            held, size = [], 0
+    held.append(b"]")
+    yield b"".join(held)
+
+
 def _indent2(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2)
-
-
-def _swap(value: Any, token: str, arrays: list[Collection[Any]]) -> Any:
-    """``value`` with each ``Closers`` replaced by the placeholder string ``TOKEN-N``."""
-    if isinstance(value, Closers):
-        arrays.append(value)
-        return f"{token}-{len(arrays) - 1}"
-    if isinstance(value, dict):
-        return {key: _swap(item, token, arrays) for key, item in value.items()}
-    return value
 
 
 def _members(array: Collection[Any], dump: Callable[[Any], bytes], indent: int) -> Iterator[bytes]:

@@ -265,6 +265,10 @@ def _conversation(r: Report, w: _W) -> None:
         role = m.role if m.role.isalnum() else "other"
         w(f"<details class='msg role-{_esc(role)}' id='msg-{n}' open><summary>{_esc(m.role)}</summary>")
         for j, p in enumerate(m.parts):
+            if m.parts_hidden and j == len(m.parts) // 2:  # the first and last few of a long one
+                w(f"<p class='note'>… {m.parts_hidden} part(s) not shown (sesstool derive lists "
+                  "them all) …</p>")  # fmt: skip
+            at = j + m.parts_hidden if m.parts_hidden and j >= len(m.parts) // 2 else j  # its own index
             cls = " result-error" if p.error else ""
             w(f"<div class='part part-{_esc(p.kind)}{cls}'><span class='kind'>{_esc(p.kind)}")
             if p.name is not None:
@@ -274,7 +278,7 @@ def _conversation(r: Report, w: _W) -> None:
             if p.error:
                 w(" · error")
             w("</span>")
-            pid = f"p-{n}-{j}"
+            pid = f"p-{n}-{at}"
             if len(p.text) > CLAMP_CHARS:
                 w(f"<pre class='clamp' id='{pid}'>{_esc(p.text)}</pre>")
                 w(f"<button class='show-all' type='button' data-for='{pid}'>show all "

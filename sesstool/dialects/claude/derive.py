@@ -15,7 +15,8 @@ measured with Claude Code 2.1.332 (the lane records the first request after ``--
 * a compact summary is a user message of its own, followed by an empty ``system`` message and
   the messages the boundary preserved (``compactMetadata.preservedMessages``);
 * what resume itself adds (§0): an interrupted tool_result per call without result, and
-  ``No response requested.`` when the chain ends on a user turn — marked ``origin: resume``.
+  ``No response requested.`` when the chain ends on a user turn — marked ``origin: resume``
+  (a run of calls never answered is held bounded: ``interrupted.py``).
 
 Anything outside what the lane verified is derived the same way but reported in
 ``best_effort`` with the reason. Pure: the engine passes the decoded entries it needs.
@@ -30,9 +31,13 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import vocabulary as vocab
+from sesstool.dialects.claude.held import HeldList, Store
+from sesstool.dialects.claude.interrupted import closing_ids, with_run
+from sesstool.dialects.claude.interrupted import interrupted_result as _interrupted
 from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.store.spill import IntArray, SpilledArray, SpillFile
@@ -45,7 +50,7 @@ VERIFIED_SYSTEM = frozenset({"compact_boundary"})
 @dataclass(frozen=True, slots=True)
 class DerivedMessage:
     role: str
-    content: tuple[Json, ...]
+    content: tuple[Json, ...] | Closers[Json]  # Closers: a run of interrupted results, spilled
     origin: str  # file | resume | mixed
 
 
@@ -72,10 +77,15 @@ class _Builder:
     parts: list[_Part] = field(default_factory=list)
     systems: list[str] = field(default_factory=list)
     users: int = 0
-    pending: list[str] = field(default_factory=list)
+    # the tool ids since the last user turn: past ``held.HELD_AT``, in the derivation's spill file
+    store: Store = field(default_factory=lambda: Store("a large transcript's derivation"))
+    pending: HeldList[str] = field(default_factory=lambda: HeldList(None))
     checked: int = 0  # pending calls known to have no result (a flush without a user turn)
     emitted: IntArray = field(default_factory=bytearray)  # a bit per line: its reply was emitted
     serial: int = 0
+
+    def __post_init__(self) -> None:
+        self.pending = HeldList(self.store)
 
     def next_source(self) -> int:
         self.serial += 1
@@ -167,46 +177,67 @@ class _Builder:
             self.reasons[f"content block {kind!r}: sent as recorded (not verified)"] = None
 
     def flush(self, after_summary: bool = False, closers: Collection[str] = ()) -> None:
+        """One user message of what was written since the last reply (and what resume adds,
+        §0, given the ``closers``); then the system message of the span."""
         parts: list[_Part] = [_Part(self.next_source(), {"type": "text", "text": t}) for t in self.atts]
         # measured (lane, parallel calls finishing in either order): results go in the order
         # they were written, not the order of the calls; what resume adds comes after them
         found: list[tuple[tuple[int, int], Json]] = []
-        added: list[_Part] = []
+        added: HeldList[str] = HeldList(self.store)
         # a call checked by an earlier flush has no result (the index does not change): only the
         # last flush, which adds what resume adds, walks them again (a run of assistant entries
         # without a user turn between them is not checked again per entry)
-        for tool_id in itertools.islice(self.pending, 0 if closers else self.checked, None):
+        for tool_id in self.pending.walk(0 if closers else self.checked):
             hit = self.index.result(tool_id, self.entry)
             if hit is not None:
                 found.append(hit)
             elif tool_id in closers:
-                added.append(_Part(-1, _interrupted(tool_id), synthesized=True))
-        results = [_Part(-1, block) for _, block in sorted(found, key=lambda pair: pair[0])] + added
+                added.append(tool_id)
+        results = [_Part(-1, block) for _, block in sorted(found, key=lambda pair: pair[0])]
         parts.extend(results)
+        run = _Part(-1, {}, synthesized=True)  # stands for the run when its ids were spilled
+        if added.spilled:
+            parts.append(run)
+        else:
+            parts.extend(_Part(-1, _interrupted(tool_id), synthesized=True) for tool_id in added)
         parts.extend(self.parts)
-        had_user = self.users > 0 or bool(results) or bool(self.atts)
+        had_user = self.users > 0 or bool(results) or bool(added) or bool(self.atts)
         if had_user:
-            content: list[Json] = []
-            for i, part in enumerate(parts):
-                block = part.block
-                following = parts[i + 1] if i + 1 < len(parts) else None
-                if block.get("type") == "text" and following is not None and following.source != part.source:
-                    block = {**block, "text": f"{block.get('text', '')}\n"}
-                content.append(block)
-            if not content:
-                content = [{"type": "text", "text": "(no content)"}]
-            synthesized = sum(1 for p in parts if p.synthesized)
-            origin = "file" if not synthesized else ("resume" if synthesized == len(parts) else "mixed")
-            self.messages.append(DerivedMessage("user", tuple(content), origin))
+            self.messages.append(_user_message(parts, run, added))
         if self.systems:
             text = "\n\n".join(self.systems)
             self.messages.append(DerivedMessage("system", ({"type": "text", "text": text},), "file"))
         elif after_summary:
             self.messages.append(DerivedMessage("system", (), "file"))
         if had_user:
-            self.pending = []
+            self.pending = HeldList(self.store)
         self.checked = len(self.pending)
         self.atts, self.parts, self.systems, self.users = [], [], [], 0
+
+
+def _user_message(parts: list[_Part], run: _Part, added: HeldList[str]) -> DerivedMessage:
+    """The user message of ``parts``: a text block followed by a block of another entry gets a
+    ``\\n``; empty, it says ``(no content)``. ``run`` (when among them) stands for the
+    interrupted results of ``added``, moved to the spill file: the content makes them as it is
+    walked (``interrupted.with_run``)."""
+    content: list[Json] = []
+    at = -1
+    for i, part in enumerate(parts):
+        block = part.block
+        following = parts[i + 1] if i + 1 < len(parts) else None
+        if part is run:
+            at = i
+        elif block.get("type") == "text" and following is not None and following.source != part.source:
+            block = {**block, "text": f"{block.get('text', '')}\n"}
+        content.append(block)
+    if not content:
+        content = [{"type": "text", "text": "(no content)"}]
+    synthesized = sum(1 for p in parts if p.synthesized)
+    total = len(parts)
+    if at >= 0:  # the run: one part here, one result per id written
+        synthesized, total = synthesized - 1 + len(added), total - 1 + len(added)
+    origin = "file" if not synthesized else ("resume" if synthesized == total else "mixed")
+    return DerivedMessage("user", with_run(content, at, added) if at >= 0 else tuple(content), origin)
 
 
 # line number -> the decoded entry on that line (None: not an entry derive can use)
@@ -314,6 +345,11 @@ class Index:
         if isinstance(uuid, str) and uuid in preserved:
             self.by_uuid[uuid] = min(line, self.by_uuid.get(uuid, line))  # the first in the file
 
+    @property
+    def spill_file(self) -> SpillFile | None:
+        """The index's spill file (past ``SPILL_AT`` wanted lines), else None."""
+        return self._store
+
     def emitted(self) -> IntArray:
         """Zeros, a bit per line: in memory, or in the spill file with the index."""
         size = (self.lines >> 3) + 1
@@ -376,11 +412,15 @@ class Derivation:
         self.entry = entry
         self.index = Index(scan, entry)
         self.best_effort: tuple[str, ...] = ()
+        # where a run of pending calls goes past ``held.HELD_AT`` (``interrupted.py``): the
+        # index's spill file when it has one, else one opened then; shared by every pass
+        self.store = Store("a large transcript's derivation")
+        self.store.file = self.index.spill_file
 
     def messages(self) -> Iterator[DerivedMessage]:
         """One pass; ``best_effort`` holds its reasons once it is exhausted."""
         scan, entry = self.scan, self.entry
-        builder = _Builder(self.index, entry, emitted=self.index.emitted())
+        builder = _Builder(self.index, entry, emitted=self.index.emitted(), store=self.store)
         preserved = {u for c in scan.compactions for u in c.preserved}
         for line in scan.chain:
             found = entry(line)
@@ -397,9 +437,9 @@ class Derivation:
                 "the entry before it, as 2.1.332 was measured doing)"
             ] = None
         # the calls still pending that resume closes: one walk of the dangling calls (read back
-        # past ``held.HELD_AT``), holding no more ids than the pending ones
-        pending = set(builder.pending)
-        builder.flush(closers={call.id for call in scan.closing.dangling if call.id in pending})
+        # past ``held.HELD_AT``), holding no more ids than the pending ones (a table of them in
+        # the spill file once the pending ones moved there)
+        builder.flush(closers=closing_ids(scan.closing.dangling, builder.pending, builder.store))
         if scan.closing.no_response:
             builder.messages.append(
                 DerivedMessage("assistant", ({"type": "text", "text": vocab.NO_RESPONSE_TEXT},), "resume")
@@ -448,8 +488,14 @@ class EntriesAt:
 
 
 def message_doc(message: DerivedMessage) -> Json:
-    """A derived message as derive writes it."""
-    return {"role": message.role, "content": list(message.content), "origin": message.origin}
+    """A derived message as derive writes it (a spilled run of interrupted results stays the
+    ``Closers`` it is: the writers stream it)."""
+    content = message.content
+    return {
+        "role": message.role,
+        "content": content if isinstance(content, Closers) else list(content),
+        "origin": message.origin,
+    }
 
 
 def _dict(value: Any) -> Json:
@@ -472,13 +518,3 @@ def _unwrap(text: str) -> str:
     if text.startswith(vocab.SYSTEM_REMINDER_OPEN) and text.endswith(vocab.SYSTEM_REMINDER_CLOSE):
         return text[len(vocab.SYSTEM_REMINDER_OPEN) : -len(vocab.SYSTEM_REMINDER_CLOSE)]
     return text
-
-
-def _interrupted(tool_id: str) -> Json:
-    # Key order as the CLI writes the closer's block (spec agent-formats §0).
-    return {
-        "type": "tool_result",
-        "content": vocab.INTERRUPTED_TOOL_TEXT,
-        "is_error": True,
-        "tool_use_id": tool_id,
-    }

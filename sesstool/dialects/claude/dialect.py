@@ -13,6 +13,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.closer_list import Closers
 from sesstool.core.errors import Address, UnsupportedError, UsageError
+from sesstool.core.first_seen import FIRST_SEEN
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
 from sesstool.core.model import Boundaries, OpenState, ScanResult, Tail
@@ -363,24 +364,16 @@ class ClaudeDialect(Dialect):
         t = facts.scan
         # made as they are printed: a row per dangling call, read back (issue 11 item 1)
         yield Row("session", (t.session_id or "?") + (" (subagent file)" if facts.subagent else ""))
-        if len(t.sessions) > 1:
-            yield (
-                Row(
-                    "",
-                    f"also in this file: {', '.join(s for s in t.sessions if s != t.session_id)}",
-                    "yellow",
-                )
-            )
-        yield (Row("written by", ", ".join(f"Claude Code {v} ({n} entries)" for v, n in t.versions) or "?"))
-        yield Row("cwd", ", ".join(t.cwds) or "?")
-        yield Row("git branch", ", ".join(t.git_branches) or "?")
-        yield Row("model", ", ".join(t.models) or "?")
-        yield (
-            Row(
-                "entries",
-                f"{t.entries} in the graph, {t.lines} lines; " + ", ".join(f"{k} {n}" for k, n in t.by_type),
-            )
-        )
+        others = [s for s in t.sessions if s != t.session_id]
+        if others or "sessions" in t.more:
+            yield Row("", "also in this file: " + _more(", ".join(others), "sessions", t.more), "yellow")
+        versions = ", ".join(f"Claude Code {v} ({n} entries)" for v, n in t.versions)
+        yield Row("written by", _more(versions, "versions", t.more) or "?")
+        yield Row("cwd", _more(", ".join(t.cwds), "cwd", t.more) or "?")
+        yield Row("git branch", _more(", ".join(t.git_branches), "git_branch", t.more) or "?")
+        yield Row("model", _more(", ".join(t.models), "models", t.more) or "?")
+        by_type = _more(", ".join(f"{k} {n}" for k, n in t.by_type), "by_type", t.more)
+        yield Row("entries", f"{t.entries} in the graph, {t.lines} lines; " + by_type)
         yield (
             Row(
                 "active chain",
@@ -468,8 +461,17 @@ class ClaudeDialect(Dialect):
                     "cache_write_tokens": t.usage.cache_write_tokens,
                 },
                 "time": {"first": t.first_time, "last": t.last_time},
+                # only when a list stopped at FIRST_SEEN values: which ones (docs/format.md, "Memory")
+                **({"more": list(t.more)} if t.more else {}),
             }
         }
+
+
+def _more(listed: str, name: str, more: tuple[str, ...]) -> str:
+    """``listed``, and past ``first_seen.FIRST_SEEN`` values that there were more (issue 11 item 1)."""
+    if name not in more:
+        return listed
+    return f"{listed}, … and more (the first {FIRST_SEEN} shown)"
 
 
 DIALECT = ClaudeDialect()

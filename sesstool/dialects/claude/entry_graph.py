@@ -15,10 +15,9 @@ marks there too: memory stays flat however long the file (docs/format.md, "Memor
 
 from __future__ import annotations
 
-import itertools
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude.findings import Findings
@@ -29,6 +28,7 @@ from sesstool.store.spill import IntArray, SpilledArray, SpillFile, bisect
 SIDECHAIN, DUPLICATE, ASSISTANT, USER, RESULTS, LOCAL, MESSAGE = 1, 2, 4, 8, 16, 32, 64
 ROOT, MISSING = -1, -2
 MESSAGE_WINDOW = 4096
+_BATCH = 4096  # branches read back from the spill file at a time
 SPILL_AT = 1 << 15  # graph entries held in memory; past them the graph moves to a spill file
 _SORTED = ("_parent_at", "_group_at", "_session_at")  # appended in entry order
 _SPILLED = {"flags": "B", "lines": "i", "_low": "I", "_parent_to": "i", "_group_of": "i", "_session_of": "i"}
@@ -252,31 +252,99 @@ class EntryGraph:
         return zip(self._group_at, self._group_of, strict=True)
 
     def branch_check(self, session: str | None, findings: Findings) -> int:
-        """Count conversation branches (rewinds, forks) and flag those that grew interleaved."""
+        """Count conversation branches (§1.7: rewinds, forks) and flag those that grew
+        interleaved. A parent's children are branches unless several are blocks of one streamed
+        reply (§1.9); a branch starting before the one before it (by line) ended is two writers.
+        The parents come in the order of their first recorded child, each one's branches by line:
+        held in memory with the graph (``_children``), sorted in the spill file once the graph is
+        there (``_spilled_siblings``: nothing per branch in memory; docs/format.md, "Memory")."""
+        store = self.store
+        siblings = self._siblings(session) if store is None else self._spilled_siblings(session, store)
         branches = 0
         last: IntArray | None = None
+        parent = before = ROOT  # the parent walked and its branch before
+        flagged = False
+        for of, start in siblings:
+            if of != parent:
+                parent, before, flagged = of, start, False
+                continue
+            branches += 1
+            last = last if last is not None else self._last_descendants()
+            if not flagged and start < last[before]:
+                findings.add(
+                    CR.CONCURRENT_WRITERS,
+                    f"the branch starting here and the one before it (from line "
+                    f"{self.lines[parent]}) were appended interleaved",
+                    self.offset(start),
+                    self.lines[start],
+                )
+                flagged = True
+            before = start
+        return branches
+
+    def _siblings(self, session: str | None) -> Iterator[tuple[int, int]]:
+        """(parent, branch) of the graph in memory, in ``branch_check``'s order."""
         for parent, kids in self._children(session).items():
-            # a child is a branch unless it is one of several blocks of one streamed reply: the
-            # groups counted once per parent (a sum per child was quadratic in a fan of replies)
+            # the groups counted once per parent (a sum per child was quadratic in a fan of replies)
             groups = [self.group(k) for k in kids]
             shared = Counter(groups)
-            siblings = [k for k, g in zip(kids, groups, strict=True) if g < 0 or shared[g] == 1]
-            if len(siblings) < 2:
+            for kid, group in zip(kids, groups, strict=True):
+                if group < 0 or shared[group] == 1:
+                    yield parent, kid
+
+    def _spilled_siblings(self, session: str | None, store: SpillFile) -> Iterator[tuple[int, int]]:
+        """``_siblings`` of a spilled graph: a row per child (``_child_rows``) in a table of the
+        spill file keyed by (parent, child) and indexed by (parent, reply), each parent's first
+        recorded child in a table keyed by it; then one query walks the second table in order
+        and each parent's children in the first, keeping those alone in their reply, a batch at
+        a time. Every step follows a B-tree's order (no sorter, no window buffer): what SQLite
+        holds is its bounded page cache."""
+        rows = store.table(
+            "parent INTEGER NOT NULL, child INTEGER NOT NULL, reply INTEGER NOT NULL, "
+            "recorded INTEGER NOT NULL, PRIMARY KEY (parent, child)",
+            "WITHOUT ROWID",
+        )
+        store.execute(f"CREATE INDEX {rows}_reply ON {rows} (parent, reply)")
+        store.executemany(
+            f"INSERT INTO {rows} VALUES (?, ?, ?, ?) ON CONFLICT (parent, child) "
+            "DO UPDATE SET recorded = max(recorded, excluded.recorded)",
+            self._child_rows(session),
+        )
+        firsts = store.table("first INTEGER PRIMARY KEY, parent INTEGER NOT NULL")
+        store.execute(
+            f"INSERT INTO {firsts} SELECT min(CASE WHEN recorded THEN child END), parent "
+            f"FROM {rows} GROUP BY parent"
+        )
+        cursor = store.execute(
+            f"SELECT f.parent, r.child FROM {firsts} AS f JOIN {rows} AS r ON r.parent = f.parent "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {rows} AS o WHERE o.parent = r.parent "
+            "AND o.reply = r.reply AND o.child != r.child) ORDER BY f.first, r.child"
+        )
+        while batch := store.fetch(cursor, _BATCH):
+            for parent, child in batch:
+                yield int(parent), int(child)
+        for table in (rows, firsts):
+            store.execute(f"DELETE FROM {table}")  # their pages back to the file's free list
+
+    def _child_rows(self, session: str | None) -> Iterator[tuple[int, int, int, int]]:
+        """(parent, child, reply, recorded) of every child ``_children`` would list: ``reply``
+        its group, or a number of its own (below -1) when it has none, so that it is counted
+        alone; ``recorded`` 0 for the follower. A parent's follower is looked at once per run
+        of its recorded children (a repeat is merged by the table's key)."""
+        looked = ROOT
+        for node in self._parent_at:
+            parent = self.parent(node)
+            group = self._branch_group(node, parent, session) if parent >= 0 else None
+            if group is None:
                 continue
-            branches += len(siblings) - 1
-            last = last if last is not None else self._last_descendants()
-            spans = sorted((k, last[k]) for k in siblings)
-            for (_, end), (start, _) in itertools.pairwise(spans):
-                if start < end:
-                    findings.add(
-                        CR.CONCURRENT_WRITERS,
-                        f"the branch starting here and the one before it (from line "
-                        f"{self.lines[parent]}) were appended interleaved",
-                        self.offset(start),
-                        self.lines[start],
-                    )
-                    break
-        return branches
+            yield parent, node, group if group >= 0 else -2 - node, 1
+            if parent == looked:
+                continue
+            looked, follower = parent, parent + 1
+            if follower < len(self.flags) and self.parent(follower) == parent:
+                group = self._branch_group(follower, parent, session)
+                if group is not None:
+                    yield parent, follower, group if group >= 0 else -2 - follower, 0
 
     def _children(self, session: str | None) -> dict[int, list[int]]:
         """Parents with two children or more: one may follow it in the file, the others are
@@ -299,10 +367,16 @@ class EntryGraph:
         return {parent: kids for parent, kids in children.items() if len(kids) >= 2}
 
     def _branch_child(self, node: int, parent: int, session: str | None) -> bool:
+        return self._branch_group(node, parent, session) is not None
+
+    def _branch_group(self, node: int, parent: int, session: str | None) -> int | None:
+        """``node``'s reply group (``group``) when it counts as a child of ``parent`` in
+        ``branch_check`` (eligible, not a result entry, not the next block of the reply
+        ``parent`` is a block of: §1.9), else None."""
         if not self.eligible(node, session) or self.flags[node] & RESULTS:
-            return False
+            return None
         group = self.group(node)
-        return group < 0 or group != self.group(parent)  # not the next block of one streamed reply (§1.9)
+        return group if group < 0 or group != self.group(parent) else None
 
     def _last_descendants(self) -> IntArray:
         every = range(len(self.flags))

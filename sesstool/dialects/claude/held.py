@@ -91,10 +91,18 @@ class HeldList(ItemsEqual[T], Generic[T]):
         self._items = []
 
     def __iter__(self) -> Iterator[T]:
+        return self.walk()
+
+    @property
+    def spilled(self) -> bool:
+        return self._file is not None
+
+    def walk(self, start: int = 0) -> Iterator[T]:
+        """The items from the ``start``-th on (read back from that row when spilled)."""
         if self._file is None:
-            yield from self._items[: self._len]
+            yield from self._items[start : self._len]
             return
-        last = -1
+        last = start - 1
         while True:
             rows = self._file.execute(
                 f"SELECT n, value FROM {self._name} WHERE n > ? ORDER BY n LIMIT {_SLICE}", (last,)

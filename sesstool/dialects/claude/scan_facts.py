@@ -91,3 +91,5 @@ class TranscriptScan:
     verdict: str  # clean | interrupted | torn | corrupt
     verdict_reason: str
     verdict_rule: str | None  # the rule of the finding that decided it
+    # the --json names of the lists above cut at ``first_seen.FIRST_SEEN`` values (issue 11 item 1)
+    more: tuple[str, ...] = ()

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from sesstool.core import rule_ids as R
+from sesstool.core.first_seen import FirstSeen, Tally
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.claude import active_chain, entry_graph
@@ -56,18 +57,20 @@ class TranscriptScanner:
         self.graph = EntryGraph(self.held)
         self.spill_at = entry_graph.SPILL_AT  # past it the graph and the book move to a spill file
         self.found = Findings(path, max_findings)
-        self.sessions: dict[str, int] = {}
-        self.versions: dict[str, int] = {}
-        self.version_at: dict[str, tuple[int, int]] = {}  # where each version first wrote
-        self.cwds: dict[str, None] = {}
-        self.branches_seen: dict[str, None] = {}
-        self.models: dict[str, None] = {}
-        self.by_type: dict[str, int] = {}
-        self.unknown: dict[str, int] = {}
+        # the values the log chooses, the first FIRST_SEEN of each (first_seen.py, issue 11 item 1)
+        self.sessions: FirstSeen[int] = FirstSeen()  # session id -> its first line
+        self.expected_at: int | None = None  # the first line of ``expected_session``, kept or not
+        self.versions = Tally()
+        self.version_at: dict[str, tuple[int, int]] = {}  # where each kept version first wrote
+        self.cwds: FirstSeen[None] = FirstSeen()
+        self.branches_seen: FirstSeen[None] = FirstSeen()
+        self.models: FirstSeen[None] = FirstSeen()
+        self.by_type = Tally()
         self.book = ToolBook(self.held)
         self.usage = UsageTally()
         self.turns = 0
-        self.leaves: dict[str | None, str] = {}  # session -> uuid of its last entry (the leaf)
+        # of the sessions resume can choose (``_candidate``): session -> uuid of its last entry (the leaf)
+        self.leaves: dict[str | None, str] = {}
         self.compactions: list[Compaction] = []
         self.first_time: str | None = None
         self.last_time: str | None = None
@@ -128,26 +131,25 @@ class TranscriptScanner:
         if not isinstance(kind, str):
             self.found.add(CR.ENTRY_SHAPE, "entry has no string `type`", offset, lineno)
             return
-        self.by_type[kind] = self.by_type.get(kind, 0) + 1
+        new = kind not in self.by_type  # past FIRST_SEEN types one not kept is said again
+        self.by_type.count(kind)
         self._file_facts(entry, offset, lineno)
         if kind in vocab.CHAIN_TYPES:
             self._graph_entry(kind, entry, offset, lineno)
-        elif kind not in vocab.METADATA_TYPES:
-            if kind not in self.unknown:
-                message = f"entry type {kind!r} is not one sesstool knows; kept as is"
-                self.found.add(CR.UNKNOWN_TYPE, message, offset, lineno)
-            self.unknown[kind] = self.unknown.get(kind, 0) + 1
+        elif kind not in vocab.METADATA_TYPES and new:
+            message = f"entry type {kind!r} is not one sesstool knows; kept as is"
+            self.found.add(CR.UNKNOWN_TYPE, message, offset, lineno)
 
     def _file_facts(self, entry: Json, offset: int, lineno: int) -> None:
         """Session ids, writer versions and the time span: every entry type carries them."""
         session = entry.get("sessionId")
-        if isinstance(session, str) and session not in self.sessions:
-            self.sessions[session] = lineno
+        if isinstance(session, str):
+            self.sessions.add(session, lineno)
+            if session == self.expected_session and self.expected_at is None:
+                self.expected_at = lineno
         version = entry.get("version")
-        if isinstance(version, str):
-            if version not in self.versions:
-                self.version_at[version] = (offset, lineno)
-            self.versions[version] = self.versions.get(version, 0) + 1
+        if isinstance(version, str) and self.versions.count(version):
+            self.version_at[version] = (offset, lineno)
         stamp = entry.get("timestamp")
         if isinstance(stamp, str):
             if self.first_time is None or stamp < self.first_time:
@@ -167,9 +169,9 @@ class TranscriptScanner:
             self.found.add(CR.ENTRY_SHAPE, f"{kind} entry without a string uuid", offset, lineno)
             uuid = f"<no uuid: line {lineno}>"
         if isinstance(entry.get("cwd"), str):
-            self.cwds[entry["cwd"]] = None
+            self.cwds.add(entry["cwd"], None)
         if isinstance(entry.get("gitBranch"), str):
-            self.branches_seen[entry["gitBranch"]] = None
+            self.branches_seen.add(entry["gitBranch"], None)
         sidechain = entry.get("isSidechain") is True
         if not len(self.graph) and sidechain and isinstance(entry.get("agentId"), str):
             self.subagent = True  # a subagent's own file, whatever its name: it starts on its sidechain
@@ -197,7 +199,7 @@ class TranscriptScanner:
             self.graph.spill(store)
             self.book.spill(store)
         first = self.graph.add(uuid, parent, kind, (lineno, offset), flags)
-        self.graph.session(node, session)
+        self.graph.session(node, session if self._candidate(session) else self._other())
         if msg_id is not None:
             self.graph.message(node, msg_id)
         for block, call in enumerate(calls):
@@ -209,7 +211,7 @@ class TranscriptScanner:
         msg_id = fields.as_str(message.get("id"))
         model = message.get("model")
         if isinstance(model, str) and model != vocab.SYNTHETIC_MODEL:
-            self.models[model] = None
+            self.models.add(model, None)
         usage = message.get("usage")
         if isinstance(usage, dict) and msg_id is not None:
             self.usage.add(msg_id, usage)
@@ -233,7 +235,12 @@ class TranscriptScanner:
         kind = fields.user_kind(entry, message, results)
         flags |= USER | (RESULTS if results else 0) | (LOCAL if kind == "local" else 0)
         prompt_id = entry.get("promptId")
-        if kind == "prompt" and isinstance(prompt_id, str) and session is not None:
+        if (
+            kind == "prompt"
+            and isinstance(prompt_id, str)
+            and session is not None
+            and self._candidate(session)
+        ):
             self.last_prompt_id[session] = prompt_id
         return results, flags, kind == "prompt"
 
@@ -262,7 +269,7 @@ class TranscriptScanner:
         if first >= 0:
             message = f"uuid {uuid} was already used by line {graph.lines[first]}"
             self.found.add(CR.DUPLICATE_UUID, message, offset, line)
-        elif not flags & SIDECHAIN:
+        elif not flags & SIDECHAIN and self._candidate(session):
             self.leaves[session] = uuid
             if session is not None:
                 self.last_envelope[session] = fields.envelope(entry)
@@ -292,13 +299,13 @@ class TranscriptScanner:
         twin.spill_at, twin.held = self.spill_at, self.held
         for key in (
             "lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries", "turns",
+            "expected_at",
         ):  # fmt: skip
             setattr(twin, key, getattr(self, key))
         twin.graph, twin.book, twin.usage = self.graph.copy(), self.book.copy(), self.usage.copy()
-        for key in (
-            "sessions", "versions", "version_at", "cwds", "branches_seen", "models", "by_type", "unknown",
-            "last_envelope", "last_prompt_id", "leaves",
-        ):  # fmt: skip
+        for key in ("sessions", "versions", "cwds", "branches_seen", "models", "by_type"):
+            setattr(twin, key, getattr(self, key).copy())
+        for key in ("version_at", "last_envelope", "last_prompt_id", "leaves"):
             setattr(twin, key, dict(getattr(self, key)))
         twin.compactions = list(self.compactions)
         return twin
@@ -362,7 +369,7 @@ class TranscriptScanner:
             cwds=tuple(self.cwds),
             git_branches=tuple(self.branches_seen),
             models=tuple(self.models),
-            by_type=tuple(sorted(self.by_type.items())),
+            by_type=tuple(sorted(self.by_type.kept.items())),
             entries=len(self.graph),
             turns=self.turns,
             tool_uses=calls,
@@ -389,35 +396,61 @@ class TranscriptScanner:
             verdict=decided,
             verdict_reason=reason,
             verdict_rule=decided_by,
+            more=self._more(),
         )
 
+    def _candidate(self, session: str | None) -> bool:
+        """Whether resume can still choose ``session`` (§1.6, §1.8: the expected session when
+        the file has it, else the first): only these keep a leaf, an envelope, a prompt id."""
+        first = next(iter(self.sessions), None)
+        return session is None or session == first or session == self.expected_session
+
+    def _other(self) -> str:
+        """The one session id the graph gets for the entries of every session resume cannot
+        choose (so it numbers at most four): none of the candidates."""
+        other = "\0other sessions"
+        while other in (next(iter(self.sessions), None), self.expected_session):
+            other += "\0"
+        return other
+
     def _session(self) -> str | None:
-        if self.expected_session is not None and self.expected_session in self.sessions:
+        if self.expected_session is not None and self.expected_at is not None:
             return self.expected_session
         return next(iter(self.sessions), None)
 
     def _several_sessions(self, session: str | None, found: Findings) -> None:
-        if len(self.sessions) > 1:
+        count = len(self.sessions) + (session is not None and session not in self.sessions)
+        if count > 1 or self.sessions.more:
             others = [s for s in self.sessions if s != session]
-            first_other = min(self.sessions[s] for s in others)
+            first_other = min((self.sessions[s] for s in others), default=self.expected_at)
+            many = f"more than {len(self.sessions)}" if self.sessions.more else str(count)
             found.add(
                 CR.SEVERAL_SESSIONS,
-                f"{len(self.sessions)} session ids in one file; resume follows {session}, "
-                f"not {', '.join(others)}",
+                f"{many} session ids in one file; resume follows {session}, "
+                f"not {', '.join(others)}" + (", …" if self.sessions.more else ""),
                 None,
                 first_other,
             )
 
+    def _more(self) -> tuple[str, ...]:
+        """The facts whose lists stop at ``FIRST_SEEN`` values, by their --json names."""
+        cut = (
+            ("sessions", self.sessions), ("versions", self.versions), ("cwd", self.cwds),
+            ("git_branch", self.branches_seen), ("models", self.models), ("by_type", self.by_type),
+        )  # fmt: skip
+        return tuple(name for name, seen in cut if seen.more)
+
     def _versions(self, found: Findings) -> tuple[tuple[str, int], ...]:
-        versions = tuple(sorted(self.versions.items(), key=lambda kv: vocab.version_key(kv[0])))
+        versions = tuple(sorted(self.versions.kept.items(), key=lambda kv: vocab.version_key(kv[0])))
         if versions:
             newest = versions[-1][0]
             note = ""
             if vocab.version_key(newest) > vocab.version_key(vocab.MEASURED_VERSION):
                 note = f" (newer than {vocab.MEASURED_VERSION}, the version sesstool was measured against)"
+            more = " and more" if self.versions.more else ""
             found.add(
                 CR.WRITER_VERSION,
-                "written by Claude Code " + ", ".join(v for v, _ in versions) + note,
+                "written by Claude Code " + ", ".join(v for v, _ in versions) + more + note,
                 *self.version_at[newest],  # where the newest version first wrote
             )
         return versions

@@ -67,3 +67,5 @@ class CodexFacts:
     # derive streamed (``ScanOptions.message_addresses``): the history's addresses
     # (``history.HistoryBuilder``), read back by ``CodexDialect.entry_derivation``
     history: Any = field(default=None, compare=False, repr=False)
+    # the lists above cut at ``first_seen.FIRST_SEEN`` types, by their --json names (issue 11 item 1)
+    more: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ import orjson
 from sesstool.core import rule_ids as R
 from sesstool.core.dropped import Dropped
 from sesstool.core.errors import Address
+from sesstool.core.first_seen import FirstSeen, Tally
 from sesstool.core.model import ScanResult, Usage
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
@@ -134,8 +135,9 @@ class CodexScanner:
         self._meta: dict[str, Any] | None = None
         self._legacy: dict[str, Any] | None = None  # the bare session meta of a legacy rollout
         self._meta_problem: tuple[str, str, Address] | None = None
-        self._by_type: dict[str, int] = {}
-        self._by_item: dict[str, int] = {}
+        # the first FIRST_SEEN line and item types the log chose (first_seen.py, issue 11 item 1)
+        self._by_type = Tally()
+        self._by_item = Tally()
         self._pending = (
             Waiting()
         )  # call id -> a small record of the call (waiting.py), made a CodexCall at the end
@@ -150,7 +152,7 @@ class CodexScanner:
         self._last_time: str | None = None
         self._last_ordinal: int | None = None
         self._fatal: PhysicalIssue | None = None
-        self._unknown_reported: set[str] = set()
+        self._unknown_reported: FirstSeen[None] = FirstSeen()
         self._defect = False
         self._nonblank = False
         self._handlers = {
@@ -178,8 +180,8 @@ class CodexScanner:
             self.stopped = True
             self._stop_offset = offset + sum(len(line) + 1 for line in lines)
         loads = orjson.loads
-        by_type = self._by_type
-        by_item = self._by_item
+        by_type = self._by_type.kept  # the common case inline; a new type: ``Tally.count``
+        by_item = self._by_item.kept
         handlers = self._handlers
         history = self._history
         seen = self._first_seen
@@ -197,7 +199,10 @@ class CodexScanner:
                 if not seen:
                     seen = self._first_seen = True
                     self._first_line(obj, offset, lineno, frame, offset + len(line) + 1)
-                by_type[kind] = by_type.get(kind, 0) + 1
+                if kind in by_type:
+                    by_type[kind] += 1
+                else:
+                    self._by_type.count(kind)
                 last = obj
                 if history is not None:
                     history.feed(obj, offset)
@@ -218,7 +223,10 @@ class CodexScanner:
                         item = payload.get("type")
                         if type(item) is not str:
                             item = "?"
-                        by_item[item] = by_item.get(item, 0) + 1
+                        if item in by_item:
+                            by_item[item] += 1
+                        else:
+                            self._by_item.count(item)
                         if item not in _PLAIN_ITEMS:
                             self._response_item(payload, item, offset, lineno, frame)
                 else:
@@ -315,7 +323,7 @@ class CodexScanner:
         self._legacy = meta
         self._first_seen = self._nonblank = True
         self._first_time = meta["timestamp"]
-        self._by_type["legacy session meta"] = 1
+        self._by_type.count("legacy session meta")
         self._add(
             CX.LEGACY_ROLLOUT,
             "a pre-envelope rollout (a bare session meta, bare response items and record_type state "
@@ -332,11 +340,11 @@ class CodexScanner:
             kind = "legacy state"
         elif isinstance(obj, dict) and isinstance(obj.get("type"), str):
             kind = "legacy response item"
-            self._by_item[obj["type"]] = self._by_item.get(obj["type"], 0) + 1
+            self._by_item.count(obj["type"])
         else:
             kind = "legacy unreadable line"
             self._skipped += 1
-        self._by_type[kind] = self._by_type.get(kind, 0) + 1
+        self._by_type.count(kind)
 
     def _turn_context(self, payload: Any, offset: int, lineno: int, frame: int | None) -> None:
         if isinstance(payload, dict) and isinstance(payload.get("model"), str):
@@ -429,12 +437,13 @@ class CodexScanner:
             )
 
     def _unknown(self, what: str, offset: int, lineno: int, frame: int | None) -> None:
-        if what in self._unknown_reported:
+        if not self._unknown_reported.fresh(what, None):
             return
-        self._unknown_reported.add(what)
+        # past FIRST_SEEN kinds one not kept is said again at each line: it may not be the first
+        where = "first seen here" if what in self._unknown_reported else "one of more than 64 such kinds"
         self._add(
             CX.UNKNOWN_ITEM_TYPE,
-            f"{what} is unknown to Codex 0.171 (first seen here; tolerated, never sent to the model)",
+            f"{what} is unknown to Codex 0.171 ({where}; tolerated, never sent to the model)",
             self._address(offset, lineno, frame),
         )
 
@@ -553,8 +562,8 @@ class CodexScanner:
             lines=self._lines,
             blank_lines=self._blank,
             skipped_lines=self._skipped,
-            by_type=tuple(sorted(self._by_type.items())),
-            by_item=tuple(sorted(self._by_item.items())),
+            by_type=tuple(sorted(self._by_type.kept.items())),
+            by_item=tuple(sorted(self._by_item.kept.items())),
             turns_started=self._started,
             turns_completed=self._completed,
             turns_aborted=self._aborted,
@@ -569,6 +578,9 @@ class CodexScanner:
             first_time=self._first_time,
             last_time=self._last_time,
             last_ordinal=self._last_ordinal,
+            more=tuple(
+                name for name, seen in (("by_type", self._by_type), ("by_item", self._by_item)) if seen.more
+            ),
         )
         return scan_result(self, facts, tail, (verdict, reason, where))
 
@@ -578,8 +590,8 @@ class CodexScanner:
         twin = CodexScanner(self.path)
         for name in CONTINUED:
             setattr(twin, name, getattr(self, name))
-        twin._by_type = dict(self._by_type)
-        twin._by_item = dict(self._by_item)
+        twin._by_type = self._by_type.copy()
+        twin._by_item = self._by_item.copy()
         twin._pending = self._pending.copy()
         twin._turns = self._turns.copy()
         return twin

@@ -130,7 +130,7 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
     if type(reason) is not str or not reason:
         st.report(R.EVENT_DATA, "turn/end reason must be a non-empty string")
         reason = "?"
-    st.stats.turn_ends[reason] = st.stats.turn_ends.get(reason, 0) + 1
+    st.stats.turn_end(reason)
     if st.rel.open_turn is None or turn != st.rel.open_turn:
         st.report(R.TURN_END_MISMATCH, f"turn/end {turn} but the open turn is {st.rel.open_turn}")
     st.rel.last_turn_end, st.rel.resume_seq = seq, None

@@ -1,0 +1,80 @@
+"""A run of calls never answered with no user entry between them (issue 11 item 1, the last
+Claude Code ``derive`` holder): resume closes every call of the run with an interrupted result
+in ONE user message (spec agent-formats §0), as long as the run. derive keeps the run's tool ids
+in a spill file past ``held.HELD_AT`` (``dialects/claude/interrupted.py``) and that message's
+content is made as it is walked (a ``core.closer_list.Closers``), streamed by every writer —
+JSONL, ``--format json``, ``--format markdown`` with and without ``--redact`` — and by
+``report``, which shows the first and last ``engine.report.REPORT_PARTS`` parts of a message.
+
+Peak RSS of a child from N to 4N calls, N = 20,000, thresholds lowered to 1,024 as in
+test_claude_hostile.py, read from the kernel under an address-space limit, never timed: within
+2 MiB: JSONL +0.16, JSON +0.23, Markdown +0.20, Markdown ``--redact`` +0.00, ``report`` +0.14
+MiB. On the code before (the ids a list, the message a tuple built whole, each writer encoding
+it whole, the page drawing every part) each failed: +59.1, +66.0, +63.0, +70.7 and +97.5 MiB."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.claude_hostile import SESSION, call_run
+from tests.adversarial.hostile_logs import run_measured
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow  # 10 children on transcripts of 10 and 40 MB
+
+MiB = 1 << 20
+N = 20_000
+LOWERED = """\
+from sesstool.dialects.claude import derive, entry_graph, held, key_index
+derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
+"""
+_COMMANDS = {
+    "jsonl": ["derive", "--format", "jsonl"],
+    "json": ["derive", "--format", "json"],
+    "markdown": ["derive", "--format", "markdown"],
+    "markdown-redact": ["derive", "--format", "markdown", "--redact"],
+    "report": ["report"],
+}
+
+
+@pytest.fixture(scope="module")
+def where(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    made = tmp_path_factory.mktemp("claude-call-run")
+    (made / "site").mkdir()
+    (made / "site" / "sitecustomize.py").write_text(LOWERED)
+    return made
+
+
+def _log(where: Path, n: int) -> Path:
+    folder = where / f"run-{n}"
+    log = folder / f"{SESSION}.jsonl"
+    if not log.exists():
+        folder.mkdir()
+        with log.open("wb") as out:
+            for entry in call_run(n):
+                out.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
+    return log
+
+
+def _measured(where: Path, log: Path, args: list[str]) -> tuple[int, bytes]:
+    measured = run_measured(
+        [*args, str(log)],
+        address_space=2 << 30,
+        cwd=log.parent,
+        env={"PYTHONPATH": f"{where / 'site'}:{ROOT}"},
+    )
+    assert measured.exit_code == 0, measured.stderr
+    return measured.peak_rss, measured.stdout
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+def test_memory_does_not_grow_with_a_run_of_calls(where: Path, command: str) -> None:
+    args = _COMMANDS[command]
+    small, _ = _measured(where, _log(where, N), args)
+    large, written = _measured(where, _log(where, 4 * N), args)
+    # the run is there, closed to its last call (the page shows the ends of the message)
+    assert written.count(b"interrupted") >= 2 * 500 and f"_{4 * N - 1}".encode() in written
+    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
