@@ -13,10 +13,10 @@ name) and anchored on the compact summary after it, all on the active chain — 
 compactions, N = 20,000 (files of 12 and 48 MB), the children run with the thresholds lowered to
 1,024 as in test_claude_hostile.py, their peak RSS read from the kernel, never timed.
 
-Measured from N to 4N, ``validate``/``derive``/``inspect``/``inspect --json``: +0.03/+0.27/+0.05/
-+0.00 MiB. On main's code (the same children): ``validate`` +22.3, ``inspect`` +36.6, ``inspect
---json`` +78.5 MiB: each fails there; ``derive`` there takes N² anchor comparisons (6.4·10⁹ at
-4N: not run to its end; the operation count below fails there)."""
+Measured from N to 4N, ``validate``/``derive``/``inspect``/``inspect --json``: +0.05/+0.20/−0.18/
++0.00 MiB. On main's code (the same children): ``validate`` +50.2, ``inspect`` +63.9, ``inspect
+--json`` +143.1 MiB: each fails there; ``derive`` there makes N² anchor comparisons per pass
+(4·10⁸ at N, 6.4·10⁹ at 4N: not run to its end), which the operation count below catches."""
 
 from __future__ import annotations
 
