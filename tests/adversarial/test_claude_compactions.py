@@ -10,7 +10,7 @@ shows the first ``FIRST_SEEN`` and how many more, its JSON array is walked as it
 Memory: the transcript of claude_hostile.compactions — three entries, then N boundaries each
 preserving those three (the same uuids: what grows is the compactions, not the entries they
 name) and anchored on the compact summary after it, all on the active chain — of N and of 4N
-compactions, N = 20,000 (files of 12 and 48 MB), the children run with the thresholds lowered to
+compactions, N = 20,000 (files of 19 and 75 MB), the children run with the thresholds lowered to
 1,024 as in test_claude_hostile.py, their peak RSS read from the kernel, never timed.
 
 Measured from N to 4N, ``validate``/``derive``/``inspect``/``inspect --json``: +0.05/+0.20/−0.18/
@@ -113,7 +113,7 @@ def test_derive_finds_a_compaction_by_its_anchor(tmp_path: Path, n: int) -> None
     assert texts.count("go\n") == n and texts.count(f"summary {n - 1}") == 1
 
 
-@pytest.mark.slow  # eight children, on transcripts of 12 and 48 MB
+@pytest.mark.slow  # eight children, on transcripts of 19 and 75 MB
 @pytest.mark.parametrize("command", sorted(_COMMANDS))
 def test_memory_does_not_grow_with_compactions(where: Path, command: str) -> None:
     peaks = []
