@@ -93,6 +93,39 @@ def ids_twice(n: int) -> Iterator[dict[str, Any]]:
         yield from (first, again, result)
 
 
+def compactions(n: int) -> Iterator[dict[str, Any]]:
+    """Three entries, then ``n`` compactions (issue 11 item 1): a ``compact_boundary`` entry
+    preserving those three and anchored on the compact summary that follows it. Each boundary
+    hangs off the summary before it (a recorded one is a root, §1.6: here every summary is on the
+    active chain, so derive meets them all). The preserved uuids are the same three each time:
+    what grows is the compactions, not the entries they name."""
+    first = [
+        _entry("user", 1, None, "go"),
+        _entry("assistant", 2, None, "ok", "msg_0"),
+        _entry("user", 3, None, "on"),
+    ]
+    first[1]["parentUuid"], first[2]["parentUuid"] = first[0]["uuid"], first[1]["uuid"]
+    yield from first
+    kept = [e["uuid"] for e in first]
+    parent = first[2]["uuid"]
+    for i in range(n):
+        boundary = _entry("system", (i << 8) + 5, parent, None)
+        summary = _entry("user", (i << 8) + 6, boundary["uuid"], f"summary {i}")
+        del boundary["message"]
+        boundary.update(
+            subtype="compact_boundary",
+            logicalParentUuid=parent,
+            compactMetadata={
+                "trigger": "auto",
+                "preTokens": 1000 + i,
+                "preservedMessages": {"uuids": kept, "anchorUuid": summary["uuid"]},
+            },
+        )
+        summary["isCompactSummary"] = True
+        parent = summary["uuid"]
+        yield from (boundary, summary)
+
+
 PATTERNS: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
     "missing-parents": missing_parents,
     "never-answered": never_answered,
@@ -102,7 +135,9 @@ PATTERNS: dict[str, Callable[[int], Iterator[dict[str, Any]]]] = {
 
 
 def write(path: Path, pattern: str, n: int) -> Path:
+    """``n`` units of ``pattern`` (of ``PATTERNS``, or ``compactions``)."""
+    made = compactions if pattern == "compactions" else PATTERNS[pattern]
     with path.open("wb") as out:
-        for entry in PATTERNS[pattern](n):
+        for entry in made(n):
             out.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
     return path

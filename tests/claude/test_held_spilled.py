@@ -22,6 +22,7 @@ from sesstool.core.model import ScanResult
 from sesstool.core.options import ScanOptions
 from sesstool.dialects.claude import entry_graph, held
 from sesstool.dialects.claude.held import HeldList, HeldOrder, HeldRows, Store
+from sesstool.dialects.claude.scan_facts import Compaction
 from sesstool.engine.scan import scan_source
 from tests.adversarial.claude_hostile import PATTERNS, SESSION, write
 from tests.conftest import FIXTURES, Sesstool
@@ -72,12 +73,16 @@ def _kinds(log: Path) -> dict[str, int]:
     original = HeldRows.__setitem__, HeldList.append
 
     def setitem(this: HeldRows, key: str, value: Any) -> None:
-        kind = "unseen" if len(value) == 3 and isinstance(value[0], str) else "waiting"
+        if isinstance(value, int):
+            kind = "anchors"  # a compaction by its anchor (compactions.Compactions)
+        else:
+            kind = "unseen" if len(value) == 3 and isinstance(value[0], str) else "waiting"
         seen[kind] = seen.get(kind, 0) + 1
         original[0](this, key, value)
 
     def append(this: HeldList[Any], item: Any) -> None:
-        seen["listed"] = seen.get("listed", 0) + 1
+        kind = "compactions" if isinstance(item, Compaction) else "listed"
+        seen[kind] = seen.get(kind, 0) + 1
         original[1](this, item)
 
     with pytest.MonkeyPatch.context() as patch:
@@ -88,13 +93,15 @@ def _kinds(log: Path) -> dict[str, int]:
 
 
 def test_there_are_fixtures_with_each_kind() -> None:
-    """Missing parents, waiting calls and listed items (repeated ids, results away from their
-    call, dangling calls, orphans) are all in the fixtures, raw and zstd."""
+    """Missing parents, waiting calls, listed items (repeated ids, results away from their
+    call, dangling calls, orphans) and compactions with their anchors are all in the fixtures,
+    raw and zstd."""
     found: dict[str, set[str]] = {}
     for log in LOGS:
         for kind in _kinds(log):
             found.setdefault(kind, set()).add(log.suffix)
-    assert found == {k: {".jsonl", ".zstd"} for k in ("unseen", "waiting", "listed")}, found
+    kinds = ("unseen", "waiting", "listed", "anchors", "compactions")
+    assert found == {k: {".jsonl", ".zstd"} for k in kinds}, found
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -200,7 +207,26 @@ def test_held_structures_answer_like_a_dict_and_a_list(ops: list[tuple[str, str,
         held.HELD_AT = saved
 
 
-@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_the_compactions_of_the_fixtures_spill(moves: Moves) -> None:
+    """The fixtures with compactions (raw and zstd) move them, anchors too, at 0 items: the
+    comparisons above prove the spilled ``compactions.Compactions`` scans, finds by anchor (derive)
+    and prints what the one in memory does."""
+    found = [log for log in LOGS if "compactions" in _kinds(log)]
+    assert {log.suffix for log in found} == {".jsonl", ".zstd"}
+    for log in found:
+        moves.at(IN_MEMORY)
+        held_scan = scan_source(log, ScanOptions()).scan.facts.scan
+        moves.at(0)
+        scan = scan_source(log, ScanOptions()).scan.facts.scan
+        assert scan.compactions._items.spilled and scan.compactions._last.spilled
+        assert scan.compactions == held_scan.compactions == tuple(held_scan.compactions)
+        for compaction in held_scan.compactions:
+            assert list(scan.compactions.anchored(compaction.anchor)) == [
+                c for c in held_scan.compactions if c.anchor == compaction.anchor
+            ]
+
+
+@pytest.mark.parametrize("pattern", sorted([*PATTERNS, "compactions"]))
 def test_hostile_patterns_spilled_scan_what_they_scan_in_memory(
     pattern: str, moves: Moves, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

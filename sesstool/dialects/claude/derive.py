@@ -160,16 +160,16 @@ class _Builder:
                 self.reasons[f"attachment renderedRole {role!r}"] = None
 
     def preserved(self, summary: Json) -> None:
-        anchor = summary.get("uuid")
-        for compaction in self.index.scan.compactions:
-            if compaction.anchor == anchor:
-                for uuid in compaction.preserved:
-                    line = self.index.by_uuid.get(uuid)
-                    entry = self.entry(line) if line is not None else None
-                    if line is None or entry is None:
-                        self.reasons[f"compaction preserved {uuid}, which is not in the file"] = None
-                    else:
-                        self.item(line, entry)
+        """The entries the compaction anchored on this summary preserved (§1.6 "Compaction"),
+        found by the anchor (``compactions.Compactions``): never a scan of every compaction."""
+        for compaction in self.index.scan.compactions.anchored(summary.get("uuid")):
+            for uuid in compaction.preserved:
+                line = self.index.by_uuid.get(uuid)
+                entry = self.entry(line) if line is not None else None
+                if line is None or entry is None:
+                    self.reasons[f"compaction preserved {uuid}, which is not in the file"] = None
+                else:
+                    self.item(line, entry)
 
     def note_block(self, block: Json) -> None:
         kind = block.get("type")

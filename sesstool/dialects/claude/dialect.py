@@ -5,7 +5,8 @@ Claude Code 2.1.332 (tests/claude_lane); pure: the store ring reads.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from sesstool.dialects.claude.derive import Derived, EntriesAt, derive, message_
 from sesstool.dialects.claude.fork import fork_line
 from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.rules import RULES
-from sesstool.dialects.claude.scan_facts import TranscriptScan
+from sesstool.dialects.claude.scan_facts import Compaction, TranscriptScan
 from sesstool.dialects.claude.timeline import ClaudeTimeline
 from sesstool.dialects.claude.transcript import TranscriptScanner
 from sesstool.store.spill import SpillFile
@@ -393,16 +394,7 @@ class ClaudeDialect(Dialect):
         for call in t.dangling:
             yield Row("", f"{call.name} {call.id} (line {call.line}): {call.input}", "yellow")
         if t.compactions:
-            yield (
-                Row(
-                    "compactions",
-                    "; ".join(
-                        f"line {c.line} {c.trigger or '?'}"
-                        + (f", {c.pre_tokens} tokens before" if c.pre_tokens else "")
-                        for c in t.compactions
-                    ),
-                )
-            )
+            yield Row("compactions", _compactions(t.compactions))
         if t.subagent_calls or t.sidechain_entries:
             yield (
                 Row("subagents", f"{t.subagent_calls} Agent call(s), {t.sidechain_entries} sidechain entries")
@@ -441,18 +433,8 @@ class ClaudeDialect(Dialect):
                     "dangling": Closers.of(t.dangling).mapped(subagents.call_doc),
                     "orphan_results": Closers.of(t.orphan_results),
                 },
-                "compactions": [
-                    {
-                        "line": c.line,
-                        "uuid": c.uuid,
-                        "trigger": c.trigger,
-                        "pre_tokens": c.pre_tokens,
-                        "logical_parent": c.logical_parent,
-                        "logical_parent_in_file": c.logical_parent_in_file,
-                        "preserved": list(c.preserved),
-                    }
-                    for c in t.compactions
-                ],
+                # read back as they are written: a log can hold any number (compactions.Compactions)
+                "compactions": Closers.of(t.compactions).mapped(_compaction_doc),
                 "subagents": {"agent_calls": t.subagent_calls, "sidechain_entries": t.sidechain_entries},
                 "usage": {
                     "input_tokens": t.usage.input_tokens,
@@ -465,6 +447,29 @@ class ClaudeDialect(Dialect):
                 **({"more": list(t.more)} if t.more else {}),
             }
         }
+
+
+def _compactions(compactions: Sequence[Compaction]) -> str:
+    """The inspect row of the compactions: the first ``FIRST_SEEN``, then how many more (a log
+    can write any number; ``inspect --json`` lists them all; docs/format.md, "Memory")."""
+    shown = "; ".join(
+        f"line {c.line} {c.trigger or '?'}" + (f", {c.pre_tokens} tokens before" if c.pre_tokens else "")
+        for c in itertools.islice(compactions, FIRST_SEEN)
+    )
+    more = len(compactions) - FIRST_SEEN
+    return shown if more <= 0 else f"{shown}; … and {more} more (the first {FIRST_SEEN} shown)"
+
+
+def _compaction_doc(c: Compaction) -> dict[str, Any]:
+    return {
+        "line": c.line,
+        "uuid": c.uuid,
+        "trigger": c.trigger,
+        "pre_tokens": c.pre_tokens,
+        "logical_parent": c.logical_parent,
+        "logical_parent_in_file": c.logical_parent_in_file,
+        "preserved": list(c.preserved),
+    }
 
 
 def _more(listed: str, name: str, more: tuple[str, ...]) -> str:

@@ -11,6 +11,7 @@ compared by its items (``ItemsEqual``), so a spilled one equals the tuple it sta
 Both copy independently (a spilled one into a new table of the same file: nothing held).
 ``HeldOrder``: rows of integers handed back sorted (the dangling calls and orphans put in chain
 order). ``Store``: the scan's one spill file, opened at the first structure (or graph) to move.
+(compactions.py holds a transcript's compactions in them.)
 """
 
 from __future__ import annotations

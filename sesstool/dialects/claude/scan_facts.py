@@ -10,6 +10,8 @@ from typing import Any
 from sesstool.core.errors import Address
 from sesstool.core.model import Usage
 from sesstool.core.rules import Finding
+from sesstool.dialects.claude.compactions import Compaction as Compaction
+from sesstool.dialects.claude.compactions import Compactions
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,18 +21,6 @@ class ToolCall:
     input: str  # compact JSON, cut to a screen line
     line: int
     entry: str  # uuid of the assistant entry that carries it
-
-
-@dataclass(frozen=True, slots=True)
-class Compaction:
-    line: int
-    uuid: str
-    trigger: str | None
-    pre_tokens: int | None
-    logical_parent: str | None
-    logical_parent_in_file: bool
-    preserved: tuple[str, ...]
-    anchor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +60,7 @@ class TranscriptScan:
     dangling: Sequence[ToolCall]
     left_open: Sequence[ToolCall]  # a subagent's own file: calls without result, left so by resume
     orphan_results: Sequence[str]
-    compactions: tuple[Compaction, ...]
+    compactions: Compactions  # found by anchor (compactions.py), equal to the tuple it stands for
     subagent_calls: int
     sidechain_entries: int
     usage: Usage

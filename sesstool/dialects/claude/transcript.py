@@ -20,6 +20,7 @@ from sesstool.dialects.claude import active_chain, entry_graph
 from sesstool.dialects.claude import entry_fields as fields
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
+from sesstool.dialects.claude.compactions import Compactions
 from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, RESULTS, SIDECHAIN, USER, EntryGraph
 from sesstool.dialects.claude.findings import Findings, in_order, verdict
 from sesstool.dialects.claude.held import Store
@@ -71,7 +72,7 @@ class TranscriptScanner:
         self.turns = 0
         # of the sessions resume can choose (``_candidate``): session -> uuid of its last entry (the leaf)
         self.leaves: dict[str | None, str] = {}
-        self.compactions: list[Compaction] = []
+        self.compactions = Compactions(self.held)  # in the spill file past held.HELD_AT (§1.6)
         self.first_time: str | None = None
         self.last_time: str | None = None
         self.last_envelope: dict[str, tuple[tuple[str, Any], ...]] = {}
@@ -307,7 +308,7 @@ class TranscriptScanner:
             setattr(twin, key, getattr(self, key).copy())
         for key in ("version_at", "last_envelope", "last_prompt_id", "leaves"):
             setattr(twin, key, dict(getattr(self, key)))
-        twin.compactions = list(self.compactions)
+        twin.compactions = self.compactions.copy()
         return twin
 
     def entries(self, scan: TranscriptScan) -> dict[int, Json]:
@@ -378,7 +379,7 @@ class TranscriptScanner:
             dangling=view.dangling,
             left_open=view.left_open,
             orphan_results=view.orphans,
-            compactions=tuple(self.compactions),
+            compactions=self.compactions.copy(),  # the scanner may go on
             subagent_calls=self.subagent_calls,
             sidechain_entries=self.sidechain_entries,
             usage=self.usage.total(),
