@@ -16,7 +16,8 @@ measured with Claude Code 2.1.332 (the lane records the first request after ``--
   the messages the boundary preserved (``compactMetadata.preservedMessages``);
 * what resume itself adds (§0): an interrupted tool_result per call without result, and
   ``No response requested.`` when the chain ends on a user turn — marked ``origin: resume``
-  (a run of calls never answered is held bounded: ``interrupted.py``).
+  (a run of calls never answered is held bounded: ``interrupted.py``; so is what a span of
+  user entries collects, its message made as it is walked: ``user_span.py``).
 
 Anything outside what the lane verified is derived the same way but reported in
 ``best_effort`` with the reason. Pure: the engine passes the decoded entries it needs.
