@@ -10,6 +10,8 @@ readable: a corrupt or unsupported child refuses the migration, naming it) and i
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,27 +37,95 @@ from sesstool.store.source import ReadLimits
 DESCRIPTOR = "subagent/descriptor"
 
 
-def subagent_children(
-    source: Path, header: dict[str, Any], limits: ReadLimits
-) -> tuple[ChildFact, ...] | None:
-    """The children of the session at ``source``; None when ``source`` is not a generation in a
-    dsh root bound to its header id (then no child can be found and none is looked for)."""
+def bound_root(source: Path, header: dict[str, Any]) -> Path | None:
+    """The dsh root of ``source`` when it is a generation laid out in a dsh root (§2.2) whose
+    session directory is bound to its header id — the only case where children are looked for
+    (§13.A item 5); None otherwise. Reads nothing: a path and a header check."""
     layout = dsh_session_dir(source)
     parent_id = header.get("id")
     if layout is None or not isinstance(parent_id, str) or parent_id == "":
         return None
     if encode_session_id(parent_id) != source.parent.name:
         return None
+    return layout[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ChildIndex:
+    """A fleet run's candidate children (§13.A item 5), built once per run from one listing of
+    each root and one header read per session: root → parentSession → the session directories
+    whose highest generation's header said ``origin: "subagent"`` with that parent when the run
+    started. Picklable: it travels to the workers with the run's settings."""
+
+    roots: dict[str, dict[str, tuple[str, ...]]]
+
+    def candidates(self, root: Path, parent_id: str) -> tuple[Path, ...] | None:
+        """The listed candidates of ``parent_id`` in ``root``; None when the root is not indexed."""
+        parents = self.roots.get(str(root))
+        if parents is None:
+            return None
+        return tuple(Path(p) for p in parents.get(parent_id, ()))
+
+
+def index_children(roots: Iterable[Path], limits: ReadLimits) -> ChildIndex:
+    """Index each of ``roots`` once: every session directory of its project directories and
+    the header of its highest canonical generation (§13.A item 5; docs/format.md "Migration")."""
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for root in roots:
+        if str(root) in out:
+            continue
+        parents: dict[str, list[str]] = {}
+        for session, header in _session_headers(root, limits):
+            parent = header.get("parentSession")
+            if header.get("origin") == "subagent" and isinstance(parent, str):
+                parents.setdefault(parent, []).append(str(session))
+        out[str(root)] = {parent: tuple(found) for parent, found in parents.items()}
+    return ChildIndex(out)
+
+
+def _session_headers(root: Path, limits: ReadLimits) -> Iterator[tuple[Path, dict[str, Any]]]:
+    for session in session_dirs(root, is_project_dir_name):
+        if not is_encoded_session_id(session.name):
+            continue
+        header = _highest_header(session, limits)
+        if header is not None:
+            yield session, header[1]
+
+
+def _highest_header(session: Path, limits: ReadLimits) -> tuple[Generation, dict[str, Any]] | None:
+    """The highest canonical generation of a session directory and its header; None when the
+    directory holds no generation or the header does not decode."""
+    try:
+        generation = highest_generation(session)
+    except InputError:
+        return None  # not a session directory: nothing to find there
+    header = _header(generation, limits)
+    return None if header is None else (generation, header)
+
+
+def subagent_children(
+    source: Path, header: dict[str, Any], limits: ReadLimits, index: ChildIndex | None = None
+) -> tuple[ChildFact, ...] | None:
+    """The children of the session at ``source`` (§13.A item 5); None when ``source`` is not a
+    generation in a dsh root bound to its header id (then no child can be found and none is
+    looked for). With a fleet run's ``index`` covering the root, only its listed candidates are
+    visited; each is still verified (its highest generation's header re-read: a subagent naming
+    this parent) before it is scanned in full."""
+    root = bound_root(source, header)
+    if root is None:
+        return None
+    parent_id = header["id"]
+    listed = index.candidates(root, parent_id) if index is not None else None
+    sessions = listed if listed is not None else session_dirs(root, is_project_dir_name)
     found: list[ChildFact] = []
-    for session in session_dirs(layout[0], is_project_dir_name):
+    for session in sessions:
         if not is_encoded_session_id(session.name) or same_file(session, source.parent):
             continue
-        try:
-            generation = highest_generation(session)
-        except InputError:
-            continue  # not a session directory: nothing to find there
-        child = _header(generation, limits)
-        if child is None or child.get("origin") != "subagent" or child.get("parentSession") != parent_id:
+        read = _highest_header(session, limits)
+        if read is None:
+            continue
+        generation, child = read
+        if child.get("origin") != "subagent" or child.get("parentSession") != parent_id:
             continue
         found.append(_evidence(generation, child, limits))
     return tuple(found)
@@ -104,17 +174,34 @@ def _evidence(generation: Generation, header: dict[str, Any], limits: ReadLimits
     return ChildFact(child_id, created_at, tuple(descriptors))
 
 
+NO_CHILDREN_NOTE = (
+    "not a generation in a dsh root bound to its header id: no subagent children looked "
+    "for, so no subagent/catalog completion (§13.A item 5)"
+)
+
+
+def child_search_note(steps: list[Step], source: Path | None, header: dict[str, Any]) -> str | None:
+    """The note ``with_child_evidence`` gives, from the layout/binding check alone (§13.A item 5):
+    what a plan needs, without walking the root or reading any child."""
+    if not any(isinstance(step, V3ToV4) for step in steps):
+        return None
+    if source is None or bound_root(source, header) is None:
+        return NO_CHILDREN_NOTE
+    return None
+
+
 def with_child_evidence(
-    steps: list[Step], source: Path | None, header: dict[str, Any], limits: ReadLimits
+    steps: list[Step],
+    source: Path | None,
+    header: dict[str, Any],
+    limits: ReadLimits,
+    index: ChildIndex | None = None,
 ) -> tuple[list[Step], str | None]:
     """``steps`` with the v3→v4 step given the session's children (§13.A item 5), and a note
-    when none could be looked for."""
+    when none could be looked for (the same as ``child_search_note``)."""
     if not any(isinstance(step, V3ToV4) for step in steps):
         return steps, None
-    children = subagent_children(source, header, limits) if source is not None else None
+    children = subagent_children(source, header, limits, index) if source is not None else None
     if children is None:
-        return steps, (
-            "not a generation in a dsh root bound to its header id: no subagent children looked "
-            "for, so no subagent/catalog completion (§13.A item 5)"
-        )
+        return steps, NO_CHILDREN_NOTE
     return [step.with_children(children) if isinstance(step, V3ToV4) else step for step in steps], None

@@ -17,7 +17,7 @@ from sesstool.core.physical import Encoding
 from sesstool.core.upgrade import Step, UpgradeRefused
 from sesstool.dialects import registry
 from sesstool.dialects.base import Dialect
-from sesstool.engine.children import with_child_evidence
+from sesstool.engine.children import ChildIndex, child_search_note, with_child_evidence
 from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport
 from sesstool.engine.write import (
@@ -54,6 +54,9 @@ class MigrateRequest:
     dry_run: bool = False
     repair: bool = False
     limits: ReadLimits = field(default_factory=ReadLimits)
+    # a fleet run's index of its roots' subagent children (§13.A item 5); None: the root is
+    # walked, as `sesstool migrate` of one session does
+    children: ChildIndex | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +148,8 @@ def _plan(request: MigrateRequest, source: SourceRead) -> MigrateReport:
     if version == target_version:
         return base
     steps = _steps(dialect, version, target_version)
-    _, note = with_child_evidence(steps, source.path, dict(scan.header.raw), request.limits)
+    # the note depends on the layout/binding check alone: a plan reads no child (§13.A item 5)
+    note = child_search_note(steps, source.path, dict(scan.header.raw))
     if note is not None:
         notes.append(note)
     closers = dialect.closers(scan) if request.repair else []
@@ -194,8 +198,9 @@ def _publish(request: MigrateRequest, source: SourceRead, plan: MigrateReport) -
     assert scan.header is not None and plan.target is not None
     target_version = plan.to_version
     steps, _ = with_child_evidence(
-        _steps(dialect, plan.from_version, target_version), source.path, dict(scan.header.raw), request.limits
-    )
+        _steps(dialect, plan.from_version, target_version), source.path, dict(scan.header.raw),
+        request.limits, request.children,
+    )  # fmt: skip
     closers = dialect.closers(scan) if request.repair else []
     encoding = source.report.source.encoding
     out_encoding: Encoding = request.encoding or encoding

@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from sesstool.fleet.rows import COLUMNS, RETRY, Row
-from sesstool.fleet.run import FleetRequest, Plan, Progress, check_targets, dask_client, execute, plan
+from sesstool.fleet.run import (
+    FleetRequest,
+    Plan,
+    Progress,
+    check_targets,
+    dask_client,
+    execute,
+    plan,
+    with_child_index,
+)
 from sesstool.store.summary import ColumnTypes, publish_jsonl, publish_parquet, read_jsonl
 
 PARQUET_COLUMNS: ColumnTypes = (
@@ -78,6 +87,7 @@ def run_fleet(
     carried = resumed_rows(output.resume) if output.resume else []
     request = replace(request, done=frozenset(r.path for r in carried))
     todo = plan(request)
+    request = with_child_index(request, todo.items)
     if check_targets(request, todo.items):
         request = replace(request, settings=replace(request.settings, create_checked=True))
     progress = on_plan(todo) if on_plan else None

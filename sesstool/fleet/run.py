@@ -11,14 +11,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from sesstool.core.errors import UsageError
 from sesstool.dialects import registry
+from sesstool.engine.children import index_children
 from sesstool.fleet.rows import Row, error_row
 from sesstool.fleet.work import FleetSettings, Item, process_batch
 from sesstool.store.generations import parse_generation_name
+from sesstool.store.layout import dsh_session_dir
 from sesstool.store.object_publish import check_conditional_create
 from sesstool.store.paths import file_size
 from sesstool.store.remote import basename, is_url, list_logs, parent, using_storage_options
@@ -66,6 +69,24 @@ def plan(request: FleetRequest) -> Plan:
         seen.setdefault(item.path, item)
     unique = tuple(seen.values())
     return Plan(unique, skipped, sum(i.size or 0 for i in unique))
+
+
+def with_child_index(request: FleetRequest, items: tuple[Item, ...]) -> FleetRequest:
+    """migrate: the request with one index of the subagent children (§13.A item 5) of every
+    local dsh root its items lie in, built here once — one listing of each root and one header
+    read per session — and shipped to every item, instead of each migration walking its root.
+    The candidates are the root as listed when the run starts, as the items are (docs/fleet.md)."""
+    if request.settings.command != "migrate":
+        return request
+    roots: dict[str, Path] = {}
+    for item in items:
+        layout = None if is_url(item.path) else dsh_session_dir(Path(item.path))
+        if layout is not None:
+            roots.setdefault(str(layout[0]), layout[0])
+    if not roots:
+        return request
+    index = index_children(roots.values(), request.settings.limits)
+    return replace(request, settings=replace(request.settings, children=index))
 
 
 def _listed(url: str) -> Iterator[Item]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from sesstool.core.errors import ExitStatus, SesstoolError, WriteRefusedError
 from sesstool.core.physical import Encoding
 from sesstool.core.rules import Severity
+from sesstool.engine.children import ChildIndex
 from sesstool.engine.inspect import InspectRequest, run_inspect
 from sesstool.engine.migrate import MigrateRequest, run_migrate
 from sesstool.engine.repair import RepairRequest, run_repair
@@ -57,6 +58,9 @@ class FleetSettings:
     storage_options: tuple[tuple[str, object], ...] = ()
     scratch: str | None = None  # base directory for remote sources' local copies
     create_checked: bool = False  # the client proved conditional create on every target prefix
+    # migrate: the run's subagent-child index of its local dsh roots, built once by the client
+    # (run.with_child_index; docs/fleet.md); None: each migration walks its root
+    children: ChildIndex | None = None
 
     @property
     def options(self) -> StorageOptions:
@@ -155,7 +159,7 @@ def _outcome(status: str, scan: ScanReport, output: Published | None, notes: tup
 def _run_migrate(settings: FleetSettings, path: str, output: str | None) -> Outcome:
     report = run_migrate(
         MigrateRequest(path, settings.to, output, settings.encoding, repair=settings.repair_first,
-                       limits=settings.limits)
+                       limits=settings.limits, children=settings.children)
     )  # fmt: skip
     return _outcome(report.status, report.scan, report.output, report.notes)
 
