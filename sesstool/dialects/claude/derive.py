@@ -16,7 +16,8 @@ measured with Claude Code 2.1.332 (the lane records the first request after ``--
   the messages the boundary preserved (``compactMetadata.preservedMessages``);
 * what resume itself adds (§0): an interrupted tool_result per call without result, and
   ``No response requested.`` when the chain ends on a user turn — marked ``origin: resume``
-  (a run of calls never answered is held bounded: ``interrupted.py``).
+  (a run of calls never answered is held bounded: ``interrupted.py``; so is what a span of
+  user entries collects, its message made as it is walked: ``user_span.py``).
 
 Anything outside what the lane verified is derived the same way but reported in
 ``best_effort`` with the reason. Pure: the engine passes the decoded entries it needs.
@@ -36,10 +37,10 @@ from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.held import HeldList, Store
-from sesstool.dialects.claude.interrupted import closing_ids, with_run
-from sesstool.dialects.claude.interrupted import interrupted_result as _interrupted
+from sesstool.dialects.claude.interrupted import closing_ids
 from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.scan_facts import TranscriptScan
+from sesstool.dialects.claude.user_span import Results, Span, user_content
 from sesstool.store.spill import IntArray, SpilledArray, SpillFile
 
 Json = dict[str, Any]
@@ -50,7 +51,7 @@ VERIFIED_SYSTEM = frozenset({"compact_boundary"})
 @dataclass(frozen=True, slots=True)
 class DerivedMessage:
     role: str
-    content: tuple[Json, ...] | Closers[Json]  # Closers: a run of interrupted results, spilled
+    content: tuple[Json, ...] | Closers[Json]  # Closers: made as walked (a span spilled)
     origin: str  # file | resume | mixed
 
 
@@ -61,31 +62,23 @@ class Derived:
 
 
 @dataclass(slots=True)
-class _Part:
-    source: int  # a per-entry serial: the "\n" rule joins blocks of different entries
-    block: Json
-    synthesized: bool = False
-
-
-@dataclass(slots=True)
 class _Builder:
     index: Index
     entry: EntryAt
     messages: list[DerivedMessage] = field(default_factory=list)  # drained after every item
     reasons: dict[str, None] = field(default_factory=dict)
-    atts: list[str] = field(default_factory=list)
-    parts: list[_Part] = field(default_factory=list)
-    systems: list[str] = field(default_factory=list)
-    users: int = 0
     # the tool ids since the last user turn: past ``held.HELD_AT``, in the derivation's spill file
     store: Store = field(default_factory=lambda: Store("a large transcript's derivation"))
     pending: HeldList[str] = field(default_factory=lambda: HeldList(None))
     checked: int = 0  # pending calls known to have no result (a flush without a user turn)
     emitted: IntArray = field(default_factory=bytearray)  # a bit per line: its reply was emitted
     serial: int = 0
+    # the user entries and attachments since the last reply: past ``held.HELD_AT``, spilled too
+    span: Span = field(init=False)
 
     def __post_init__(self) -> None:
         self.pending = HeldList(self.store)
+        self.span = Span(self.store)
 
     def next_source(self) -> int:
         self.serial += 1
@@ -132,13 +125,13 @@ class _Builder:
         self.messages.append(DerivedMessage("assistant", tuple(blocks), "file"))
 
     def user(self, entry: Json) -> None:
-        self.users += 1
+        self.span.users += 1
         source = self.next_source()
         for block in _content(entry):
             self.note_block(block)
             if block.get("type") == "tool_result":
                 continue  # placed by call order in flush; an orphan is dropped (§0)
-            self.parts.append(_Part(source, block))
+            self.span.parts.append((source, block))
 
     def attachment(self, entry: Json) -> None:
         rendered = entry.get("rendered")
@@ -153,9 +146,9 @@ class _Builder:
                 self.reasons["attachment rendered content that is not text"] = None
                 continue
             if role == "system":
-                self.systems.append(_unwrap(text))
+                self.span.systems.append(_unwrap(text))
             elif role == "user":
-                self.atts.append(text)
+                self.span.atts.append(text)
             else:
                 self.reasons[f"attachment renderedRole {role!r}"] = None
 
@@ -178,11 +171,12 @@ class _Builder:
 
     def flush(self, after_summary: bool = False, closers: Collection[str] = ()) -> None:
         """One user message of what was written since the last reply (and what resume adds,
-        §0, given the ``closers``); then the system message of the span."""
-        parts: list[_Part] = [_Part(self.next_source(), {"type": "text", "text": t}) for t in self.atts]
+        §0, given the ``closers``; ``user_span.py``, §1.7 C, §1.9); then the system message of
+        the span."""
+        span = self.span
         # measured (lane, parallel calls finishing in either order): results go in the order
         # they were written, not the order of the calls; what resume adds comes after them
-        found: list[tuple[tuple[int, int], Json]] = []
+        results = Results(self.store)
         added: HeldList[str] = HeldList(self.store)
         # a call checked by an earlier flush has no result (the index does not change): only the
         # last flush, which adds what resume adds, walks them again (a run of assistant entries
@@ -190,54 +184,22 @@ class _Builder:
         for tool_id in self.pending.walk(0 if closers else self.checked):
             hit = self.index.result(tool_id, self.entry)
             if hit is not None:
-                found.append(hit)
+                results.add(*hit)
             elif tool_id in closers:
                 added.append(tool_id)
-        results = [_Part(-1, block) for _, block in sorted(found, key=lambda pair: pair[0])]
-        parts.extend(results)
-        run = _Part(-1, {}, synthesized=True)  # stands for the run when its ids were spilled
-        if added.spilled:
-            parts.append(run)
-        else:
-            parts.extend(_Part(-1, _interrupted(tool_id), synthesized=True) for tool_id in added)
-        parts.extend(self.parts)
-        had_user = self.users > 0 or bool(results) or bool(added) or bool(self.atts)
+        had_user = span.users > 0 or bool(results) or bool(added) or bool(span.atts)
         if had_user:
-            self.messages.append(_user_message(parts, run, added))
-        if self.systems:
-            text = "\n\n".join(self.systems)
+            content, origin = user_content(span, results, added)
+            self.messages.append(DerivedMessage("user", content, origin))
+        if span.systems:
+            text = span.system_text()
             self.messages.append(DerivedMessage("system", ({"type": "text", "text": text},), "file"))
         elif after_summary:
             self.messages.append(DerivedMessage("system", (), "file"))
         if had_user:
             self.pending = HeldList(self.store)
         self.checked = len(self.pending)
-        self.atts, self.parts, self.systems, self.users = [], [], [], 0
-
-
-def _user_message(parts: list[_Part], run: _Part, added: HeldList[str]) -> DerivedMessage:
-    """The user message of ``parts``: a text block followed by a block of another entry gets a
-    ``\\n``; empty, it says ``(no content)``. ``run`` (when among them) stands for the
-    interrupted results of ``added``, moved to the spill file: the content makes them as it is
-    walked (``interrupted.with_run``)."""
-    content: list[Json] = []
-    at = -1
-    for i, part in enumerate(parts):
-        block = part.block
-        following = parts[i + 1] if i + 1 < len(parts) else None
-        if part is run:
-            at = i
-        elif block.get("type") == "text" and following is not None and following.source != part.source:
-            block = {**block, "text": f"{block.get('text', '')}\n"}
-        content.append(block)
-    if not content:
-        content = [{"type": "text", "text": "(no content)"}]
-    synthesized = sum(1 for p in parts if p.synthesized)
-    total = len(parts)
-    if at >= 0:  # the run: one part here, one result per id written
-        synthesized, total = synthesized - 1 + len(added), total - 1 + len(added)
-    origin = "file" if not synthesized else ("resume" if synthesized == total else "mixed")
-    return DerivedMessage("user", with_run(content, at, added) if at >= 0 else tuple(content), origin)
+        self.span = Span(self.store)
 
 
 # line number -> the decoded entry on that line (None: not an entry derive can use)

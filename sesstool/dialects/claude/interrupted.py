@@ -6,10 +6,10 @@ derive's builder keeps the tool ids of the calls met since the last user turn (`
 of assistant entries with no user entry between them costs no memory per call. The last flush
 closes those among the dangling calls (``closing_ids``: a set in memory, past the threshold a
 table of the dangling ids in the same file) and writes one user message of their interrupted
-results. When the ids it closes were moved to the file, that message's content is not built:
-it is a ``core.closer_list.Closers`` (``with_run``) that makes the blocks before the run, one
-interrupted result per id read back, and the blocks after it, anew each time it is walked;
-the writers stream it (``render/json_stream.py``, ``render/derive_view.py``,
+results. When the ids it closes (or any list of the span: ``user_span.py``) were moved to the
+file, that message's content is not built: it is a ``core.closer_list.Closers`` that makes the
+blocks before the run, one interrupted result per id read back, and the blocks after it, anew
+each time it is walked; the writers stream it (``render/json_stream.py``, ``render/derive_view.py``,
 ``render/derive_markdown.py``) and the redactor maps it as it is walked (``core/redact.py``).
 Below the threshold the message is the tuple it always was: the bytes written are the same.
 """
@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from sesstool.core.closer_list import Closers
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.held import HeldList, Store
 from sesstool.dialects.claude.scan_facts import ToolCall
@@ -65,11 +64,3 @@ def closing_ids(dangling: Iterable[ToolCall], pending: HeldList[str], store: Sto
         waiting = set(pending)
         return {call.id for call in dangling if call.id in waiting}
     return _DanglingIds(store, dangling)
-
-
-def with_run(blocks: list[Json], at: int, run: HeldList[str]) -> Closers[Json]:
-    """``blocks`` with an interrupted result per id of ``run`` (read back as walked) in place of
-    the block at ``at``: the content of the message, made anew at each walk."""
-    head, tail = tuple(blocks[:at]), tuple(blocks[at + 1 :])
-    results = Closers(lambda: map(interrupted_result, run), len(run))
-    return Closers.joined(head, results, tail)
