@@ -31,15 +31,10 @@ def pretty_pieces(doc: dict[str, Any], ascii_only: bool = False) -> Iterator[byt
     ``dumps_pretty``, the document falls back to ASCII escapes (the standard library) when
     orjson refuses any of it (a lone surrogate), a streamed member too: the members are checked
     in a first walk, which holds nothing."""
-    whole = _whole(dumps_pretty_ascii if ascii_only else _indent2, doc)
-    if whole is not None:  # nothing streamed in it (and, for orjson, no lone surrogate)
+    first = dumps_pretty_ascii if ascii_only else _indent2
+    whole, token, template, arrays = _streamed(doc, first, dumps_pretty)
+    if whole is not None:
         yield whole
-        return
-    token = f"streamed-{secrets.token_hex(8)}"
-    arrays: list[Collection[Any]] = []
-    template = swapped(doc, token, arrays)
-    if not arrays:
-        yield dumps_pretty(doc)  # orjson refused it: the ASCII fallback
         return
     dump: Callable[[Any], bytes] = _indent2
     try:
@@ -63,15 +58,9 @@ def compact_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
     """``jsonline.dumps(doc)`` (one JSONL line, compact) with every ``Closers`` in it as a list,
     in pieces: orjson, or the standard library's ASCII escapes for the whole line when orjson
     refuses any of it (a first walk checks the members, holding nothing)."""
-    whole = _whole(orjson.dumps, doc)
-    if whole is not None:  # nothing streamed in it, no lone surrogate
+    whole, token, template, arrays = _streamed(doc, orjson.dumps, dumps)
+    if whole is not None:
         yield whole
-        return
-    token = f"streamed-{secrets.token_hex(8)}"
-    arrays: list[Collection[Any]] = []
-    template = swapped(doc, token, arrays)
-    if not arrays:
-        yield dumps(doc)  # orjson refused it: the ASCII fallback
         return
     dump: Callable[[Any], bytes] = orjson.dumps
     if not encodable(template) or not all(encodable(member) for array in arrays for member in array):
@@ -87,13 +76,22 @@ def compact_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
     yield head[at:]
 
 
-def _whole(dump: Callable[[Any], bytes], doc: Any) -> bytes | None:
-    """``dump(doc)``, or None when it refuses the document (a ``Closers`` in it, or for orjson
-    a lone surrogate)."""
+def _streamed(
+    doc: dict[str, Any], dump: Callable[[Any], bytes], fallback: Callable[[Any], bytes]
+) -> tuple[bytes | None, str, Any, list[Collection[Any]]]:
+    """(the whole document, when nothing in it is streamed: ``dump(doc)``, or ``fallback(doc)``
+    — the ASCII escapes — when ``dump`` refuses a document with no ``Closers``; else None, the
+    placeholder token, the document with ``TOKEN-N`` in place of each ``Closers``, and those)."""
     try:
-        return dump(doc)
-    except TypeError:
-        return None
+        return dump(doc), "", None, []
+    except TypeError:  # a Closers in it, or for orjson a lone surrogate
+        pass
+    token = f"streamed-{secrets.token_hex(8)}"
+    arrays: list[Collection[Any]] = []
+    template = swapped(doc, token, arrays)
+    if not arrays:
+        return fallback(doc), "", None, []
+    return None, token, template, arrays
 
 
 def _compact_ascii(value: Any) -> bytes:
@@ -102,8 +100,9 @@ def _compact_ascii(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-def _chunked(start: bytes, pieces: Iterable[bytes]) -> Iterator[bytes]:
-    """``start``, the pieces and ``]``, joined into writes of about ``_CHUNK`` bytes."""
+def _chunked(start: bytes, pieces: Iterable[bytes], end: bytes = b"]") -> Iterator[bytes]:
+    """``start``, the pieces and ``end``, joined into writes of about ``_CHUNK`` bytes (the
+    pieces' bytes counted: a write closes at the first piece that brings them to ``_CHUNK``)."""
     held: list[bytes] = [start]
     size = 0
     for piece in pieces:
@@ -112,7 +111,7 @@ def _chunked(start: bytes, pieces: Iterable[bytes]) -> Iterator[bytes]:
         if size >= _CHUNK:
             yield b"".join(held)
             held, size = [], 0
-    held.append(b"]")
+    held.append(end)
     yield b"".join(held)
 
 
@@ -126,17 +125,8 @@ def _members(array: Collection[Any], dump: Callable[[Any], bytes], indent: int) 
         yield b"[]"
         return
     pad = b"\n" + b" " * (indent + 2)
-    held: list[bytes] = [b"["]
-    size = 0
-    for n, member in enumerate(array):
-        piece = (b"," if n else b"") + pad + dump(member).replace(b"\n", pad)
-        held.append(piece)
-        size += len(piece)
-        if size >= _CHUNK:
-            yield b"".join(held)
-            held, size = [], 0
-    held.append(b"\n" + b" " * indent + b"]")
-    yield b"".join(held)
+    pieces = ((b"," if n else b"") + pad + dump(m).replace(b"\n", pad) for n, m in enumerate(array))
+    yield from _chunked(b"[", pieces, b"\n" + b" " * indent + b"]")
 
 
 def array(items: Collection[Any]) -> Any:
