@@ -200,3 +200,44 @@ def run_measured(
     stdout = out_path.read_bytes()
     out_path.unlink()
     return Measured(code, peak_kib * 1024, stdout, proc.stderr.decode("utf-8", "replace"))
+
+
+MiB = 1 << 20
+
+
+def output_of(args: list[str], log: Path) -> bytes:
+    """What ``sesstool ARGS LOG`` prints, run in a child in the log's folder (exit 0, or 1: a
+    verdict on a damaged log)."""
+    measured = run_measured([*args, str(log)], cwd=log.parent, env={"PYTHONPATH": str(_ROOT)})
+    assert measured.exit_code in (0, 1), measured.stderr
+    return measured.stdout
+
+
+def peak_of(args: list[str], log: Path) -> int:
+    """The peak RSS of ``sesstool ARGS LOG`` in a child under a 2 GiB address space (exit 0 or
+    1), run in the log's folder."""
+    env = {"PYTHONPATH": str(_ROOT)}
+    measured = run_measured([*args, str(log)], address_space=2 << 30, cwd=log.parent, env=env)
+    assert measured.exit_code in (0, 1), measured.stderr
+    return measured.peak_rss
+
+
+def assert_flat(small: int, large: int, bound: int = 2 * MiB) -> None:
+    """The peak RSS of the 4N child within ``bound`` of the N child's."""
+    assert large - small < bound, (round(small / MiB, 2), round(large / MiB, 2))
+
+
+def json_objects(doc: object) -> list[dict[str, object]]:
+    """Every JSON object in ``doc``, outermost first."""
+    found: list[dict[str, object]] = []
+    if isinstance(doc, dict):
+        found.append(doc)
+        for value in doc.values():
+            found.extend(json_objects(value))
+    elif isinstance(doc, list):
+        for value in doc:
+            found.extend(json_objects(value))
+    return found
+
+
+_ROOT = Path(__file__).resolve().parent.parent.parent  # the repository (children import sesstool from it)

@@ -16,18 +16,11 @@ from typing import Any
 import pytest
 
 from tests.adversarial.claude_branches import PATTERNS, write
-from tests.adversarial.claude_hostile import SESSION
-from tests.adversarial.hostile_logs import run_measured
-from tests.conftest import ROOT
+from tests.adversarial.lowered import LoweredRuns, assert_flat, lowered_runs
 
 pytestmark = pytest.mark.slow  # 6 pairs of children, the larger on transcripts of 30 to 60 MB
 
-MiB = 1 << 20
 N = 20_000
-LOWERED = """\
-from sesstool.dialects.claude import derive, entry_graph, held, key_index
-derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
-"""
 _COMMANDS = {
     "validate": ["validate"],
     "derive": ["derive", "--format", "jsonl"],
@@ -36,31 +29,12 @@ _COMMANDS = {
 
 
 @pytest.fixture(scope="module")
-def where(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    made = tmp_path_factory.mktemp("claude-branches")
-    (made / "site").mkdir()
-    (made / "site" / "sitecustomize.py").write_text(LOWERED)
-    return made
+def runs(tmp_path_factory: pytest.TempPathFactory) -> LoweredRuns:
+    return lowered_runs(tmp_path_factory, "claude-branches")
 
 
-def _log(where: Path, pattern: str, n: int) -> Path:
-    folder = where / f"{pattern}-{n}"
-    log = folder / f"{SESSION}.jsonl"
-    if not log.exists():
-        folder.mkdir()
-        write(log, pattern, n)
-    return log
-
-
-def _peak(where: Path, log: Path, args: list[str]) -> int:
-    measured = run_measured(
-        [*args, str(log)],
-        address_space=2 << 30,
-        cwd=log.parent,
-        env={"PYTHONPATH": f"{where / 'site'}:{ROOT}"},
-    )
-    assert measured.exit_code in (0, 1), measured.stderr  # 1: validate's verdict on interleaved branches
-    return measured.peak_rss
+def _log(runs: LoweredRuns, pattern: str, n: int) -> Path:
+    return runs.log(f"{pattern}-{n}", lambda path: write(path, pattern, n))
 
 
 def test_the_transcripts_hold_what_they_are_named_for(tmp_path: Path) -> None:
@@ -69,7 +43,7 @@ def test_the_transcripts_hold_what_they_are_named_for(tmp_path: Path) -> None:
     from sesstool.engine.scan import scan_source
 
     def scan(pattern: str) -> Any:
-        return scan_source(str(_log(tmp_path, pattern, 50))).scan
+        return scan_source(str(_log(LoweredRuns(tmp_path), pattern, 50))).scan
 
     branching, fanned = scan("branching"), scan("fan")
     assert branching.facts.scan.branches == 50
@@ -80,8 +54,7 @@ def test_the_transcripts_hold_what_they_are_named_for(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 @pytest.mark.parametrize("command", _COMMANDS)
-def test_memory_does_not_grow_with_branches(where: Path, pattern: str, command: str) -> None:
-    args = _COMMANDS[command]
-    small = _peak(where, _log(where, pattern, N), args)
-    large = _peak(where, _log(where, pattern, 4 * N), args)
-    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+def test_memory_does_not_grow_with_branches(runs: LoweredRuns, pattern: str, command: str) -> None:
+    args = _COMMANDS[command]  # exit 1: validate's verdict on interleaved branches
+    small = runs.run(_log(runs, pattern, N), args).peak_rss
+    assert_flat(small, runs.run(_log(runs, pattern, 4 * N), args).peak_rss)

@@ -14,23 +14,14 @@ it whole, the page drawing every part) each failed: +59.1, +66.0, +63.0, +70.7 a
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from tests.adversarial.claude_hostile import SESSION, call_run
-from tests.adversarial.hostile_logs import run_measured
-from tests.conftest import ROOT
+from tests.adversarial.claude_hostile import call_run
+from tests.adversarial.lowered import LoweredRuns, assert_flat, entries_to, lowered_runs
 
 pytestmark = pytest.mark.slow  # 10 children on transcripts of 10 and 40 MB
 
-MiB = 1 << 20
 N = 20_000
-LOWERED = """\
-from sesstool.dialects.claude import derive, entry_graph, held, key_index
-derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
-"""
 _COMMANDS = {
     "jsonl": ["derive", "--format", "jsonl"],
     "json": ["derive", "--format", "json"],
@@ -41,40 +32,16 @@ _COMMANDS = {
 
 
 @pytest.fixture(scope="module")
-def where(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    made = tmp_path_factory.mktemp("claude-call-run")
-    (made / "site").mkdir()
-    (made / "site" / "sitecustomize.py").write_text(LOWERED)
-    return made
-
-
-def _log(where: Path, n: int) -> Path:
-    folder = where / f"run-{n}"
-    log = folder / f"{SESSION}.jsonl"
-    if not log.exists():
-        folder.mkdir()
-        with log.open("wb") as out:
-            for entry in call_run(n):
-                out.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
-    return log
-
-
-def _measured(where: Path, log: Path, args: list[str]) -> tuple[int, bytes]:
-    measured = run_measured(
-        [*args, str(log)],
-        address_space=2 << 30,
-        cwd=log.parent,
-        env={"PYTHONPATH": f"{where / 'site'}:{ROOT}"},
-    )
-    assert measured.exit_code == 0, measured.stderr
-    return measured.peak_rss, measured.stdout
+def runs(tmp_path_factory: pytest.TempPathFactory) -> LoweredRuns:
+    return lowered_runs(tmp_path_factory, "claude-call-run")
 
 
 @pytest.mark.parametrize("command", sorted(_COMMANDS))
-def test_memory_does_not_grow_with_a_run_of_calls(where: Path, command: str) -> None:
+def test_memory_does_not_grow_with_a_run_of_calls(runs: LoweredRuns, command: str) -> None:
     args = _COMMANDS[command]
-    small, _ = _measured(where, _log(where, N), args)
-    large, written = _measured(where, _log(where, 4 * N), args)
+    small = runs.run(runs.log(f"run-{N}", entries_to(call_run(N))), args, ok=(0,)).peak_rss
+    measured = runs.run(runs.log(f"run-{4 * N}", entries_to(call_run(4 * N))), args, ok=(0,))
+    large, written = measured.peak_rss, measured.stdout
     # the run is there, closed to its last call (the page shows the ends of the message)
     assert written.count(b"interrupted") >= 2 * 500 and f"_{4 * N - 1}".encode() in written
-    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+    assert_flat(small, large)

@@ -20,17 +20,15 @@ Measured from N to 4N, ``validate``/``derive``/``inspect``/``inspect --json``: +
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.adversarial.claude_hostile import SESSION, write
-from tests.adversarial.hostile_logs import run_measured
-from tests.adversarial.test_claude_hostile import LOWERED
-from tests.conftest import ROOT
+from tests.adversarial.lowered import LoweredRuns, assert_flat, lowered_runs
 
-MiB = 1 << 20
 N = 20_000
 _COMMANDS = {
     "validate": ["validate"],
@@ -41,20 +39,8 @@ _COMMANDS = {
 
 
 @pytest.fixture(scope="module")
-def where(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    made = tmp_path_factory.mktemp("claude-compactions")
-    (made / "site").mkdir()
-    (made / "site" / "sitecustomize.py").write_text(LOWERED)
-    return made
-
-
-def _log(where: Path, n: int) -> Path:
-    folder = where / f"compactions-{n}"
-    log = folder / f"{SESSION}.jsonl"
-    if not log.exists():
-        folder.mkdir()
-        write(log, "compactions", n)
-    return log
+def runs(tmp_path_factory: pytest.TempPathFactory) -> LoweredRuns:
+    return lowered_runs(tmp_path_factory, "claude-compactions")
 
 
 def _scan(log: Path) -> Any:
@@ -113,19 +99,15 @@ def test_derive_finds_a_compaction_by_its_anchor(tmp_path: Path, n: int) -> None
     assert texts.count("go\n") == n and texts.count(f"summary {n - 1}") == 1
 
 
+def _write(path: Path, n: int) -> Path:
+    return write(path, "compactions", n)
+
+
 @pytest.mark.slow  # eight children, on transcripts of 19 and 75 MB
 @pytest.mark.parametrize("command", sorted(_COMMANDS))
-def test_memory_does_not_grow_with_compactions(where: Path, command: str) -> None:
+def test_memory_does_not_grow_with_compactions(runs: LoweredRuns, command: str) -> None:
     peaks = []
     for n in (N, 4 * N):
-        log = _log(where, n)
-        measured = run_measured(
-            [*_COMMANDS[command], str(log)],
-            address_space=2 << 30,
-            cwd=log.parent,
-            env={"PYTHONPATH": f"{where / 'site'}:{ROOT}"},
-        )
-        assert measured.exit_code in (0, 1), measured.stderr  # 1: validate's verdict (a user turn last)
-        peaks.append(measured.peak_rss)
-    small, large = peaks
-    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+        log = runs.log(f"compactions-{n}", functools.partial(_write, n=n))
+        peaks.append(runs.run(log, _COMMANDS[command]).peak_rss)  # 1: validate's verdict (a user turn last)
+    assert_flat(*peaks)

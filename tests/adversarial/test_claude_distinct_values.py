@@ -15,6 +15,7 @@ test here fails there."""
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from pathlib import Path
@@ -22,11 +23,10 @@ from pathlib import Path
 import pytest
 
 from sesstool.core.first_seen import FIRST_SEEN
-from tests.adversarial.hostile_logs import run_measured
-from tests.adversarial.test_claude_hostile import LOWERED
+from tests.adversarial.hostile_logs import json_objects, run_measured
+from tests.adversarial.lowered import LoweredRuns, assert_flat, lowered_runs
 from tests.conftest import ROOT
 
-MiB = 1 << 20
 N = 20_000
 SESSION = "5f0c0a3e-0000-4000-8000-000000000077"
 _COMMANDS = {
@@ -67,22 +67,15 @@ def write(path: Path, n: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def where(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    made = tmp_path_factory.mktemp("claude-distinct")
-    (made / "site").mkdir()
-    (made / "site" / "sitecustomize.py").write_text(LOWERED)
-    return made
+def where(tmp_path_factory: pytest.TempPathFactory) -> LoweredRuns:
+    return lowered_runs(tmp_path_factory, "claude-distinct")
 
 
-def _log(where: Path, n: int) -> Path:
-    log = where / f"distinct-{n}" / f"{SESSION}.jsonl"
-    if not log.exists():
-        log.parent.mkdir()
-        write(log, n)
-    return log
+def _log(where: LoweredRuns, n: int) -> Path:
+    return where.log(f"distinct-{n}", functools.partial(write, n=n), SESSION)
 
 
-def test_the_lists_stop_at_first_seen_and_say_so(where: Path) -> None:
+def test_the_lists_stop_at_first_seen_and_say_so(where: LoweredRuns) -> None:
     """Scanned: the first FIRST_SEEN of each value, in order, and which lists were cut."""
     from sesstool.engine.scan import scan_source
 
@@ -100,13 +93,13 @@ def test_the_lists_stop_at_first_seen_and_say_so(where: Path) -> None:
     assert len(t.chain) == 1  # the chosen session's conversation: its one entry
 
 
-def test_the_outputs_say_what_was_left_out(where: Path) -> None:
+def test_the_outputs_say_what_was_left_out(where: LoweredRuns) -> None:
     log = _log(where, 200)
     text = run_measured(["inspect", str(log)], cwd=log.parent, env={"PYTHONPATH": str(ROOT)})
     assert f"… and more (the first {FIRST_SEEN} shown)" in text.stdout.decode()
     body = run_measured(["inspect", "--json", str(log)], cwd=log.parent, env={"PYTHONPATH": str(ROOT)})
     doc = json.loads(body.stdout)
-    claude = next(v["claude"] for v in _walk(doc) if "claude" in v)
+    claude = next(v["claude"] for v in json_objects(doc) if "claude" in v)
     assert isinstance(claude, dict) and claude["more"] == [
         "sessions",
         "versions",
@@ -117,40 +110,15 @@ def test_the_outputs_say_what_was_left_out(where: Path) -> None:
     ]
 
 
-def _walk(doc: object) -> list[dict[str, object]]:
-    """Every JSON object in ``doc``."""
-    found: list[dict[str, object]] = []
-    if isinstance(doc, dict):
-        found.append(doc)
-        for value in doc.values():
-            found.extend(_walk(value))
-    elif isinstance(doc, list):
-        for value in doc:
-            found.extend(_walk(value))
-    return found
-
-
-def _peak(where: Path, log: Path, args: list[str]) -> int:
-    measured = run_measured(
-        [*args, str(log)],
-        address_space=2 << 30,
-        cwd=log.parent,
-        env={"PYTHONPATH": f"{where / 'site'}:{ROOT}"},
-    )
-    assert measured.exit_code in (0, 1), measured.stderr
-    return measured.peak_rss
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("command", _COMMANDS)
-def test_memory_does_not_grow_with_distinct_values(where: Path, command: str) -> None:
+def test_memory_does_not_grow_with_distinct_values(where: LoweredRuns, command: str) -> None:
     args = _COMMANDS[command]
-    small = _peak(where, _log(where, N), args)
-    large = _peak(where, _log(where, 4 * N), args)
-    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+    small = where.run(_log(where, N), args).peak_rss
+    assert_flat(small, where.run(_log(where, 4 * N), args).peak_rss)
 
 
-def test_the_expected_session_is_chosen_past_the_first_seen(where: Path) -> None:
+def test_the_expected_session_is_chosen_past_the_first_seen(where: LoweredRuns) -> None:
     """Resume follows the expected session when the file has it (§1.6), kept or not: its leaf,
     envelope and prompt id are kept, and the several-sessions finding names its first line."""
     from sesstool.dialects.claude.transcript import TranscriptScanner

@@ -20,26 +20,18 @@ encoding it whole, the page drawing every part) each failed: +78.2, +77.4, +79.2
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.adversarial.claude_hostile import SESSION, WHEN, _entry
-from tests.adversarial.hostile_logs import run_measured
-from tests.conftest import ROOT
+from tests.adversarial.lowered import LoweredRuns, assert_flat, entries_to, lowered_runs
 
 pytestmark = pytest.mark.slow  # 10 children on transcripts of 9 and 36 MB
 
-MiB = 1 << 20
 N = 20_000
-LOWERED = """\
-from sesstool.dialects.claude import derive, entry_graph, held, key_index
-derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
-"""
 _COMMANDS = {
     "jsonl": ["derive", "--format", "jsonl"],
     "json": ["derive", "--format", "json"],
@@ -77,41 +69,17 @@ def user_span(n: int) -> Iterator[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def where(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    made = tmp_path_factory.mktemp("claude-user-span")
-    (made / "site").mkdir()
-    (made / "site" / "sitecustomize.py").write_text(LOWERED)
-    return made
-
-
-def _log(where: Path, n: int) -> Path:
-    folder = where / f"span-{n}"
-    log = folder / f"{SESSION}.jsonl"
-    if not log.exists():
-        folder.mkdir()
-        with log.open("wb") as out:
-            for entry in user_span(n):
-                out.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
-    return log
-
-
-def _measured(where: Path, log: Path, args: list[str]) -> tuple[int, bytes]:
-    measured = run_measured(
-        [*args, str(log)],
-        address_space=2 << 30,
-        cwd=log.parent,
-        env={"PYTHONPATH": f"{where / 'site'}:{ROOT}"},
-    )
-    assert measured.exit_code == 0, measured.stderr
-    return measured.peak_rss, measured.stdout
+def runs(tmp_path_factory: pytest.TempPathFactory) -> LoweredRuns:
+    return lowered_runs(tmp_path_factory, "claude-user-span")
 
 
 @pytest.mark.parametrize("command", sorted(_COMMANDS))
-def test_memory_does_not_grow_with_a_span_of_user_entries(where: Path, command: str) -> None:
+def test_memory_does_not_grow_with_a_span_of_user_entries(runs: LoweredRuns, command: str) -> None:
     args = _COMMANDS[command]
-    small, _ = _measured(where, _log(where, N), args)
-    large, written = _measured(where, _log(where, 4 * N), args)
+    small = runs.run(runs.log(f"span-{N}", entries_to(user_span(N))), args, ok=(0,)).peak_rss
+    measured = runs.run(runs.log(f"span-{4 * N}", entries_to(user_span(4 * N))), args, ok=(0,))
+    large, written = measured.peak_rss, measured.stdout
     # the span is there to its ends (the page shows the ends of the message)
     last = 4 * N - 1
     assert b"note_0" in written and f"go_{last}".encode() in written
-    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+    assert_flat(small, large)

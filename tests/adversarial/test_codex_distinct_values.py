@@ -18,10 +18,9 @@ import orjson
 import pytest
 
 from sesstool.core.first_seen import FIRST_SEEN
-from tests.adversarial.hostile_logs import run_measured
-from tests.conftest import FIXTURES, ROOT
+from tests.adversarial.hostile_logs import assert_flat, json_objects, output_of, peak_of
+from tests.conftest import FIXTURES
 
-MiB = 1 << 20
 N = 20_000
 SEED = sorted((FIXTURES / "codex" / "tool-call").glob("*.jsonl"))[0]
 _COMMANDS = {
@@ -49,17 +48,11 @@ def distinct_types(where: Path, n: int) -> Path:
     return path
 
 
-def _run(args: list[str], log: Path) -> bytes:
-    measured = run_measured([*args, str(log)], cwd=log.parent, env={"PYTHONPATH": str(ROOT)})
-    assert measured.exit_code in (0, 1), measured.stderr
-    return measured.stdout
-
-
 def test_the_counts_stop_at_first_seen_and_say_so(tmp_path: Path) -> None:
     log = distinct_types(tmp_path, 200)
-    assert f"… and more (the first {FIRST_SEEN} shown)" in _run(["inspect"], log).decode()
-    doc = json.loads(_run(["inspect", "--json"], log))
-    found = [v for v in _walk(doc) if "by_item" in v]
+    assert f"… and more (the first {FIRST_SEEN} shown)" in output_of(["inspect"], log).decode()
+    doc = json.loads(output_of(["inspect", "--json"], log))
+    found = [v for v in json_objects(doc) if "by_item" in v]
     assert len(found) == 1 and found[0]["more"] == ["by_type", "by_item"]
     assert len(found[0]["by_type"]) == len(found[0]["by_item"]) == FIRST_SEEN  # type: ignore[arg-type]
     assert list(found[0]["by_item"])[:2] == ["item-0", "item-1"]  # type: ignore[call-overload]
@@ -69,8 +62,8 @@ def test_unknown_kinds_past_first_seen_are_said_at_every_line_never_not_at_all(t
     log = distinct_types(tmp_path, FIRST_SEEN + 6)
     extra = log.read_bytes().splitlines()[-2:]  # the last pair again: no longer told apart
     log.write_bytes(log.read_bytes() + b"\n".join(extra) + b"\n")
-    doc = json.loads(_run(["validate", "--format", "json", "--max-findings", "10000"], log))
-    messages = [str(f["message"]) for f in _walk(doc) if f.get("rule") == "codex-unknown-item-type"]
+    doc = json.loads(output_of(["validate", "--format", "json", "--max-findings", "10000"], log))
+    messages = [str(f["message"]) for f in json_objects(doc) if f.get("rule") == "codex-unknown-item-type"]
     first = [m for m in messages if "(first seen here;" in m]
     again = [m for m in messages if "(one of more than 64 such kinds;" in m]
     # 32 line types and 32 item types are kept (in the order met); every kind met after them is
@@ -81,19 +74,6 @@ def test_unknown_kinds_past_first_seen_are_said_at_every_line_never_not_at_all(t
         assert any(f"'line-{i}'" in m for m in messages) and any(f"'item-{i}'" in m for m in messages)
 
 
-def _walk(doc: object) -> list[dict[str, object]]:
-    """Every JSON object in ``doc``."""
-    found: list[dict[str, object]] = []
-    if isinstance(doc, dict):
-        found.append(doc)
-        for value in doc.values():
-            found.extend(_walk(value))
-    elif isinstance(doc, list):
-        for value in doc:
-            found.extend(_walk(value))
-    return found
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("command", _COMMANDS)
 def test_memory_does_not_grow_with_distinct_types(
@@ -101,13 +81,5 @@ def test_memory_does_not_grow_with_distinct_types(
 ) -> None:
     where = tmp_path_factory.getbasetemp() / "codex-distinct"
     where.mkdir(exist_ok=True)
-    peaks = []
-    for n in (N, 4 * N):
-        log = distinct_types(where, n)
-        measured = run_measured(
-            [*_COMMANDS[command], str(log)], address_space=2 << 30, cwd=where, env={"PYTHONPATH": str(ROOT)}
-        )
-        assert measured.exit_code in (0, 1), measured.stderr
-        peaks.append(measured.peak_rss)
-    small, large = peaks
-    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+    small, large = (peak_of(_COMMANDS[command], distinct_types(where, n)) for n in (N, 4 * N))
+    assert_flat(small, large)

@@ -19,10 +19,8 @@ import orjson
 import pytest
 
 from sesstool.core.first_seen import FIRST_SEEN
-from tests.adversarial.hostile_logs import run_measured
-from tests.conftest import ROOT
+from tests.adversarial.hostile_logs import assert_flat, json_objects, output_of, peak_of
 
-MiB = 1 << 20
 N = 20_000
 _COMMANDS = {
     "validate": ["validate"],
@@ -64,22 +62,16 @@ def distinct_values(where: Path, n: int) -> Path:
     return path
 
 
-def _run(args: list[str], log: Path) -> bytes:
-    measured = run_measured([*args, str(log)], cwd=log.parent, env={"PYTHONPATH": str(ROOT)})
-    assert measured.exit_code in (0, 1), measured.stderr
-    return measured.stdout
-
-
 def test_the_counts_stop_at_first_seen_and_say_so(tmp_path: Path) -> None:
     log = distinct_values(tmp_path, 200)
-    text = _run(["inspect"], log).decode()
+    text = output_of(["inspect"], log).decode()
     assert text.count(f"… and more (the first {FIRST_SEEN} shown)") == 2, text
-    doc = json.loads(_run(["inspect", "--json"], log))
-    found = [v for v in _walk(doc) if "turn_ends" in v]
+    doc = json.loads(output_of(["inspect", "--json"], log))
+    found = [v for v in json_objects(doc) if "turn_ends" in v]
     assert len(found) == 1 and found[0]["more"] == ["by_type", "turn_ends"]
     ends = found[0]["turn_ends"]
     assert isinstance(ends, dict) and len(ends) == FIRST_SEEN and ends["k0"] == 1
-    validated = _run(["validate", "--max-findings", "100000"], log).decode()
+    validated = output_of(["validate", "--max-findings", "100000"], log).decode()
     # every type is said: the first 64 once each, each type after them at each of its lines
     assert validated.count("marked ignorable") == 200
     assert all(f'"x/kind-{i}" marked ignorable' in validated for i in range(200))
@@ -88,21 +80,8 @@ def test_the_counts_stop_at_first_seen_and_say_so(tmp_path: Path) -> None:
     twice = orjson.loads(lines[-1])
     twice["seq"] += 1
     again.write_bytes(again.read_bytes() + orjson.dumps(twice) + b"\n")
-    validated = _run(["validate", "--max-findings", "100000"], again).decode()
+    validated = output_of(["validate", "--max-findings", "100000"], again).decode()
     assert validated.count('"x/kind-69" marked ignorable') == 2 and validated.count('"x/kind-0" ') == 1
-
-
-def _walk(doc: object) -> list[dict[str, object]]:
-    """Every JSON object in ``doc``."""
-    found: list[dict[str, object]] = []
-    if isinstance(doc, dict):
-        found.append(doc)
-        for value in doc.values():
-            found.extend(_walk(value))
-    elif isinstance(doc, list):
-        for value in doc:
-            found.extend(_walk(value))
-    return found
 
 
 @pytest.mark.slow
@@ -112,16 +91,5 @@ def test_memory_does_not_grow_with_distinct_values(
 ) -> None:
     where = tmp_path_factory.getbasetemp() / "dsh-distinct"
     where.mkdir(exist_ok=True)
-    peaks = []
-    for n in (N, 4 * N):
-        log = distinct_values(where, n)
-        measured = run_measured(
-            [*_COMMANDS[command], str(log)],
-            address_space=2 << 30,
-            cwd=log.parent,
-            env={"PYTHONPATH": str(ROOT)},
-        )
-        assert measured.exit_code in (0, 1), measured.stderr
-        peaks.append(measured.peak_rss)
-    small, large = peaks
-    assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
+    small, large = (peak_of(_COMMANDS[command], distinct_values(where, n)) for n in (N, 4 * N))
+    assert_flat(small, large)

@@ -1,0 +1,68 @@
+"""What the Claude Code memory tests share (issue 11 item 1): their children run with the spill
+thresholds lowered to 1,024 (a ``sitecustomize`` put on the child's path, so that both sizes of
+a transcript are far past them), on transcripts written once per test module into a folder of
+their own, and their peak RSS is read from the kernel under an address-space limit (never timed:
+``hostile_logs.run_measured``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adversarial.claude_hostile import SESSION
+from tests.adversarial.hostile_logs import Measured, assert_flat, run_measured
+from tests.conftest import ROOT
+
+__all__ = ["LOWERED", "LoweredRuns", "assert_flat", "entries_to", "lowered_runs"]
+LOWERED = """\
+from sesstool.dialects.claude import derive, entry_graph, held, key_index
+derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
+"""
+
+
+class LoweredRuns:
+    """A test module's folder of transcripts, and its children run with the thresholds lowered."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        (where / "site").mkdir(exist_ok=True)
+        (where / "site" / "sitecustomize.py").write_text(LOWERED)
+
+    def log(self, name: str, write: Callable[[Path], object], session: str = SESSION) -> Path:
+        """``<name>/<session>.jsonl``, written by ``write(path)`` the first time it is asked for."""
+        log = self.where / name / f"{session}.jsonl"
+        if not log.exists():
+            log.parent.mkdir()
+            write(log)
+        return log
+
+    def run(self, log: Path, args: list[str], ok: tuple[int, ...] = (0, 1)) -> Measured:
+        """``sesstool ARGS LOG`` in a child under a 2 GiB address space; its exit status one of
+        ``ok`` (1: validate's verdict on a damaged file)."""
+        measured = run_measured(
+            [*args, str(log)],
+            address_space=2 << 30,
+            cwd=log.parent,
+            env={"PYTHONPATH": f"{self.where / 'site'}:{ROOT}"},
+        )
+        assert measured.exit_code in ok, measured.stderr
+        return measured
+
+
+def lowered_runs(tmp_path_factory: pytest.TempPathFactory, name: str) -> LoweredRuns:
+    return LoweredRuns(tmp_path_factory.mktemp(name))
+
+
+def entries_to(entries: Iterable[dict[str, Any]]) -> Callable[[Path], None]:
+    """A writer of ``entries`` as compact JSON lines (as the CLI writes them)."""
+
+    def write(path: Path) -> None:
+        with path.open("wb") as out:
+            for entry in entries:
+                out.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
+
+    return write
