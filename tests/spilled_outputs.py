@@ -23,13 +23,14 @@ CODEX_LOGS = sorted(
     for p in (FIXTURES / "codex").rglob("*.jsonl*")
     if p.suffix in (".jsonl", ".zstd", ".zst") and "expected" not in p.parts and "lane" not in p.parts
 )
-CODEX_VIEWS = (
+VIEWS = (  # what the spill differential tests print of a log (Codex's and Claude's)
     ("validate", "--format", "json"),
     ("validate", "--max-findings", "1"),
     ("inspect", "--json"),
     ("inspect",),
     ("derive", "--format", "jsonl"),
 )
+CODEX_VIEWS = VIEWS
 CODEX_CHILD = "01a231e1-4e3c-7083-8cfc-000000000001"
 CODEX_SCANS = (  # the scans the Codex spill tests compare: plain, derive's two, the timeline's, capped
     ScanOptions(),

@@ -17,11 +17,19 @@ from tests.adversarial.claude_hostile import SESSION
 from tests.adversarial.hostile_logs import Measured, assert_flat, run_measured
 from tests.conftest import ROOT
 
-__all__ = ["LOWERED", "LoweredRuns", "assert_flat", "entries_to", "lowered_runs"]
+__all__ = ["DERIVE_COMMANDS", "LOWERED", "LoweredRuns", "assert_flat", "entries_to", "lowered_runs"]
 LOWERED = """\
 from sesstool.dialects.claude import derive, entry_graph, held, key_index
 derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
 """
+
+DERIVE_COMMANDS = {  # what a derive memory test runs: every format, and the page that reads them
+    "jsonl": ["derive", "--format", "jsonl"],
+    "json": ["derive", "--format", "json"],
+    "markdown": ["derive", "--format", "markdown"],
+    "markdown-redact": ["derive", "--format", "markdown", "--redact"],
+    "report": ["report"],
+}
 
 
 class LoweredRuns:

@@ -17,18 +17,12 @@ from __future__ import annotations
 import pytest
 
 from tests.adversarial.claude_hostile import call_run
-from tests.adversarial.lowered import LoweredRuns, assert_flat, entries_to, lowered_runs
+from tests.adversarial.lowered import DERIVE_COMMANDS, LoweredRuns, assert_flat, entries_to, lowered_runs
 
 pytestmark = pytest.mark.slow  # 10 children on transcripts of 10 and 40 MB
 
 N = 20_000
-_COMMANDS = {
-    "jsonl": ["derive", "--format", "jsonl"],
-    "json": ["derive", "--format", "json"],
-    "markdown": ["derive", "--format", "markdown"],
-    "markdown-redact": ["derive", "--format", "markdown", "--redact"],
-    "report": ["report"],
-}
+_COMMANDS = DERIVE_COMMANDS
 
 
 @pytest.fixture(scope="module")

@@ -27,18 +27,12 @@ from typing import Any
 import pytest
 
 from tests.adversarial.claude_hostile import SESSION, WHEN, _entry
-from tests.adversarial.lowered import LoweredRuns, assert_flat, entries_to, lowered_runs
+from tests.adversarial.lowered import DERIVE_COMMANDS, LoweredRuns, assert_flat, entries_to, lowered_runs
 
 pytestmark = pytest.mark.slow  # 10 children on transcripts of 9 and 36 MB
 
 N = 20_000
-_COMMANDS = {
-    "jsonl": ["derive", "--format", "jsonl"],
-    "json": ["derive", "--format", "json"],
-    "markdown": ["derive", "--format", "markdown"],
-    "markdown-redact": ["derive", "--format", "markdown", "--redact"],
-    "report": ["report"],
-}
+_COMMANDS = DERIVE_COMMANDS
 
 
 def _attachment(ident: int, parent: str, text: str) -> dict[str, Any]:

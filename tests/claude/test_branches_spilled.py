@@ -30,7 +30,7 @@ from sesstool.store.spill import SpillFile
 from tests.adversarial import claude_branches
 from tests.adversarial.claude_hostile import SESSION
 from tests.conftest import FIXTURES, Sesstool
-from tests.spilled_outputs import Outputs, printed_and_written
+from tests.spilled_outputs import VIEWS, Outputs, printed_and_written
 
 LOGS = sorted(
     p
@@ -127,15 +127,6 @@ def test_spilled_branches_are_the_branches_in_memory(walks: Walks, log: Path) ->
                 assert walks.count > 0, "the branch check never took the spilled path"
 
 
-_VIEWS = (
-    ("validate", "--format", "json"),
-    ("validate", "--max-findings", "1"),
-    ("inspect", "--json"),
-    ("inspect",),
-    ("derive", "--format", "jsonl"),
-)
-
-
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_branches_print_and_write_the_same_bytes(
     sesstool: Sesstool, walks: Walks, log: Path, tmp_path: Path
@@ -143,7 +134,7 @@ def test_spilled_branches_print_and_write_the_same_bytes(
     def outputs(entries: int) -> Outputs:
         walks.at(entries)
         suffix = "".join(log.suffixes[-2:])
-        return printed_and_written(sesstool, log, _VIEWS, tmp_path / str(entries), suffix=suffix, child=CHILD)
+        return printed_and_written(sesstool, log, VIEWS, tmp_path / str(entries), suffix=suffix, child=CHILD)
 
     expected = outputs(IN_MEMORY)
     assert outputs(0) == expected

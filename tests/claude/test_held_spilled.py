@@ -26,7 +26,7 @@ from sesstool.dialects.claude.scan_facts import Compaction
 from sesstool.engine.scan import scan_source
 from tests.adversarial.claude_hostile import PATTERNS, SESSION, write
 from tests.conftest import FIXTURES, Sesstool
-from tests.spilled_outputs import Outputs, printed_and_written
+from tests.spilled_outputs import VIEWS, Outputs, printed_and_written
 
 LOGS = sorted(
     p
@@ -130,15 +130,6 @@ def test_spilled_items_scan_what_the_items_in_memory_scan(moves: Moves, log: Pat
             )
 
 
-_VIEWS = (
-    ("validate", "--format", "json"),
-    ("validate", "--max-findings", "1"),
-    ("inspect", "--json"),
-    ("inspect",),
-    ("derive", "--format", "jsonl"),
-)
-
-
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_items_print_and_write_the_same_bytes(
     sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
@@ -146,7 +137,7 @@ def test_spilled_items_print_and_write_the_same_bytes(
     def outputs(items: int) -> Outputs:
         moves.at(items)
         suffix = "".join(log.suffixes[-2:])
-        return printed_and_written(sesstool, log, _VIEWS, tmp_path / str(items), suffix=suffix, child=CHILD)
+        return printed_and_written(sesstool, log, VIEWS, tmp_path / str(items), suffix=suffix, child=CHILD)
 
     expected = outputs(IN_MEMORY)
     for items in (0, 1, 5):

@@ -16,19 +16,7 @@ from sesstool.core.jsonline import dumps, dumps_pretty_ascii, encodable
 from sesstool.core.redact import Redactor
 from sesstool.render import json_stream
 from sesstool.render.json_stream import compact_pieces, pretty_pieces
-
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**53), 2**53),
-    st.text(max_size=8),
-    st.floats(allow_nan=False, allow_infinity=False),
-)
-members = st.recursive(
-    scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-    max_leaves=8,
-)
+from tests.render.test_json_stream import members
 
 
 def held(doc: Any) -> Any:
