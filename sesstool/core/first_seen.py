@@ -11,12 +11,18 @@ all (``fresh``): the findings are capped by ``--max-findings`` and the rest weig
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Generic, TypeVar
 
 FIRST_SEEN = 64  # distinct values kept per field; a recorded session has a handful
 
 V = TypeVar("V")
+
+
+def more_note(name: str, more: Iterable[str]) -> str:
+    """What a text row adds after the list ``name`` when it stopped at ``FIRST_SEEN`` values
+    (``more``: the names of the lists that did): ", … and more (the first 64 shown)", else ""."""
+    return f", … and more (the first {FIRST_SEEN} shown)" if name in more else ""
 
 
 class FirstSeen(Generic[V]):

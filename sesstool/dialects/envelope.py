@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sesstool.core.closer_list import Closers
-from sesstool.core.first_seen import FIRST_SEEN
+from sesstool.core.first_seen import more_note
 from sesstool.core.fold import WordArray
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
@@ -117,7 +117,7 @@ class EnvelopeDialect(Dialect):
         """Made as they are printed: a row per pending call (issue 11 item 1)."""
         st = scan.stats
         rows = [Row("session", _session_line(scan)), Row("lineage", _lineage_line(st))]
-        ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends) + _more("turn_ends", st.more)
+        ends = ", ".join(f"{k} {v}" for k, v in st.turn_ends) + more_note("turn_ends", st.more)
         open_note = f" (turn {scan.open.turn} open)" if scan.open.turn is not None else ""
         rows.append(
             Row(
@@ -128,7 +128,7 @@ class EnvelopeDialect(Dialect):
         )
         if st.by_type:
             rows.append(
-                Row("by type", " · ".join(f"{k} {v}" for k, v in st.by_type) + _more("by_type", st.more))
+                Row("by type", " · ".join(f"{k} {v}" for k, v in st.by_type) + more_note("by_type", st.more))
             )
         op = scan.open
         if op.turn is not None:
@@ -276,8 +276,3 @@ def stats_document(s: Stats) -> dict[str, Any]:
         # only when a list stopped at FIRST_SEEN values: which ones (docs/format.md, "Memory")
         **({"more": list(s.more)} if s.more else {}),
     }
-
-
-def _more(name: str, more: tuple[str, ...]) -> str:
-    """Past ``first_seen.FIRST_SEEN`` values, that there were more (issue 11 item 1)."""
-    return f", … and more (the first {FIRST_SEEN} shown)" if name in more else ""

@@ -14,7 +14,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.closer_list import Closers
 from sesstool.core.errors import Address, UnsupportedError, UsageError
-from sesstool.core.first_seen import FIRST_SEEN
+from sesstool.core.first_seen import FIRST_SEEN, more_note
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.jsonline import dumps
 from sesstool.core.model import Boundaries, OpenState, ScanResult, Tail
@@ -367,13 +367,13 @@ class ClaudeDialect(Dialect):
         yield Row("session", (t.session_id or "?") + (" (subagent file)" if facts.subagent else ""))
         others = [s for s in t.sessions if s != t.session_id]
         if others or "sessions" in t.more:
-            yield Row("", "also in this file: " + _more(", ".join(others), "sessions", t.more), "yellow")
+            yield Row("", "also in this file: " + ", ".join(others) + more_note("sessions", t.more), "yellow")
         versions = ", ".join(f"Claude Code {v} ({n} entries)" for v, n in t.versions)
-        yield Row("written by", _more(versions, "versions", t.more) or "?")
-        yield Row("cwd", _more(", ".join(t.cwds), "cwd", t.more) or "?")
-        yield Row("git branch", _more(", ".join(t.git_branches), "git_branch", t.more) or "?")
-        yield Row("model", _more(", ".join(t.models), "models", t.more) or "?")
-        by_type = _more(", ".join(f"{k} {n}" for k, n in t.by_type), "by_type", t.more)
+        yield Row("written by", versions + more_note("versions", t.more) or "?")
+        yield Row("cwd", ", ".join(t.cwds) + more_note("cwd", t.more) or "?")
+        yield Row("git branch", ", ".join(t.git_branches) + more_note("git_branch", t.more) or "?")
+        yield Row("model", ", ".join(t.models) + more_note("models", t.more) or "?")
+        by_type = ", ".join(f"{k} {n}" for k, n in t.by_type) + more_note("by_type", t.more)
         yield Row("entries", f"{t.entries} in the graph, {t.lines} lines; " + by_type)
         yield (
             Row(
@@ -470,13 +470,6 @@ def _compaction_doc(c: Compaction) -> dict[str, Any]:
         "logical_parent_in_file": c.logical_parent_in_file,
         "preserved": list(c.preserved),
     }
-
-
-def _more(listed: str, name: str, more: tuple[str, ...]) -> str:
-    """``listed``, and past ``first_seen.FIRST_SEEN`` values that there were more (issue 11 item 1)."""
-    if name not in more:
-        return listed
-    return f"{listed}, … and more (the first {FIRST_SEEN} shown)"
 
 
 DIALECT = ClaudeDialect()

@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from sesstool.core.closer_list import Closers
-from sesstool.core.first_seen import FIRST_SEEN
+from sesstool.core.first_seen import more_note
 from sesstool.core.humanize import plural, preview
 from sesstool.dialects.codex.model import CodexFacts
 from sesstool.dialects.codex.vocabulary import USAGE_KEYS
@@ -38,8 +38,8 @@ def inspect_lines(f: CodexFacts) -> Iterator[tuple[str, str, str | None]]:
     if f.skipped_lines:
         lines += f" · {f.skipped_lines} Codex skips on load"
     rows.append(("lines", lines, "red" if f.skipped_lines else None))
-    rows.append(("by type", _counts(f.by_type) + _more("by_type", f.more), None))
-    rows.append(("items", _counts(f.by_item) + _more("by_item", f.more), None))
+    rows.append(("by type", _counts(f.by_type) + more_note("by_type", f.more), None))
+    rows.append(("items", _counts(f.by_item) + more_note("by_item", f.more), None))
     turns = (
         f"{f.turns_started} started · {f.turns_completed} completed · {f.turns_aborted} aborted · "
         f"{len(f.open_turns)} unfinished"
@@ -93,8 +93,3 @@ def inspect_document(f: CodexFacts) -> dict[str, Any]:
         doc["more"] = list(f.more)
     doc["usage"] = f.usage.document(USAGE_KEYS) if f.usage is not None else None
     return doc
-
-
-def _more(name: str, more: tuple[str, ...]) -> str:
-    """Past ``first_seen.FIRST_SEEN`` types, that there were more (issue 11 item 1)."""
-    return f", … and more (the first {FIRST_SEEN} shown)" if name in more else ""
