@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.adversarial.hostile_logs import run_measured
+from tests.adversarial.hostile_logs import FIXED_MMAP, run_measured
 from tests.adversarial.test_open_turns import never_ended
 from tests.adversarial.test_waiting_calls import dsh_never_answered, mini_never_answered, never_answered
 from tests.conftest import ROOT
@@ -96,7 +96,7 @@ def test_closers_do_not_grow_memory(tmp_path: Path, name: str, make: Callable[[P
             _args(name, log, out, codex, calls, last),
             address_space=2 << 30,
             cwd=tmp_path,
-            env={"PYTHONPATH": str(ROOT)},
+            env={"PYTHONPATH": str(ROOT), **FIXED_MMAP},
             module=("tests.adversarial._spilling_child", str(SPILL_AT)),
         )
         assert run.exit_code == 0, run.stderr
@@ -119,7 +119,7 @@ def test_unfinished_turn_closers_do_not_grow_memory(tmp_path: Path, name: str) -
             _args(name, log, out, True, turns),
             address_space=2 << 30,
             cwd=tmp_path,
-            env={"PYTHONPATH": str(ROOT)},
+            env={"PYTHONPATH": str(ROOT), **FIXED_MMAP},
             module=("tests.adversarial._spilling_child", str(SPILL_AT)),
         )
         assert run.exit_code == 0, run.stderr
