@@ -4,8 +4,10 @@ waiting call) while they did. The closers are now made as they are walked
 (``core.closer_list.Closers``, from the scan's spilled waiting calls), the rows as they are
 printed and the JSON arrays streamed into place (``render.json_stream``).
 
-Peak RSS of a child (``hostile_logs.run_measured``) spilling past 4,096 calls
-(``_spilling_child``): N and 4N never-answered calls, N = 10,000, Codex and mini-agent. On the
+Peak RSS of a child (``hostile_logs.run_measured``, with glibc's mmap threshold fixed:
+``hostile_logs.FIXED_MMAP``, else the mini-agent fork's peak stepped up 1.6 to 3.4 MiB between
+N and 4N with nothing held) spilling past 4,096 calls (``_spilling_child``): N and 4N
+never-answered calls, N = 10,000, Codex and mini-agent. On the
 code before (e1d6f95) every one of these fails: the peak grew 25 (Codex inspect) to 95 MiB
 (mini-agent repair) between N and 4N. Now: within 2 MiB (fork: 3 MiB, its two scans each fill
 their spill file's page cache, a fixed 2 MiB at most: it grew 1.2 and 1.6 MiB in measurement).
