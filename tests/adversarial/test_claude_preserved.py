@@ -20,9 +20,10 @@ Measured from N to 4N, derive JSONL / JSON / Markdown / Markdown ``--redact`` / 
 +1.25 / +1.10 MiB. On main's code (the same children): present +20.3 / +19.0 / +20.2 / +20.0 /
 +20.6 (validate +0.32, inspect +0.90), missing +31.9 / +49.8 / +31.8 / +39.4 / +21.0 (validate
 +1.29, inspect +1.86) MiB: every derive case fails there. The bound is 5 MiB, not the usual 2:
-what derive still gains (1–3 MiB beyond validate's growth, the same with and without preserved
-entries in the file) is not the preserved uuids (main's code gains 19–50 MiB) and is
-left for a later stop (docs/reliability.md, "Still growing"). Fewer, longer compactions (100
+derive reads its entries back through ``store/line_fetch.py``'s cache of the last lines, a fixed
+4 MiB of line bytes (``CACHE_BYTES``), which the smaller transcripts do not fill (traced in the
+``missing`` derive: 2.54 MiB of cached lines at N, 4.18 at 4N, the bound reached) — a constant,
+not the preserved uuids (main's code gains 19–50 MiB). Fewer, longer compactions (100
 uuids to one, 200 → 800 records) also showed ``validate`` growing by 8.8 MiB: the records stayed
 in memory up to ``held.HELD_AT`` of them whatever their length; they now move also past
 ``HELD_AT`` uuids in all (compactions.py; tests/claude/test_preserved_spilled.py)."""
