@@ -19,7 +19,10 @@ Each is now a ``core.held_map.HeldMap`` (4,096 keys in memory, then a spill file
 ``FIRST_SEEN``. On main's code before (f76fb5c), N → 4N MiB: retry chains 111.85 → 354.99,
 prefixed ids 40.11 → 52.04, ``redact`` 47.71 → 59.88, ``derive --redact`` 44.80 → 56.93,
 ``list --json`` 33.59 → 37.91: each case marked ``main grew`` fails there. ``list`` (text) grew
-too (33.14 → 34.66, the same tuple) but within the bound: kept as a guard."""
+too (33.14 → 34.66, the same tuple) but within the bound: kept as a guard. Flat on main too,
+kept as guards of outputs no memory test read before: ``validate --format github`` of a Claude
+transcript of prompts whose parents are missing (a finding per entry, capped by
+``--max-findings``), ``inspect --json`` of a Codex rollout of ``compacted`` lines."""
 
 from __future__ import annotations
 
@@ -30,15 +33,18 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.adversarial.claude_hostile import SESSION, write
 from tests.adversarial.hostile_logs import Measured, MiB, assert_flat, run_measured
 from tests.adversarial.test_waiting_calls import dsh_never_answered
-from tests.conftest import ROOT
+from tests.conftest import FIXTURES, ROOT
 
 pytestmark = pytest.mark.slow
 
 LOWERED = """\
 from sesstool.core import fold, scan_state
+from sesstool.dialects.claude import derive, entry_graph, held, key_index
 fold.SPILL_AT = scan_state.CALLS_SPILL_AT = 1024
+derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
 try:
     from sesstool.core import held_map
     held_map.HELD_AT = 1024
@@ -46,6 +52,7 @@ except ImportError:  # main's code before stop 29: no held map
     pass
 """
 N = 20_000
+CODEX_SEED = sorted((FIXTURES / "codex" / "auto-compaction").glob("*.jsonl"))[0]
 
 
 def _line(obj: object) -> bytes:
@@ -108,6 +115,24 @@ def dangling_calls(path: Path, n: int) -> None:
     made.parent.rmdir()
 
 
+def missing_parents(path: Path, n: int) -> None:
+    """Claude: ``n`` prompts each naming a parent no entry has (a finding per entry)."""
+    write(path, "missing-parents", n)
+
+
+def codex_compactions(path: Path, n: int) -> None:
+    """Codex: the auto-compaction fixture's session_meta, then ``n`` ``compacted`` lines, each
+    replacing the history with its own (a reset per line)."""
+    lines = [orjson.loads(x) for x in CODEX_SEED.read_bytes().splitlines()]
+    meta = next(e for e in lines if e["type"] == "session_meta")
+    compacted = next(e for e in lines if e["type"] == "compacted")
+    with path.open("wb") as out:
+        out.write(_line(meta))
+        for i in range(n):
+            payload = {**compacted["payload"], "message": f"summary {i}"}
+            out.write(_line({**compacted, "ordinal": 100 + i, "payload": payload}))
+
+
 # (shape, its writer, the log's name, the command, its unit count N, whether main grew)
 CASES: list[tuple[str, Callable[[Path, int], None], str, list[str], int, bool]] = [
     ("retry-chains", retry_chains, "session.jsonl", ["migrate", "-o", "out.jsonl"], N, True),
@@ -123,6 +148,8 @@ CASES: list[tuple[str, Callable[[Path, int], None], str, list[str], int, bool]] 
     ),
     ("dangling-calls", dangling_calls, "session.v4.jsonl", ["list", "--json"], N, True),
     ("dangling-calls", dangling_calls, "session.v4.jsonl", ["list"], N, False),
+    ("missing-parents", missing_parents, f"{SESSION}.jsonl", ["validate", "--format", "github"], N, False),
+    ("codex-compactions", codex_compactions, "rollout-compactions.jsonl", ["inspect", "--json"], N, False),
 ]
 
 
