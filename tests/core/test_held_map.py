@@ -47,7 +47,7 @@ def test_the_map_answers_as_a_dict(monkeypatch: pytest.MonkeyPatch, at: int) -> 
 def _migrated(path: Path) -> list[Any]:
     lines = path.read_bytes().splitlines()
     header = json.loads(lines[0])
-    out = []
+    out: list[Any] = []
     for target in range(max(header["version"] + 1, 2), 5):
         try:
             new, body = fused_chain(
