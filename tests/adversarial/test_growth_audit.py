@@ -12,14 +12,17 @@ What grew on main's code before this stop (N → 4N, docs/reliability.md "Audit,
   the v2→v3 step kept them in a set (and compared each with every generated id: n² hashes);
 * ``redact`` and ``derive --redact`` of a log with a fresh credential per message: the
   redactor's value → token dict;
+* Codex ``derive`` of many user turns and one ``thread_rolled_back``: a set and a sorted list
+  of every user segment of the history (dialects/codex/history.py ``_roll_back``);
 * ``list --json`` of a session directory whose log leaves many calls dangling: the row's tuple
   of every call id (now the first ``FIRST_SEEN`` and ``"more"``).
 
 Each is now a ``core.held_map.HeldMap`` (4,096 keys in memory, then a spill file) or cut at
 ``FIRST_SEEN``. On main's code before (f76fb5c), N → 4N MiB: retry chains 111.85 → 354.99,
 prefixed ids 40.11 → 52.04, ``redact`` 47.71 → 59.88, ``derive --redact`` 44.80 → 56.93,
-``list --json`` 33.59 → 37.91: each case marked ``main grew`` fails there. ``list`` (text) grew
-too (33.14 → 34.66, the same tuple) but within the bound: kept as a guard. Flat on main too,
+``list --json`` 33.59 → 37.91, Codex ``derive`` of rolled-back turns 38.14 → 43.84 (after: 35.53 → 35.64):
+each case marked ``main grew`` fails there. (``list`` as text grew too, 33.14 → 34.66, by the same
+tuple, within the bound.) Flat on main too,
 kept as guards of outputs no memory test read before: ``validate --format github`` of a Claude
 transcript of prompts whose parents are missing (a finding per entry, capped by
 ``--max-findings``), ``inspect --json`` of a Codex rollout of ``compacted`` lines."""
@@ -43,7 +46,8 @@ pytestmark = pytest.mark.slow
 LOWERED = """\
 from sesstool.core import fold, scan_state
 from sesstool.dialects.claude import derive, entry_graph, held, key_index
-fold.SPILL_AT = scan_state.CALLS_SPILL_AT = 1024
+from sesstool.dialects.codex import history
+fold.SPILL_AT = scan_state.CALLS_SPILL_AT = history.SPILL_AT = 1024
 derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
 try:
     from sesstool.core import held_map
@@ -52,6 +56,7 @@ except ImportError:  # main's code before stop 29: no held map
     pass
 """
 N = 20_000
+ROLLBACK_SEED = sorted((FIXTURES / "codex" / "rollback").glob("*.jsonl"))[0]
 CODEX_SEED = sorted((FIXTURES / "codex" / "auto-compaction").glob("*.jsonl"))[0]
 
 
@@ -133,6 +138,22 @@ def codex_compactions(path: Path, n: int) -> None:
             out.write(_line({**compacted, "ordinal": 100 + i, "payload": payload}))
 
 
+def rolled_back_turns(path: Path, n: int) -> None:
+    """Codex: the rollback fixture's session_meta, ``n`` turns of one user message each (never
+    completed), then one ``thread_rolled_back`` of one turn."""
+    lines = [orjson.loads(x) for x in ROLLBACK_SEED.read_bytes().splitlines()]
+    meta, started, user, rolled = lines[0], lines[1], lines[7], lines[24]
+    assert rolled["payload"]["type"] == "thread_rolled_back" and user["payload"]["role"] == "user"
+    with path.open("wb") as out:
+        out.write(_line(meta))
+        for i in range(n):
+            text = [{"type": "input_text", "text": f"q{i}"}]
+            out.write(_line({**started, "ordinal": 2 * i + 1}))
+            said = {**user["payload"], "id": f"msg_{i}", "content": text}
+            out.write(_line({**user, "ordinal": 2 * i + 2, "payload": said}))
+        out.write(_line({**rolled, "ordinal": 2 * n + 1}))
+
+
 # (shape, its writer, the log's name, the command, its unit count N, whether main grew)
 CASES: list[tuple[str, Callable[[Path, int], None], str, list[str], int, bool]] = [
     ("retry-chains", retry_chains, "session.jsonl", ["migrate", "-o", "out.jsonl"], N, True),
@@ -147,7 +168,14 @@ CASES: list[tuple[str, Callable[[Path, int], None], str, list[str], int, bool]] 
         True,
     ),
     ("dangling-calls", dangling_calls, "session.v4.jsonl", ["list", "--json"], N, True),
-    ("dangling-calls", dangling_calls, "session.v4.jsonl", ["list"], N, False),
+    (
+        "rolled-back-turns",
+        rolled_back_turns,
+        "rollout-rolled.jsonl",
+        ["derive", "--format", "jsonl"],
+        N,
+        True,
+    ),
     ("missing-parents", missing_parents, f"{SESSION}.jsonl", ["validate", "--format", "github"], N, False),
     ("codex-compactions", codex_compactions, "rollout-compactions.jsonl", ["inspect", "--json"], N, False),
 ]
