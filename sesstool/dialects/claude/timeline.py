@@ -29,6 +29,7 @@ class _Entry:
     sidechain: bool
     prompt: str | None = None  # the typed text of a user prompt: the entry starts a turn
     text: str = ""  # the first text of its message
+    note: str = ""  # a user entry with text that starts no turn: why (``_note``)
     calls: list[tuple[str, str]] = field(default_factory=list)  # (id, tool name) of tool_use blocks
     results: list[tuple[str, bool]] = field(default_factory=list)  # (tool_use_id, is_error)
 
@@ -44,6 +45,8 @@ def _classify(entry: dict[str, Any]) -> _Entry:
     found.text = text
     if kind == "user" and not found.sidechain and _is_prompt(entry, blocks, text):
         found.prompt = text
+    elif kind == "user" and text:
+        found.note = _note(entry, text)
     for b in blocks:
         if kind == "assistant" and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
             name = b.get("name")
@@ -69,6 +72,17 @@ def _is_prompt(entry: dict[str, Any], blocks: list[dict[str, Any]], text: str) -
     if any(b.get("type") == "tool_result" for b in blocks):
         return False
     return bool(text) and not text.startswith(vocab.LOCAL_COMMAND_PREFIXES)
+
+
+def _note(entry: dict[str, Any], text: str) -> str:
+    """What a user entry with text that is no prompt is, for its row (``_is_prompt``)."""
+    if entry.get("isCompactSummary") is True:
+        return "compact summary: "
+    if entry.get("isMeta") is True:
+        return "meta: "
+    if entry.get("origin") is not None:
+        return "origin: "
+    return "local command: " if text.startswith(vocab.LOCAL_COMMAND_PREFIXES) else ""
 
 
 class ClaudeTimeline(SpanCollector):
@@ -127,4 +141,4 @@ def _summary(found: _Entry, names: list[str | None]) -> str:
         parts.append(said + (" (error)" if error else ""))
     if parts:
         return "; ".join(parts)
-    return preview(found.text) if found.text and found.kind in ("user", "assistant") else ""
+    return found.note + preview(found.text) if found.text and found.kind in ("user", "assistant") else ""
