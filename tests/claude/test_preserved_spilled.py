@@ -24,6 +24,7 @@ import pytest
 import zstandard
 
 from sesstool.core.options import ScanOptions
+from sesstool.dialects.claude import derive as claude_derive
 from sesstool.dialects.claude import held
 from sesstool.dialects.claude.derive import Derivation
 from sesstool.dialects.claude.held import Store
@@ -69,17 +70,21 @@ def _same_spilled(log: Path, monkeypatch: pytest.MonkeyPatch) -> int:
         if report.scan.verdict in ("corrupt", "unsupported"):
             return 0  # derive refuses it, spilled or not
         monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
+        monkeypatch.setattr(claude_derive, "SPILL_AT", IN_MEMORY)
         every = _all_written(report, readable), _pages(log)
         assert moves.count == 0
         moved = 0
         for items in (0, 1, 5):
-            monkeypatch.setattr(held, "HELD_AT", items)
-            moves.count = 0
-            assert (_all_written(report, readable), _pages(log)) == every, items
-            moved = moved or moves.count
+            for index_at in (IN_MEMORY, items):  # the index in memory, then spilled too (one file)
+                monkeypatch.setattr(held, "HELD_AT", items)
+                monkeypatch.setattr(claude_derive, "SPILL_AT", index_at)
+                moves.count = 0
+                assert (_all_written(report, readable), _pages(log)) == every, (items, index_at)
+                moved = moved or moves.count
         return moved
     finally:
         monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
+        monkeypatch.setattr(claude_derive, "SPILL_AT", IN_MEMORY)
         release()
 
 
