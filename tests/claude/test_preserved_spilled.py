@@ -2,7 +2,8 @@
 item 1) derive what they derive held in memory: every Claude fixture, raw and zstd (the
 compaction fixture also as a zstd twin made here: the fixtures have none), and hostile
 transcripts of many compactions (preserved entries in the file, and more than ``FIRST_SEEN``
-not in it), derived with ``held.HELD_AT`` forced to 0, 1 and 5 — print the same bytes in every
+not in it), derived with ``held.HELD_AT`` forced to 0, 1 and 5 (derive's index in memory, then
+spilled too: one spill file) — print the same bytes in every
 format (JSONL, JSON, Markdown, text, each with and without ``--redact``; the ``report`` page,
 plain and redacted) as with everything in memory. Those with compactions must have moved their
 uuids to the file (else the comparison proves nothing).
