@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.closer_list import Closers
+from sesstool.core.held_map import HeldMap
 from sesstool.core.joined_text import JoinedText
 
 _TOKEN = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
@@ -117,7 +118,8 @@ class Redactor:
 
     def __init__(self, finders: list[tuple[str, Finder]] | None = None) -> None:
         self._finders = finders if finders is not None else [*_extra_finders(), *_detect_secrets_finders()]
-        self._tokens: dict[str, str] = {}
+        # every distinct value found → its token: as many as a log chooses (issue 11 item 1)
+        self._tokens = HeldMap("the credential values being redacted")
         self._per_kind: dict[str, int] = {}
         self._memo: dict[str, tuple[tuple[str, str], ...]] = {}
         self.replacements = 0
@@ -148,7 +150,8 @@ class Redactor:
         if token is None:
             n = self._per_kind.get(kind, 0) + 1
             self._per_kind[kind] = n
-            token = self._tokens[value] = f"[REDACTED:{kind}:{n}]"
+            token = f"[REDACTED:{kind}:{n}]"
+            self._tokens.put(value, token)
         return token
 
     def text(self, text: str) -> str:
