@@ -15,7 +15,7 @@ from sesstool.store.spill import SpillFile
 from sesstool.store.spilling import SpillingRows
 
 keys = st.text(alphabet="ab\ud800é", min_size=0, max_size=3)  # a lone surrogate is a key too
-values = st.one_of(st.integers(), st.text(max_size=6), st.tuples(st.integers(), st.none()))
+values = st.one_of(st.none(), st.integers(), st.text(max_size=6), st.tuples(st.integers(), st.none()))
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("set"), keys, values),
@@ -59,8 +59,7 @@ def test_it_answers_as_a_dict_before_and_after_the_move(ops: list[Any], at: int,
     for op in ops:
         if op[0] == "set":
             was_spilled = rows.spilled
-            old = model.get(op[1])
-            held_bytes += size(op[2]) - (size(old) if old is not None else 0)
+            held_bytes += size(op[2]) - (size(model[op[1]]) if op[1] in model else 0)
             rows[op[1]] = model[op[1]] = op[2]
             # the move happens exactly when a limit is first passed, and only then
             passed = len(model) > at or (most is not None and held_bytes > most)
@@ -154,6 +153,16 @@ def test_a_key_set_again_counts_its_later_size_only() -> None:
     assert not rows.spilled and rows._bytes == 10
     rows["c"] = 1  # 2: past 10
     assert rows.spilled
+
+
+def test_a_none_set_again_gives_back_its_size() -> None:
+    """A held value of None is a value: set again, its size is given back (not taken for a
+    missing key, which would count it twice and move the rows early)."""
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (5, 10), size)
+    rows["a"] = None  # 5 bytes ("None")
+    rows["a"] = None  # still 5, not 10
+    rows["b"] = "xxx"  # 4: 9 in all
+    assert not rows.spilled and rows._bytes == 9
 
 
 def test_clear_drops_the_spilled_table_from_its_file() -> None:
