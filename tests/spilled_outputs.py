@@ -122,3 +122,36 @@ class SpillMoves:
         self.monkeypatch.setattr(self.module, "SPILL_AT", items)
         self.monkeypatch.setattr(self.module, "SPILL_BYTES", text)
         self.count = 0
+
+
+class Forced:
+    """A spill threshold a differential test forces, and how often the spilled path ran since it
+    was last set: each call of ``counted`` (a class and one of its methods: the step only the
+    spilled path takes) is counted, ``at(n)`` sets ``threshold`` (a module and its constant) to
+    ``n`` and the count to 0, and each of ``settings`` (a class or module, an attribute, a value)
+    holds for the whole test (small pages, batches and slices, so that paging and reading back
+    in pieces are exercised too)."""
+
+    def __init__(
+        self,
+        monkeypatch: Any,
+        counted: tuple[type, str],
+        threshold: tuple[Any, str],
+        settings: tuple[tuple[Any, str, Any], ...] = (),
+    ) -> None:
+        self.monkeypatch, self.threshold = monkeypatch, threshold
+        self.count = 0
+        owner, method = counted
+        original = getattr(owner, method)
+
+        def count(this: Any, *args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            return original(this, *args, **kwargs)
+
+        monkeypatch.setattr(owner, method, count)
+        for where, name, value in settings:
+            monkeypatch.setattr(where, name, value)
+
+    def at(self, value: int) -> None:
+        self.monkeypatch.setattr(*self.threshold, value)
+        self.count = 0

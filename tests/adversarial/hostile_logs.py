@@ -163,6 +163,19 @@ with open(report, "w") as f:
 """
 
 
+# A fixed mmap threshold, for a child whose peak must not depend on how many large buffers it
+# freed: glibc raises its threshold to the size of each mmapped block freed (up to 32 MiB), and
+# later blocks of that size then come from the heap, where a small object allocated above one
+# keeps its pages after it is freed. How often that happens depends on how many chunks a run
+# reads, not on what it holds: a mini-agent fork of 4N never-answered calls peaked 1.6 to 3.4
+# MiB above one of N (10,000) in five of five runs, and of 8N no higher than of 4N (+0.3 MiB on
+# average), with Python's traced peak (17.3, 17.0 MiB) and SQLite's (0.75, 0.76) flat. At 128
+# KiB (glibc's initial value) every such block stays in mmap, its pages returned when freed: the
+# same fork then peaked 0.3 MiB lower at 4N than at N. Python's objects (pymalloc's arenas are
+# mmapped on their own) and anything held count exactly as before.
+FIXED_MMAP = {"MALLOC_MMAP_THRESHOLD_": str(128 << 10)}
+
+
 def run_measured(
     args: list[str],
     *,

@@ -6,6 +6,7 @@ their own, and their peak RSS is read from the kernel under an address-space lim
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.adversarial import claude_hostile
 from tests.adversarial.claude_hostile import SESSION
 from tests.adversarial.hostile_logs import Measured, assert_flat, run_measured
 from tests.conftest import ROOT
@@ -22,6 +24,15 @@ LOWERED = """\
 from sesstool.dialects.claude import derive, entry_graph, held, key_index
 derive.SPILL_AT = entry_graph.SPILL_AT = held.HELD_AT = key_index.FLUSH_AT = 1024
 """
+GRAPH_LOWERED = """\
+from sesstool.dialects.claude import derive, entry_graph
+derive.SPILL_AT = entry_graph.SPILL_AT = 1024
+"""  # the entry graph's and derive's thresholds only (test_claude_reattached.py, test_claude_flat_derive.py)
+READ_BACK_LOWERED = """\
+from sesstool.core import fold
+from sesstool.engine import derive_read
+fold.SPILL_AT = derive_read.SORT_AT = 4096
+"""  # a dsh log's fold and derive's read-back sort (test_derive_read_spill.py)
 
 DERIVE_COMMANDS = {  # what a derive memory test runs: every format, and the page that reads them
     "jsonl": ["derive", "--format", "jsonl"],
@@ -35,10 +46,10 @@ DERIVE_COMMANDS = {  # what a derive memory test runs: every format, and the pag
 class LoweredRuns:
     """A test module's folder of transcripts, and its children run with the thresholds lowered."""
 
-    def __init__(self, where: Path) -> None:
+    def __init__(self, where: Path, lowered: str = LOWERED) -> None:
         self.where = where
         (where / "site").mkdir(exist_ok=True)
-        (where / "site" / "sitecustomize.py").write_text(LOWERED)
+        (where / "site" / "sitecustomize.py").write_text(lowered)
 
     def log(self, name: str, write: Callable[[Path], object], session: str = SESSION) -> Path:
         """``<name>/<session>.jsonl``, written by ``write(path)`` the first time it is asked for."""
@@ -61,8 +72,49 @@ class LoweredRuns:
         return measured
 
 
-def lowered_runs(tmp_path_factory: pytest.TempPathFactory, name: str) -> LoweredRuns:
-    return LoweredRuns(tmp_path_factory.mktemp(name))
+def lowered_runs(tmp_path_factory: pytest.TempPathFactory, name: str, lowered: str = LOWERED) -> LoweredRuns:
+    return LoweredRuns(tmp_path_factory.mktemp(name), lowered)
+
+
+def lowered_fixture(name: str, lowered: str = LOWERED) -> Any:
+    """A module fixture of ``lowered_runs`` in a folder ``name``: ``where = lowered_fixture(...)``
+    at a test module's top level (its logs written once for the module)."""
+
+    @pytest.fixture(scope="module")
+    def where(tmp_path_factory: pytest.TempPathFactory) -> LoweredRuns:
+        return lowered_runs(tmp_path_factory, name, lowered)
+
+    return where
+
+
+HOSTILE_N = 20_000  # units of a hostile pattern in the smaller transcript (claude_hostile.py)
+HOSTILE_COMMANDS = {  # what a hostile-item memory test runs (test_claude_hostile*.py)
+    "validate": ["validate"],
+    "derive": ["derive", "--format", "jsonl"],
+    "inspect": ["inspect"],
+    "inspect-json": ["inspect", "--json"],
+    "repair": ["repair", "-o", "repaired.jsonl"],
+    "fork": ["fork", "--id", "child", "-o", "forked.jsonl"],
+}
+
+
+def hostile_cases(pattern: str, commands: Iterable[str]) -> list[Any]:
+    """``(pattern, command)`` parameters of a hostile-item memory test, each named
+    ``<pattern>-<command>``."""
+    return [pytest.param(pattern, command, id=f"{pattern}-{command}") for command in commands]
+
+
+def hostile_log(where: LoweredRuns, pattern: str, n: int) -> Path:
+    """``claude_hostile.write``'s transcript of ``n`` units of ``pattern``, written once a module."""
+    return where.log(f"{pattern}-{n}", functools.partial(claude_hostile.write, pattern=pattern, n=n))
+
+
+def assert_hostile_flat(where: LoweredRuns, pattern: str, command: str, n: int = HOSTILE_N) -> None:
+    """The peak RSS of ``command`` on ``n`` and on ``4n`` units of ``pattern`` within
+    ``assert_flat``'s bound (exit 1: validate's verdict on a damaged file)."""
+    args = HOSTILE_COMMANDS[command]
+    small = where.run(hostile_log(where, pattern, n), args).peak_rss
+    assert_flat(small, where.run(hostile_log(where, pattern, 4 * n), args).peak_rss)
 
 
 def entries_to(entries: Iterable[dict[str, Any]]) -> Callable[[Path], None]:

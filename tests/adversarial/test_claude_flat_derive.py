@@ -17,6 +17,7 @@ import pytest
 
 from bench.claude_memory import SEED, _turn
 from tests.adversarial.hostile_logs import run_measured
+from tests.adversarial.lowered import DERIVE_COMMANDS, GRAPH_LOWERED, LoweredRuns, lowered_fixture
 
 pytestmark = pytest.mark.slow  # eight children, the larger on a 70 MB transcript
 
@@ -25,10 +26,6 @@ TURNS = 2_400
 CUT = 48  # characters a long string keeps
 KEPT = {"parentUuid", "isSidechain", "type", "message", "uuid", "timestamp", "sessionId", "version"}
 KEPT |= {"rendered", "renderedRole", "attachment", "promptId", "cwd"}
-LOWERED = """\
-from sesstool.dialects.claude import derive, entry_graph
-derive.SPILL_AT = entry_graph.SPILL_AT = 1024
-"""
 
 
 def _cut(value: Any) -> Any:
@@ -57,37 +54,29 @@ def _session(path: Path, turns: int) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
-    where = tmp_path_factory.mktemp("claude-flat")
-    (where / "site").mkdir()
-    (where / "site" / "sitecustomize.py").write_text(LOWERED)
-    return {
-        n: _session(where / f"5f0c0a3e-0000-4000-8000-00000000000{i}.jsonl", n)
-        for i, n in enumerate((TURNS, 4 * TURNS))
-    }
+where = lowered_fixture("claude-flat", GRAPH_LOWERED)
 
 
-def _peak(sessions: dict[int, Path], turns: int, args: list[str]) -> tuple[int, bytes]:
-    log = sessions[turns]
-    site = log.parent / "site"
-    out = [a.replace("{out}", str(log.with_suffix(f".{turns}.html"))) for a in args]
-    measured = run_measured(
-        [*out, str(log)], address_space=2 << 30, cwd=log.parent, env={"PYTHONPATH": str(site)}
-    )
-    assert measured.exit_code == 0, measured.stderr
+def _log(where: LoweredRuns, turns: int) -> Path:
+    """The session of ``turns`` turns, written the first time it is asked for."""
+    session = f"5f0c0a3e-0000-4000-8000-00000000000{int(turns != TURNS)}"
+    return where.log(f"turns-{turns}", lambda path: _session(path, turns), session)
+
+
+def _peak(where: LoweredRuns, turns: int, args: list[str]) -> tuple[int, bytes]:
+    measured = where.run(_log(where, turns), args, ok=(0,))
     return measured.peak_rss, measured.stdout
 
 
-def test_the_sessions_are_past_the_threshold(sessions: dict[int, Path]) -> None:
-    small = sessions[TURNS].read_bytes().count(b'"uuid"')
-    assert small > 24_000 and sessions[4 * TURNS].read_bytes().count(b'"uuid"') == 4 * small
+def test_the_sessions_are_past_the_threshold(where: LoweredRuns) -> None:
+    small = _log(where, TURNS).read_bytes().count(b'"uuid"')
+    assert small > 24_000 and _log(where, 4 * TURNS).read_bytes().count(b'"uuid"') == 4 * small
 
 
 @pytest.mark.parametrize("form", ["jsonl", "json", "markdown"])
-def test_claude_derive_memory_does_not_grow_with_the_turns(sessions: dict[int, Path], form: str) -> None:
-    small, _ = _peak(sessions, TURNS, ["derive", "--format", form])
-    large, text = _peak(sessions, 4 * TURNS, ["derive", "--format", form])
+def test_claude_derive_memory_does_not_grow_with_the_turns(where: LoweredRuns, form: str) -> None:
+    small, _ = _peak(where, TURNS, DERIVE_COMMANDS[form])
+    large, text = _peak(where, 4 * TURNS, DERIVE_COMMANDS[form])
     assert large - small < 3 * MiB, (small, large)
     if form == "jsonl":
         messages = [json.loads(line) for line in text.splitlines()]
@@ -97,11 +86,11 @@ def test_claude_derive_memory_does_not_grow_with_the_turns(sessions: dict[int, P
         assert len(document["messages"]) > 4 * 4 * TURNS
 
 
-def test_claude_report_memory_does_not_grow_with_the_messages(sessions: dict[int, Path]) -> None:
-    small, _ = _peak(sessions, TURNS, ["report", "-o", "{out}"])
-    large, _ = _peak(sessions, 4 * TURNS, ["report", "-o", "{out}"])
+def test_claude_report_memory_does_not_grow_with_the_messages(where: LoweredRuns) -> None:
+    small, _ = _peak(where, TURNS, [*DERIVE_COMMANDS["report"], "-o", "report.html"])
+    large, _ = _peak(where, 4 * TURNS, [*DERIVE_COMMANDS["report"], "-o", "report.html"])
     assert large - small < 3 * MiB, (small, large)
-    page = sessions[4 * TURNS].with_suffix(f".{4 * TURNS}.html").read_text()
+    page = (_log(where, 4 * TURNS).parent / "report.html").read_text()
     assert "messages" in page
 
 

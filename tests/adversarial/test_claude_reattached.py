@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from tests.adversarial.hostile_logs import run_measured
-from tests.conftest import FIXTURES, ROOT
+from tests.adversarial.lowered import DERIVE_COMMANDS, GRAPH_LOWERED, LoweredRuns, lowered_fixture
+from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.slow  # six children, the larger on a 50 MB transcript
 
@@ -35,10 +35,6 @@ CALLS = 16  # parallel calls a turn
 SEED = FIXTURES / "claude" / "projects" / "tool-parallel" / "17b1d7de-4ca6-55d9-81d1-d37ae7c7e8d2.jsonl"
 KEPT = {"parentUuid", "isSidechain", "type", "message", "uuid", "timestamp", "sessionId", "version", "cwd"}
 MESSAGE_KEPT = {"id", "type", "role", "model", "content", "stop_reason"}
-LOWERED = """\
-from sesstool.dialects.claude import derive, entry_graph
-derive.SPILL_AT = entry_graph.SPILL_AT = 1024
-"""
 
 
 def _templates() -> dict[str, dict[str, Any]]:
@@ -97,34 +93,25 @@ def parallel_session(path: Path, turns: int, calls: int = CALLS) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
-    where = tmp_path_factory.mktemp("claude-reattached")
-    (where / "site").mkdir()
-    (where / "site" / "sitecustomize.py").write_text(LOWERED)
-    return {
-        n: parallel_session(where / f"5f0c0a3e-0000-4000-8000-00000000002{i}.jsonl", n)
-        for i, n in enumerate((TURNS, 4 * TURNS))
-    }
+where = lowered_fixture("claude-reattached", GRAPH_LOWERED)
 
 
-def _peak(log: Path, args: list[str]) -> tuple[int, bytes]:
-    out = [a.replace("{out}", f"{log.stem}.html") for a in args]
-    measured = run_measured(
-        [*out, str(log)],
-        address_space=2 << 30,
-        cwd=log.parent,
-        env={"PYTHONPATH": f"{log.parent / 'site'}:{ROOT}"},
-    )
-    assert measured.exit_code == 0, measured.stderr
+def _session(where: LoweredRuns, turns: int) -> Path:
+    """The session of ``turns`` turns, written the first time it is asked for."""
+    session = f"5f0c0a3e-0000-4000-8000-00000000002{int(turns != TURNS)}"
+    return where.log(f"turns-{turns}", lambda path: parallel_session(path, turns), session)
+
+
+def _peak(where: LoweredRuns, turns: int, args: list[str]) -> tuple[int, bytes]:
+    measured = where.run(_session(where, turns), args, ok=(0,))
     return measured.peak_rss, measured.stdout
 
 
-def test_the_sessions_reattach_many_entries(sessions: dict[int, Path]) -> None:
+def test_the_sessions_reattach_many_entries(where: LoweredRuns) -> None:
     """Every turn reattaches its off-chain siblings and results; every call is answered."""
     from sesstool.engine.scan import scan_source
 
-    result = scan_source(str(sessions[TURNS])).scan
+    result = scan_source(str(_session(where, TURNS))).scan
     assert result.verdict == "clean", [f.rule for f in result.findings]
     scan = result.facts.scan
     assert len(scan.reattached) == TURNS * (
@@ -135,12 +122,12 @@ def test_the_sessions_reattach_many_entries(sessions: dict[int, Path]) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [["validate"], ["derive", "--format", "jsonl"], ["report", "-o", "{out}"]],
+    [["validate"], DERIVE_COMMANDS["jsonl"], [*DERIVE_COMMANDS["report"], "-o", "report.html"]],
     ids=["validate", "derive", "report"],
 )
-def test_memory_does_not_grow_with_reattached_entries(sessions: dict[int, Path], args: list[str]) -> None:
-    small, _ = _peak(sessions[TURNS], args)
-    large, out = _peak(sessions[4 * TURNS], args)
+def test_memory_does_not_grow_with_reattached_entries(where: LoweredRuns, args: list[str]) -> None:
+    small, _ = _peak(where, TURNS, args)
+    large, out = _peak(where, 4 * TURNS, args)
     assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
     if args[0] == "derive":
         messages = [json.loads(line) for line in out.splitlines()]

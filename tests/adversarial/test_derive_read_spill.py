@@ -22,17 +22,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.adversarial.hostile_logs import V4_HEADER, run_measured, v4_user
+from tests.adversarial.hostile_logs import V4_HEADER, v4_user
+from tests.adversarial.lowered import DERIVE_COMMANDS, READ_BACK_LOWERED, LoweredRuns, lowered_fixture
 
 pytestmark = pytest.mark.slow  # six children, the larger on a 25 MB log
 
 MiB = 1 << 20
 SMALL = 20_000
-LOWERED = """\
-from sesstool.core import fold
-from sesstool.engine import derive_read
-fold.SPILL_AT = derive_read.SORT_AT = 4096
-"""
 
 
 def replaced_out_of_order(path: Path, count: int) -> Path:
@@ -48,33 +44,23 @@ def replaced_out_of_order(path: Path, count: int) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
-    where = tmp_path_factory.mktemp("derive-read-spill")
-    (where / "site").mkdir()
-    (where / "site" / "sitecustomize.py").write_text(LOWERED)
-    return {n: replaced_out_of_order(where / f"r{n}.v4.jsonl", n) for n in (SMALL, 4 * SMALL)}
+where = lowered_fixture("derive-read-spill", READ_BACK_LOWERED)
 
 
-def _peak(log: Path, args: list[str]) -> tuple[int, bytes]:
-    measured = run_measured(
-        [*(a.replace("{out}", f"{log.stem}.html") for a in args), str(log)],
-        address_space=2 << 30,
-        cwd=log.parent,
-        env={"PYTHONPATH": f"{log.parent / 'site'}:{Path(__file__).parents[2]}"},
-    )
-    assert measured.exit_code == 0, measured.stderr
+def _peak(where: LoweredRuns, n: int, args: list[str]) -> tuple[int, bytes]:
+    log = where.log(f"r{n}", lambda path: replaced_out_of_order(path, n), f"r{n}.v4")
+    measured = where.run(log, args, ok=(0,))
     return measured.peak_rss, measured.stdout
 
 
 @pytest.mark.parametrize(
     "args",
-    [["derive", "--format", "jsonl"], ["derive", "--format", "json"], ["report", "-o", "{out}"]],
+    [DERIVE_COMMANDS["jsonl"], DERIVE_COMMANDS["json"], [*DERIVE_COMMANDS["report"], "-o", "report.html"]],
     ids=["jsonl", "json", "report"],
 )  # fmt: skip
-def test_read_back_memory_does_not_grow_out_of_file_order(logs: dict[int, Path], args: list[str]) -> None:
-    small, _ = _peak(logs[SMALL], args)
-    large, out = _peak(logs[4 * SMALL], args)
+def test_read_back_memory_does_not_grow_out_of_file_order(where: LoweredRuns, args: list[str]) -> None:
+    small, _ = _peak(where, SMALL, args)
+    large, out = _peak(where, 4 * SMALL, args)
     assert large - small < 2 * MiB, (round(small / MiB, 2), round(large / MiB, 2))
     if args[-1] == "jsonl":
         ids = [orjson.loads(line)["id"] for line in out.splitlines()]

@@ -4,8 +4,10 @@ waiting call) while they did. The closers are now made as they are walked
 (``core.closer_list.Closers``, from the scan's spilled waiting calls), the rows as they are
 printed and the JSON arrays streamed into place (``render.json_stream``).
 
-Peak RSS of a child (``hostile_logs.run_measured``) spilling past 4,096 calls
-(``_spilling_child``): N and 4N never-answered calls, N = 10,000, Codex and mini-agent. On the
+Peak RSS of a child (``hostile_logs.run_measured``, with glibc's mmap threshold fixed:
+``hostile_logs.FIXED_MMAP``, else the mini-agent fork's peak stepped up 1.6 to 3.4 MiB between
+N and 4N with nothing held) spilling past 4,096 calls (``_spilling_child``): N and 4N
+never-answered calls, N = 10,000, Codex and mini-agent. On the
 code before (e1d6f95) every one of these fails: the peak grew 25 (Codex inspect) to 95 MiB
 (mini-agent repair) between N and 4N. Now: within 2 MiB (fork: 3 MiB, its two scans each fill
 their spill file's page cache, a fixed 2 MiB at most: it grew 1.2 and 1.6 MiB in measurement).
@@ -21,7 +23,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.adversarial.hostile_logs import run_measured
+from tests.adversarial.hostile_logs import FIXED_MMAP, run_measured
 from tests.adversarial.test_open_turns import never_ended
 from tests.adversarial.test_waiting_calls import dsh_never_answered, mini_never_answered, never_answered
 from tests.conftest import ROOT
@@ -96,7 +98,7 @@ def test_closers_do_not_grow_memory(tmp_path: Path, name: str, make: Callable[[P
             _args(name, log, out, codex, calls, last),
             address_space=2 << 30,
             cwd=tmp_path,
-            env={"PYTHONPATH": str(ROOT)},
+            env={"PYTHONPATH": str(ROOT), **FIXED_MMAP},
             module=("tests.adversarial._spilling_child", str(SPILL_AT)),
         )
         assert run.exit_code == 0, run.stderr
@@ -119,7 +121,7 @@ def test_unfinished_turn_closers_do_not_grow_memory(tmp_path: Path, name: str) -
             _args(name, log, out, True, turns),
             address_space=2 << 30,
             cwd=tmp_path,
-            env={"PYTHONPATH": str(ROOT)},
+            env={"PYTHONPATH": str(ROOT), **FIXED_MMAP},
             module=("tests.adversarial._spilling_child", str(SPILL_AT)),
         )
         assert run.exit_code == 0, run.stderr

@@ -11,7 +11,6 @@ entries, replies split over entries, two sessions) the two checks answer the sam
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from sesstool.store.spill import SpillFile
 from tests.adversarial import claude_branches
 from tests.adversarial.claude_hostile import SESSION
 from tests.conftest import FIXTURES, Sesstool
-from tests.spilled_outputs import VIEWS, Outputs, printed_and_written
+from tests.spilled_outputs import VIEWS, Forced, Outputs, printed_and_written
 
 LOGS = sorted(
     p
@@ -44,31 +43,12 @@ CHILD = "0b0c0a3e-0000-4000-8000-00000000c0de"
 WRITERS = "claude-concurrent-writers"
 
 
-class Walks:
-    """Counts the branch checks that took the spilled path while a threshold is forced."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.monkeypatch = monkeypatch
-        self.count = 0
-        original = EntryGraph._spilled_siblings
-
-        def counted(this: EntryGraph, *args: Any) -> Iterator[tuple[int, int]]:
-            self.count += 1
-            return original(this, *args)
-
-        monkeypatch.setattr(EntryGraph, "_spilled_siblings", counted)
-        monkeypatch.setattr(entry_graph, "_BATCH", 2)
-        monkeypatch.setattr(spill, "PAGE", 4)
-        monkeypatch.setattr(spill, "CACHED_PAGES", 2)
-
-    def at(self, entries: int) -> None:
-        self.monkeypatch.setattr(entry_graph, "SPILL_AT", entries)
-        self.count = 0
-
-
 @pytest.fixture
-def walks(monkeypatch: pytest.MonkeyPatch) -> Walks:
-    return Walks(monkeypatch)
+def walks(monkeypatch: pytest.MonkeyPatch) -> Forced:
+    """Counts the branch checks that took the spilled path while ``entry_graph.SPILL_AT`` is
+    forced; the graph walked two entries a batch, its arrays in pages of 4, two pages cached."""
+    settings = ((entry_graph, "_BATCH", 2), (spill, "PAGE", 4), (spill, "CACHED_PAGES", 2))
+    return Forced(monkeypatch, (EntryGraph, "_spilled_siblings"), (entry_graph, "SPILL_AT"), settings)
 
 
 def _plain(result: ScanResult) -> ScanResult:
@@ -99,13 +79,13 @@ def test_the_branchy_logs_have_branches_and_interleaved_ones(
 
 
 @pytest.mark.parametrize(("pattern", "zstd"), BRANCHY)
-def test_spilled_branches_of_branchy_logs(walks: Walks, tmp_path: Path, pattern: str, zstd: bool) -> None:
+def test_spilled_branches_of_branchy_logs(walks: Forced, tmp_path: Path, pattern: str, zstd: bool) -> None:
     test_spilled_branches_are_the_branches_in_memory(walks, _branchy(tmp_path, pattern, zstd))
 
 
 @pytest.mark.parametrize(("pattern", "zstd"), BRANCHY)
 def test_spilled_branches_of_branchy_logs_print_the_same_bytes(
-    sesstool: Sesstool, walks: Walks, tmp_path: Path, pattern: str, zstd: bool
+    sesstool: Sesstool, walks: Forced, tmp_path: Path, pattern: str, zstd: bool
 ) -> None:
     test_spilled_branches_print_and_write_the_same_bytes(
         sesstool, walks, _branchy(tmp_path, pattern, zstd), tmp_path
@@ -113,7 +93,7 @@ def test_spilled_branches_of_branchy_logs_print_the_same_bytes(
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_spilled_branches_are_the_branches_in_memory(walks: Walks, log: Path) -> None:
+def test_spilled_branches_are_the_branches_in_memory(walks: Forced, log: Path) -> None:
     for options in (ScanOptions(), ScanOptions(collect_messages=True), ScanOptions(max_findings=1)):
         walks.at(IN_MEMORY)
         expected = _plain(scan_source(log, options).scan)
@@ -129,7 +109,7 @@ def test_spilled_branches_are_the_branches_in_memory(walks: Walks, log: Path) ->
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_branches_print_and_write_the_same_bytes(
-    sesstool: Sesstool, walks: Walks, log: Path, tmp_path: Path
+    sesstool: Sesstool, walks: Forced, log: Path, tmp_path: Path
 ) -> None:
     def outputs(entries: int) -> Outputs:
         walks.at(entries)
@@ -204,7 +184,7 @@ def test_the_spilled_check_answers_what_the_check_in_memory_answers(
         entry_graph._BATCH, spill.PAGE, spill.CACHED_PAGES = saved
 
 
-def test_a_spilled_fan_costs_lookups_linear_in_its_size(walks: Walks, tmp_path: Path) -> None:
+def test_a_spilled_fan_costs_lookups_linear_in_its_size(walks: Forced, tmp_path: Path) -> None:
     """tests/claude/test_branch_fan.py on the spilled path: the group lookups of a fan of
     replies grow linearly with it (each child's groups looked up a fixed number of times)."""
     from tests.claude.test_branch_fan import _lookups, fan

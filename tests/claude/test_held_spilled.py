@@ -26,7 +26,7 @@ from sesstool.dialects.claude.scan_facts import Compaction
 from sesstool.engine.scan import scan_source
 from tests.adversarial.claude_hostile import PATTERNS, SESSION, write
 from tests.conftest import FIXTURES, Sesstool
-from tests.spilled_outputs import VIEWS, Outputs, printed_and_written
+from tests.spilled_outputs import VIEWS, Forced, Outputs, printed_and_written
 
 LOGS = sorted(
     p
@@ -37,29 +37,11 @@ IN_MEMORY = 1 << 62
 CHILD = "0b0c0a3e-0000-4000-8000-00000000c0de"
 
 
-class Moves:
-    """Counts the spill files the held structures open while a threshold is forced."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.monkeypatch = monkeypatch
-        self.count = 0
-        original = Store.__call__
-
-        def counted(this: Store) -> Any:
-            self.count += 1
-            return original(this)
-
-        monkeypatch.setattr(Store, "__call__", counted)
-        monkeypatch.setattr(held, "_SLICE", 2)  # read back two rows a statement
-
-    def at(self, items: int) -> None:
-        self.monkeypatch.setattr(held, "HELD_AT", items)
-        self.count = 0
-
-
 @pytest.fixture
-def moves(monkeypatch: pytest.MonkeyPatch) -> Moves:
-    return Moves(monkeypatch)
+def moves(monkeypatch: pytest.MonkeyPatch) -> Forced:
+    """Counts the spill files the held structures open while ``held.HELD_AT`` is forced; read
+    back two rows a statement."""
+    return Forced(monkeypatch, (Store, "__call__"), (held, "HELD_AT"), ((held, "_SLICE", 2),))
 
 
 def _plain(result: ScanResult) -> ScanResult:
@@ -105,7 +87,7 @@ def test_there_are_fixtures_with_each_kind() -> None:
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_spilled_items_scan_what_the_items_in_memory_scan(moves: Moves, log: Path) -> None:
+def test_spilled_items_scan_what_the_items_in_memory_scan(moves: Forced, log: Path) -> None:
     kinds = _kinds(log)
     for options in (
         ScanOptions(),
@@ -132,7 +114,7 @@ def test_spilled_items_scan_what_the_items_in_memory_scan(moves: Moves, log: Pat
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_items_print_and_write_the_same_bytes(
-    sesstool: Sesstool, moves: Moves, log: Path, tmp_path: Path
+    sesstool: Sesstool, moves: Forced, log: Path, tmp_path: Path
 ) -> None:
     def outputs(items: int) -> Outputs:
         moves.at(items)
@@ -198,7 +180,7 @@ def test_held_structures_answer_like_a_dict_and_a_list(ops: list[tuple[str, str,
         held.HELD_AT = saved
 
 
-def test_the_compactions_of_the_fixtures_spill(moves: Moves) -> None:
+def test_the_compactions_of_the_fixtures_spill(moves: Forced) -> None:
     """The fixtures with compactions (raw and zstd) move them, anchors too, at 0 items: the
     comparisons above prove the spilled ``compactions.Compactions`` scans, finds by anchor (derive)
     and prints what the one in memory does."""
@@ -219,7 +201,7 @@ def test_the_compactions_of_the_fixtures_spill(moves: Moves) -> None:
 
 @pytest.mark.parametrize("pattern", sorted([*PATTERNS, "compactions"]))
 def test_hostile_patterns_spilled_scan_what_they_scan_in_memory(
-    pattern: str, moves: Moves, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pattern: str, moves: Forced, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The hostile logs of the memory tests (no fixture uses a tool id twice), small: each kind
     spilled at 0, 1 and 5 items, with the graph in memory and spilled, scans the same."""

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -26,7 +24,7 @@ from sesstool.engine.scan import scan_source
 from sesstool.store import spill
 from sesstool.store.spill import ArraySpill
 from tests.conftest import FIXTURES, Sesstool
-from tests.spilled_outputs import Outputs, printed_and_written
+from tests.spilled_outputs import Forced, Outputs, printed_and_written
 
 LOGS = sorted(
     p
@@ -37,30 +35,11 @@ LOGS = sorted(
 IN_MEMORY = 1 << 62
 
 
-class Spills:
-    """Counts the spill arrays made while a threshold is forced."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.monkeypatch = monkeypatch
-        self.arrays = 0
-        original = ArraySpill.array
-
-        def counted(this: ArraySpill, typecode: str, items: Any) -> Any:
-            self.arrays += 1
-            return original(this, typecode, items)
-
-        monkeypatch.setattr(ArraySpill, "array", counted)
-        monkeypatch.setattr(spill, "PAGE", 4)
-        monkeypatch.setattr(spill, "CACHED_PAGES", 2)
-
-    def at(self, threshold: int) -> None:
-        self.monkeypatch.setattr(fold_module, "SPILL_AT", threshold)
-        self.arrays = 0
-
-
 @pytest.fixture
-def spills(monkeypatch: pytest.MonkeyPatch) -> Iterator[Spills]:
-    yield Spills(monkeypatch)
+def spills(monkeypatch: pytest.MonkeyPatch) -> Forced:
+    """Counts the spill arrays made while ``fold.SPILL_AT`` is forced; pages of 4, two cached."""
+    settings = ((spill, "PAGE", 4), (spill, "CACHED_PAGES", 2))
+    return Forced(monkeypatch, (ArraySpill, "array"), (fold_module, "SPILL_AT"), settings)
 
 
 def test_there_are_fixtures_to_compare() -> None:
@@ -74,7 +53,7 @@ def _plain(result: ScanResult) -> ScanResult:
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_a_spilled_fold_scans_what_the_fold_in_memory_scans(spills: Spills, log: Path) -> None:
+def test_a_spilled_fold_scans_what_the_fold_in_memory_scans(spills: Forced, log: Path) -> None:
     for options in (
         ScanOptions(),
         ScanOptions(collect_messages=True, message_addresses=True),
@@ -83,13 +62,13 @@ def test_a_spilled_fold_scans_what_the_fold_in_memory_scans(spills: Spills, log:
     ):
         spills.at(IN_MEMORY)
         held = _plain(scan_source(log, options).scan)
-        assert spills.arrays == 0
+        assert spills.count == 0
         for threshold in (0, 1, 5):
             spills.at(threshold)
             spilled = _plain(scan_source(log, options).scan)
             assert spilled == held, (threshold, options)
             if threshold == 0 and held.stats.surface.current + held.stats.surface.shadowed:
-                assert spills.arrays > 0, "the fold never spilled"
+                assert spills.count > 0, "the fold never spilled"
 
 
 _VIEWS = (
@@ -104,7 +83,7 @@ _VIEWS = (
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_a_spilled_fold_prints_and_writes_the_same_bytes(
-    sesstool: Sesstool, spills: Spills, log: Path, tmp_path: Path
+    sesstool: Sesstool, spills: Forced, log: Path, tmp_path: Path
 ) -> None:
     def outputs(threshold: int) -> Outputs:
         spills.at(threshold)

@@ -25,7 +25,7 @@ from sesstool.core.scan_state import LazyPending, Relations
 from sesstool.engine.scan import scan_source
 from sesstool.store.spill import OrderedRows, SpillFile
 from tests.conftest import FIXTURES, Sesstool
-from tests.spilled_outputs import Outputs, printed_and_written
+from tests.spilled_outputs import Forced, Outputs, printed_and_written
 
 LOGS = sorted(
     p
@@ -36,29 +36,12 @@ LOGS = sorted(
 IN_MEMORY = 1 << 62
 
 
-class Tables:
-    """Counts the spilled tables made while a threshold is forced."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.monkeypatch = monkeypatch
-        self.count = 0
-        original = OrderedRows.__init__
-
-        def counted(this: OrderedRows, *args: Any) -> None:
-            self.count += 1
-            original(this, *args)
-
-        monkeypatch.setattr(OrderedRows, "__init__", counted)
-        monkeypatch.setattr(OrderedRows, "_SLICE", 2)  # read back two rows a statement
-
-    def at(self, calls: int) -> None:
-        self.monkeypatch.setattr(scan_state, "CALLS_SPILL_AT", calls)
-        self.count = 0
-
-
 @pytest.fixture
-def tables(monkeypatch: pytest.MonkeyPatch) -> Tables:
-    return Tables(monkeypatch)
+def tables(monkeypatch: pytest.MonkeyPatch) -> Forced:
+    """Counts the spilled tables made while ``scan_state.CALLS_SPILL_AT`` is forced; read back
+    two rows a statement."""
+    slices = ((OrderedRows, "_SLICE", 2),)
+    return Forced(monkeypatch, (OrderedRows, "__init__"), (scan_state, "CALLS_SPILL_AT"), slices)
 
 
 def _calls(result: ScanResult) -> int:
@@ -84,7 +67,7 @@ def _plain(result: ScanResult) -> ScanResult:
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_spilled_calls_scan_what_the_calls_in_memory_scan(tables: Tables, log: Path) -> None:
+def test_spilled_calls_scan_what_the_calls_in_memory_scan(tables: Forced, log: Path) -> None:
     for options in (
         ScanOptions(),
         ScanOptions(collect_messages=True, message_addresses=True),
@@ -116,7 +99,7 @@ _VIEWS = (
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_spilled_calls_print_and_write_the_same_bytes(
-    sesstool: Sesstool, tables: Tables, log: Path, tmp_path: Path
+    sesstool: Sesstool, tables: Forced, log: Path, tmp_path: Path
 ) -> None:
     def outputs(threshold: int) -> Outputs:
         tables.at(threshold)
@@ -129,7 +112,7 @@ def test_spilled_calls_print_and_write_the_same_bytes(
         assert tables.count > 0, "the calls never spilled"
 
 
-def test_a_dsh_step_spills_its_calls_anew(tables: Tables) -> None:
+def test_a_dsh_step_spills_its_calls_anew(tables: Forced) -> None:
     """dsh empties its tables at every step boundary (§6.2): each step's calls spill anew past
     the threshold (two tables a step that has calls), answered and counted as in memory."""
     log = FIXTURES / "dsh" / "clean-multiturn" / "session.jsonl"
