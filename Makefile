@@ -76,7 +76,7 @@ test-fleet: $(STAMP)  ## only the fleet lane (Dask + moto S3 on loopback; also p
 # serial, like the lanes, make mutate and mutation/covmap.py below: they write into the
 # repository (goldens), or were not measured under workers (lanes), or need one process (covmap)
 goldens: $(STAMP)  ## refresh golden outputs (read the diff before committing!)
-	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py tests/cli/test_fork.py tests/cli/test_inspect_roots.py tests/cli/test_not_a_log.py tests/mini tests/migrate tests/claude tests/core/test_repair_plan.py
+	SESSTOOL_UPDATE_GOLDENS=1 $(BIN)/pytest -q tests/golden tests/rules tests/test_readme.py tests/cli/test_repair.py tests/cli/test_fork.py tests/cli/test_inspect_roots.py tests/cli/test_not_a_log.py tests/mini tests/migrate tests/claude tests/dialects/codex/test_inspect_timeline.py tests/core/test_repair_plan.py
 
 interop: $(STAMP)  ## differential tests against the published dsh packages (Node 22 from npm)
 	bash tests/interop/setup.sh >/dev/null || test $$? -eq 10

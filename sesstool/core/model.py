@@ -151,6 +151,11 @@ class TimelineEntry:
     kind: str  # event type
     summary: str  # one line, raw log text (escape before printing)
     shadowed: bool = False
+    # a line-addressed dialect's row (Claude Code, Codex; ``seq`` is then the 0-based line number,
+    # as ``--at`` counts): its 1-based line and the ``timestamp`` as written (None: none)
+    line: int | None = None
+    time: str | None = None
+    sidechain: bool = False  # Claude Code: an ``isSidechain`` entry (a subagent's, inline)
 
 
 @dataclass(frozen=True, slots=True)

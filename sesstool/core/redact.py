@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.closer_list import Closers
+from sesstool.core.held_map import HeldMap
+from sesstool.core.joined_text import JoinedText
 
 _TOKEN = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
 _PEM = re.compile(
@@ -34,6 +36,9 @@ _TRIM = " \t\r\n\"'=:,"
 _MIN_LENGTH = 6
 _MEMO_LENGTH = 128  # strings up to this long have their finds remembered (keys, roles, types)...
 _MEMO_SIZE = 4096  # ... this many of them at most (then forgotten all at once): a fixed amount
+# a streamed text (``JoinedText``) up to this many characters is redacted whole, as the str it
+# stands for; a longer one part by part (docs/format.md "Memory": a fixed amount held)
+WHOLE_AT = 1 << 20
 
 
 def _slug(kind: str) -> str:
@@ -113,7 +118,8 @@ class Redactor:
 
     def __init__(self, finders: list[tuple[str, Finder]] | None = None) -> None:
         self._finders = finders if finders is not None else [*_extra_finders(), *_detect_secrets_finders()]
-        self._tokens: dict[str, str] = {}
+        # every distinct value found → its token: as many as a log chooses (issue 11 item 1)
+        self._tokens = HeldMap("the credential values being redacted")
         self._per_kind: dict[str, int] = {}
         self._memo: dict[str, tuple[tuple[str, str], ...]] = {}
         self.replacements = 0
@@ -144,7 +150,8 @@ class Redactor:
         if token is None:
             n = self._per_kind.get(kind, 0) + 1
             self._per_kind[kind] = n
-            token = self._tokens[value] = f"[REDACTED:{kind}:{n}]"
+            token = f"[REDACTED:{kind}:{n}]"
+            self._tokens.put(value, token)
         return token
 
     def text(self, text: str) -> str:
@@ -157,10 +164,23 @@ class Redactor:
                 text = text.replace(value, self.token(value, kind))
         return text
 
+    def joined(self, text: JoinedText) -> str | JoinedText:
+        """A streamed text redacted: up to ``WHOLE_AT`` characters, the str it stands for passed
+        through ``text`` (what a text held in memory gets, token for token); past them, each part
+        passed through ``text`` as it is walked, the separators kept. Part by part is not the
+        whole text's redaction in general (a pattern may span a separator: a private key's
+        armour, ``_authToken=`` then blank lines; a value found in one part is replaced in
+        another only where found there too; tokens numbered in part order): documented in
+        docs/format.md "Memory", as the price of a text longer than memory should hold."""
+        whole = text.whole(WHOLE_AT)
+        return self.text(whole) if whole is not None else text.each(self.text)
+
     def value(self, obj: Any) -> Any:
         """A JSON value with every string (keys included) passed through ``text``."""
         if isinstance(obj, str):
             return self.text(obj)
+        if isinstance(obj, JoinedText):
+            return self.joined(obj)
         if isinstance(obj, Closers):  # made as walked (a run of interrupted results): each member
             return obj.mapped(self.value)  # redacted as it is walked, the same token each walk
         if isinstance(obj, list):

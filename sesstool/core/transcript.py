@@ -6,16 +6,30 @@ Read by shape, not by dialect: typed content blocks (dsh ``text``/``reasoning``/
 ``tool_call_id``), and Responses-style items that are a call or its output themselves
 (``function_call``, ``function_call_output``, …). Views (the HTML report, the Markdown
 transcript) draw parts and never look at a dialect's layout.
+
+A text block whose text is a ``core.joined_text.JoinedText`` (a Claude span's system message,
+its parts spilled) is a ``StreamedPart``: ``bounded`` gives the report its first ``limit``
+characters and counts the rest as any cut part's (the page a text held in memory gets), the
+Markdown transcript writes it a part at a time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.closer_list import Closers
+from sesstool.core.joined_text import JoinedText
 from sesstool.core.jsonline import dumps
 from sesstool.core.report_model import Message, Part
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedPart(Part):
+    """A text part whose text is streamed (``joined``); its ``text`` is empty."""
+
+    joined: JoinedText | None = None
 
 
 def _text(value: Any) -> str:
@@ -46,7 +60,10 @@ def _block_part(block: Any) -> Part:
         return Part("other", _text(block))
     kind = block.get("type")
     if kind in _TEXT_BLOCKS:
-        return Part("text", _text(block.get("text", "")))
+        text = block.get("text", "")
+        if isinstance(text, JoinedText):
+            return StreamedPart("text", "", joined=text)
+        return Part("text", _text(text))
     if kind in ("reasoning", "thinking"):
         return Part("reasoning", _text(block.get("text", block.get("thinking", ""))))
     if kind == "tool_use":
@@ -132,14 +149,17 @@ def bounded(message: Any, limit: int | None) -> Message:
     """``parts_of`` with each part cut to ``limit`` characters (None: whole)."""
     role, parts = parts_of(message)
     if limit is None:
-        return Message(role, parts, 0)
+        return Message(role, tuple(_whole(p) for p in parts) if isinstance(parts, tuple) else parts, 0)
     if isinstance(parts, Closers):  # made as walked: cut as walked, the cut counted in a walk
         cut = sum(len(p.text) - limit for p in parts if len(p.text) > limit)
         return Message(role, parts.mapped(lambda p: _cut(p, limit)), cut)
     cut = 0
     kept: list[Part] = []
     for p in parts:
-        if len(p.text) > limit:
+        if isinstance(p, StreamedPart) and p.joined is not None:  # its first characters
+            cut += max(0, p.joined.chars() - limit)
+            p = Part(p.kind, p.joined.head(limit), p.name, p.call_id, p.error)
+        elif len(p.text) > limit:
             cut += len(p.text) - limit
             p = Part(p.kind, p.text[:limit], p.name, p.call_id, p.error)
         kept.append(p)
@@ -148,3 +168,10 @@ def bounded(message: Any, limit: int | None) -> Message:
 
 def _cut(p: Part, limit: int) -> Part:
     return Part(p.kind, p.text[:limit], p.name, p.call_id, p.error) if len(p.text) > limit else p
+
+
+def _whole(p: Part) -> Part:
+    """A streamed text part as one text (``bounded`` without a limit: the whole text)."""
+    if isinstance(p, StreamedPart) and p.joined is not None:
+        return Part(p.kind, "".join(p.joined.pieces()), p.name, p.call_id, p.error)
+    return p

@@ -7,16 +7,20 @@ read as that dialect), a directory of logs (every file with a log suffix, any ca
 walk bounded in depth and entries — ``store.paths.bounded_walk``; the report says what it did not
 search —, its dialect detected), a session directory (each of its generations) or a
 remote prefix. Every log is scanned once and summarised: id, dialect, version, verdict, size,
-last time, cwd, lines, pending calls and findings. Rows are sorted newest activity first
-(a log without a time after those with one), then by path (docs/format.md "Listing a root").
+last time, cwd, lines, pending calls (how many, and the first ``FIRST_SEEN`` ids: a row is
+held until the rows are sorted, and a log may leave any number of calls dangling) and findings.
+Rows are sorted newest activity first (a log without a time after those with one), then by path
+(docs/format.md "Listing a root").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 
 from sesstool.core.errors import Address, InputError, NotASessionLog, SesstoolError
+from sesstool.core.first_seen import FIRST_SEEN
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Severity
 from sesstool.dialects import registry
@@ -45,11 +49,12 @@ class SessionRow:
     last_time: str | None  # ISO 8601
     encoding: str | None = None
     lines: int = 0  # complete lines read
-    pending: tuple[str, ...] = ()  # call ids of the dangling tool calls
+    pending: tuple[str, ...] = ()  # the first ``FIRST_SEEN`` call ids of the dangling tool calls
     findings: tuple[int, int, int] = (0, 0, 0)  # info, warning, error
     error: str | None = None
     verdict_reason: str | None = None  # why the verdict (a scan's reason, or ``error``)
     verdict_address: Address | None = None  # where it was decided
+    pending_count: int = 0  # how many calls dangle (a log may leave any number: issue 11 item 1)
 
     @property
     def version_text(self) -> str | None:
@@ -161,8 +166,9 @@ def _row(path: str, layout: str | None, limits: ReadLimits, progress: Progress |
         facts.get("last_time"),
         report.source.encoding,
         report.read.lines,
-        tuple(p.call_id for p in scan.open.pending),
+        tuple(p.call_id for p in islice(scan.open.pending, FIRST_SEEN)),
         (counts[0], counts[1], counts[2]),
         verdict_reason=scan.verdict_reason,
         verdict_address=scan.verdict_address,
+        pending_count=len(scan.open.pending),
     )

@@ -3,7 +3,9 @@
 Log text only ever appears inside fenced code blocks whose fence is longer than any backtick
 run in the text (CommonMark §4.5: a closing fence must be at least as long as the opening
 one), or as inline text with every Markdown and HTML metacharacter escaped. Terminal-unsafe
-characters are made visible first, as in every human view.
+characters are made visible first, as in every human view. A streamed text (a Claude span's
+system message, its parts spilled: ``core.joined_text.JoinedText``) is written a part at a time,
+its fence found in a first walk (``_streamed``).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import re
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+from sesstool.core.joined_text import JoinedText
 from sesstool.core.report_model import Part
-from sesstool.core.transcript import parts_of
+from sesstool.core.transcript import StreamedPart, parts_of
 from sesstool.engine.derive import DeriveReport
 from sesstool.render.escape import safe, safe_line
 
@@ -94,4 +97,24 @@ def render_markdown(rep: DeriveReport, out: TextIO) -> None:
         if not parts:
             out.write("*(no content)*\n")
         for i, p in enumerate(parts):  # one at a time: parts made as walked are never held
-            out.write(f"\n{_part(p)}" if i else _part(p))
+            if isinstance(p, StreamedPart) and p.joined is not None:
+                out.write("\n" if i else "")
+                _streamed(p.joined, out)
+            else:
+                out.write(f"\n{_part(p)}" if i else _part(p))
+
+
+def _streamed(text: JoinedText, out: TextIO) -> None:
+    """``fenced(safe(text), "text")`` a piece at a time. ``safe`` escapes a character at a time
+    and defuses a line at a time, and the separator is whole lines without a backtick: the
+    escaped text is its escaped pieces one after the other, and its longest backtick run the
+    longest of theirs."""
+    longest = max((len(m.group(0)) for piece in text for m in _BACKTICKS.finditer(safe(piece))), default=0)
+    fence = "`" * max(3, longest + 1)
+    out.write(f"{fence}text\n")
+    last = ""
+    for piece in text.pieces():
+        shown = safe(piece)
+        out.write(shown)
+        last = shown or last
+    out.write(f"{fence}\n" if last.endswith("\n") or not last else f"\n{fence}\n")

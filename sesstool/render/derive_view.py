@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool.core.closer_list import Closers
+from sesstool.core.joined_text import JoinedText
 from sesstool.core.jsonline import dumps, dumps_pretty, dumps_pretty_ascii, encodable
 from sesstool.core.request import envelope_document
 from sesstool.engine.derive import DeriveReport
@@ -65,7 +66,8 @@ def render_json(rep: DeriveReport, out: BinaryIO) -> None:
     first = True
     for message in rep.messages.systems():
         out.write(b"[\n      " if first else b",\n      ")
-        out.write(pretty(message).replace(b"\n", b"\n      "))
+        for piece in pretty_pieces(message, ascii_only):  # a streamed text in pieces
+            out.write(piece.replace(b"\n", b"\n      "))
         first = False
     out.write(b"\n    ]" + after + tail + b"\n")
 
@@ -95,7 +97,11 @@ def _blocks(content: Any) -> Iterator[str]:
             continue
         kind = block.get("type")
         if kind in ("text", "input_text", "output_text", "summary_text"):  # dsh / Responses API
-            yield str(block.get("text", ""))
+            text = block.get("text", "")
+            if isinstance(text, JoinedText):  # printed a part at a time: the same lines
+                yield from _joined_lines(text)
+            else:
+                yield str(text)
         elif kind == "reasoning":
             yield f"(reasoning) {block.get('text', '')}"
         elif kind == "tool-call":
@@ -113,6 +119,16 @@ def _blocks(content: Any) -> Iterator[str]:
             yield from _blocks(block.get("content"))
         else:
             yield f"[{kind} block]"
+
+
+def _joined_lines(text: JoinedText) -> Iterator[str]:
+    """A streamed text as ``render_text`` prints it: its parts, and the lines the separator puts
+    between them (each printed on lines of its own, as the whole text's lines would be)."""
+    between = text.between()
+    for n, part in enumerate(text):
+        if n:
+            yield from between
+        yield part
 
 
 def _item(message: dict[str, Any]) -> tuple[str, list[str]]:

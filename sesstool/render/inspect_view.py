@@ -216,5 +216,11 @@ class TimelinePrinter:
         if e.step != self.current_step and e.step is not None:
             add(Text(f"  step {e.step}", style="bold"))
             self.current_step = e.step
+        if e.line is not None:  # a line-addressed dialect's row (Claude Code, Codex): line and time
+            mark = " (sidechain)" if e.sidechain else ""
+            time = safe_line(e.time) if e.time is not None else "-"
+            row = f"    line {e.line:<6} {time:<24} {safe_line(e.kind):<34} {safe_line(e.summary)}{mark}"
+            add(Text(row.rstrip()))
+            return
         mark = " (replacement)" if e.shadowed else ""
         add(Text(f"    seq {e.seq:<6} {safe_line(e.kind):<18} {safe_line(e.summary)}{mark}"))

@@ -8,7 +8,11 @@ placeholder in each array's place and writes the array's members between the hal
 per member: what is held is the document without its closers, and one closer. derive writes a
 Claude message whose content is a ``Closers`` (a spilled run of interrupted results,
 ``dialects/claude/interrupted.py``) the same way: ``pretty_pieces`` for ``--format json``,
-``compact_pieces`` (one JSONL line, ``jsonline.dumps``'s bytes) for JSONL.
+``compact_pieces`` (one JSONL line, ``jsonline.dumps``'s bytes) for JSONL. A
+``core.joined_text.JoinedText`` in a document (the text of a Claude span's system message, its
+parts spilled) is a ``Closers`` too, written in its place as the one JSON string it stands for:
+each part and separator encoded by the document's own encoder, quotes stripped (both escape a
+string one character at a time, so the pieces' escapes are the whole string's).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 import orjson
 
 from sesstool.core.closer_list import Closers, swapped
+from sesstool.core.joined_text import JoinedText
 from sesstool.core.jsonline import dumps, dumps_pretty, dumps_pretty_ascii, encodable
 
 _CHUNK = 1 << 16  # bytes of members written at a time
@@ -49,7 +54,10 @@ def pretty_pieces(doc: dict[str, Any], ascii_only: bool = False) -> Iterator[byt
         found = head.index(mark, at)
         line = head[head.rfind(b"\n", 0, found) + 1 : found]
         yield head[at:found]
-        yield from _members(array, dump, len(line) - len(line.lstrip(b" ")))
+        if isinstance(array, JoinedText):
+            yield from string_pieces(array, dump)
+        else:
+            yield from _members(array, dump, len(line) - len(line.lstrip(b" ")))
         at = found + len(mark)
     yield head[at:]
 
@@ -71,9 +79,19 @@ def compact_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
         mark = f'"{token}-{n}"'.encode()
         found = head.index(mark, at)
         yield head[at:found]
-        yield from _chunked(b"[", ((b"," if i else b"") + dump(m) for i, m in enumerate(array)))
+        if isinstance(array, JoinedText):
+            yield from string_pieces(array, dump)
+        else:
+            yield from _chunked(b"[", ((b"," if i else b"") + dump(m) for i, m in enumerate(array)))
         at = found + len(mark)
     yield head[at:]
+
+
+def string_pieces(text: JoinedText, dump: Callable[[Any], bytes] = orjson.dumps) -> Iterator[bytes]:
+    """``dump(str)`` of the text ``text`` stands for, in writes of about ``_CHUNK`` bytes: each
+    piece dumped on its own, its quotes stripped (``dump``: orjson, compact or indented, or the
+    standard library's ASCII escapes: a string is the same in all their layouts)."""
+    return _chunked(b'"', (dump(piece)[1:-1] for piece in text.pieces()), b'"')
 
 
 def _streamed(

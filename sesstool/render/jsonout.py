@@ -122,7 +122,9 @@ def sidecar_doc(sidecar: Sidecar) -> dict[str, Any]:
 
 
 def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
-    return {
+    """One timeline row; a line-addressed dialect's (Claude Code, Codex) also has its ``line``,
+    ``time`` and ``sidechain`` mark, and its ``seq`` is the 0-based line number."""
+    doc = {
         "seq": e.seq,
         "turn": e.turn,
         "step": e.step,
@@ -130,6 +132,9 @@ def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
         "summary": e.summary,
         "replacement": e.shadowed,
     }
+    if e.line is not None:
+        doc.update(line=e.line, time=e.time, sidechain=e.sidechain)
+    return doc
 
 
 def write_inspect_json(rep: InspectReport, out: Writable) -> None:

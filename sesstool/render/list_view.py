@@ -57,9 +57,17 @@ def _session(r: SessionRow) -> dict[str, Any]:
         "encoding": r.encoding,
         "lines": r.lines,
         "pending_calls": list(r.pending),
+        **_more_pending(r),
         "findings": {sev.label: n for sev, n in zip(Severity, r.findings, strict=True)},
         **({"error": r.error} if r.error is not None else {}),
     }
+
+
+def _more_pending(r: SessionRow) -> dict[str, Any]:
+    """A row whose pending calls were cut at ``FIRST_SEEN`` ids says so, and how many there are."""
+    if r.pending_count <= len(r.pending):
+        return {}
+    return {"more": ["pending_calls"], "pending_count": r.pending_count}
 
 
 UNSCANNED = ("not-a-log", "unreadable")  # the verdicts of a row that is not a session read
@@ -91,7 +99,7 @@ def render_list(rep: ListReport, console: Console) -> None:
             line.append(safe_line(r.error))
         else:
             line.append(safe_line(f"{r.session_id or '?'}  {r.dialect or '?'} {r.version_text or '?'}  "))
-            pending = f" · {plural(len(r.pending), 'pending call')}" if r.pending else ""
+            pending = f" · {plural(r.pending_count, 'pending call')}" if r.pending_count else ""
             line.append(
                 f"{r.size} bytes  last {safe_line(r.last_time or '?')}  {plural(r.lines, 'line')}"
                 f"{pending} · {plural(sum(r.findings), 'finding')}"

@@ -59,6 +59,11 @@ class _LinePrinter:
         if e.step != self.current_step and e.step is not None:
             console.print(Text(f"  step {e.step}", style="bold"))
             self.current_step = e.step
+        if e.line is not None:  # a Claude Code / Codex row (line-addressed), printed line by line too
+            time = safe_line(e.time) if e.time is not None else "-"
+            row = f"    line {e.line:<6} {time:<24} {safe_line(e.kind):<34} {safe_line(e.summary)}"
+            console.print(Text((row + (" (sidechain)" if e.sidechain else "")).rstrip()))
+            return
         mark = " (replacement)" if e.shadowed else ""
         console.print(f"    seq {e.seq:<6} {safe_line(e.kind):<18} {safe_line(e.summary)}{mark}")
 

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
+from sesstool.core.held_map import HeldMap
 from sesstool.core.jsonline import dumps
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, check_header_keys
 from sesstool.core.upgrade.records import released_envelope
@@ -153,7 +154,9 @@ class _Normaliser:
     def __init__(self, session_id: str) -> None:
         self.sid = session_id
         self.compaction_id: str | None = None
-        self.retry_ids: dict[bytes, str] = {}
+        # a chain (turn, step, provider, policy key: compact JSON) → its id. A v0 turn may name
+        # a fresh chain on every line (issue 11 item 1): ``HeldMap`` keeps 4,096, then spills
+        self.retry_ids = HeldMap("the retry chains of a turn")
 
     def refuse(self, detail: str, event: dict[str, Any]) -> UpgradeRefused:
         seq = event.get("seq")
@@ -413,15 +416,17 @@ class _Normaliser:
         return {**event, "data": {**data, "header": trimmed}}
 
     def retry(self, event: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-        chain = dumps([data.get("turn"), data.get("step"), data.get("provider"), data.get("policyKey")])
+        key = [data.get("turn"), data.get("step"), data.get("provider"), data.get("policyKey")]
+        # decoded to a str of its own length: orjson's bytes keep their whole growth buffer (4 KiB)
+        chain = dumps(key).decode("utf-8", "surrogatepass")
         retry_id = data.get("retryId")
         if isinstance(retry_id, str) and retry_id:
-            self.retry_ids[chain] = retry_id
+            self.retry_ids.put(chain, retry_id)
             return event
         if "retryId" in data:
             return event  # present but not an id: not a legacy record, left to validation
         assigned = self.retry_ids.get(chain) or legacy_retry_id(self.sid, event["seq"])
-        self.retry_ids[chain] = assigned
+        self.retry_ids.put(chain, assigned)
         return {**event, "data": {**data, "retryId": assigned}}
 
     def compaction_start(self, event: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

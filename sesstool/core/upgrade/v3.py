@@ -42,10 +42,10 @@ generated prefix, and the SeqRemap.
 from __future__ import annotations
 
 import hashlib
-from array import array
 from collections.abc import Iterator
 from typing import Any
 
+from sesstool.core.held_map import HeldMap
 from sesstool.core.jsonline import dumps
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, each_event
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
@@ -103,12 +103,14 @@ class _Run:
         self.prompt = ""
         self.open_turn: Any = None
         self.open_step: Any = None
-        # the anchors of the ids generated so far (the first step/start, then every changed
-        # request/header): 8 bytes each; the ids are recomputed only for the rare source id that
-        # carries the generated prefix
+        # the ids generated so far (the first step/start's anchor, then every changed
+        # request/header's id) and the source ids that carry the generated prefix: a log may
+        # hold any number of either (issue 11 item 1), so both are ``HeldMap``s (4,096 in
+        # memory, then a spill file), and a source id is looked up once, never compared with
+        # every generated id (n² hashes before)
         self.head_anchor: int | None = None
-        self.header_anchors = array("q")
-        self.prefixed_source_ids: set[str] = set()
+        self.generated_ids = HeldMap("the system message ids a v2→v3 migration generated")
+        self.prefixed_source_ids = HeldMap("the source message ids that carry the generated prefix")
 
     def refuse(self, detail: str, seq: int | None = None, event_type: str | None = None) -> UpgradeRefused:
         return UpgradeRefused(NAME, 2, detail, seq, event_type)
@@ -148,7 +150,7 @@ class _Run:
             return
         if self.generated(mid):
             raise refuse(f"message id {mid} at {path} collides with a generated system message id")
-        self.prefixed_source_ids.add(mid)
+        self.prefixed_source_ids.put(mid, "")
 
     def generated(self, mid: str) -> bool:
         """Whether ``mid`` is one of the ids this pass generated so far."""
@@ -156,9 +158,7 @@ class _Run:
             return False
         if mid == system_message_id(self.session_id, self.head_anchor, "step/start"):
             return True
-        return any(
-            mid == system_message_id(self.session_id, a, "request/header") for a in self.header_anchors
-        )
+        return mid in self.generated_ids
 
     def audit(self, t: str, data: Any, refuse: Refuse) -> None:
         """Content kinds, message ids and the event-local refusals of §1.3."""
@@ -336,7 +336,7 @@ class _Run:
         if anchor_type == "step/start":
             self.head_anchor = anchor_seq
         else:
-            self.header_anchors.append(anchor_seq)
+            self.generated_ids.put(mid, "")
         message = {
             "id": mid,
             "role": "system",

@@ -95,6 +95,7 @@ class ClaudeScanner:
             keep_raw=options.collect_messages and not by_address,
             max_findings=options.max_findings,
         )
+        self.inner.timeline = ClaudeTimeline.rows_to(options.timeline_sink)  # inspect --timeline: streamed
         # past derive.SPILL_AT lines in a spill file (issue 17)
         self.offsets = LineOffsets(claude_derive.SPILL_AT, self._spill) if by_address else None
         self.physical: list[Finding] = []

@@ -16,6 +16,7 @@ from sesstool.core import rule_ids as R
 from sesstool.core.first_seen import FirstSeen, Tally
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.rules import Finding, Severity
+from sesstool.core.timeline import SpanCollector
 from sesstool.dialects.claude import active_chain, entry_graph
 from sesstool.dialects.claude import entry_fields as fields
 from sesstool.dialects.claude import rule_ids as CR
@@ -81,6 +82,7 @@ class TranscriptScanner:
         self.sidechain_entries = 0
         self.lines = 0
         self.committed = 0
+        self.timeline: SpanCollector | None = None  # inspect --timeline: fed every decoded entry
 
     @property
     def findings(self) -> list[Finding]:
@@ -125,6 +127,8 @@ class TranscriptScanner:
         if not isinstance(value, dict):
             self.found.add(R.NOT_AN_OBJECT, "line is JSON but not an object", offset, lineno, Severity.ERROR)
             return
+        if self.timeline is not None:
+            self.timeline.record(value, lineno, offset)
         self._entry(value, offset, lineno)
 
     def _entry(self, entry: Json, offset: int, lineno: int) -> None:

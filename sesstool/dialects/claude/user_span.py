@@ -12,8 +12,11 @@ is walked — the writers, ``--redact`` and ``report`` stream it as they stream 
 interrupted results (``interrupted.py``). Below the threshold the content is the tuple it always
 was, made by the same walk: the bytes written are the same.
 
-The ``system``-role attachment texts of the span are a ``HeldList`` too; they are joined into
-the one text of the span's system message (a single string: as long as they are).
+The ``system``-role attachment texts of the span are a ``HeldList`` too, joined by a blank line
+into the text of the span's system message (§1.7 C): a ``str`` while they are in memory; once
+they moved, a ``core.joined_text.JoinedText`` that reads them back each time it is walked, which
+the writers, ``--redact`` and ``report`` write as the one string it stands for, a part at a
+time (the same bytes).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sesstool.core.closer_list import Closers
+from sesstool.core.joined_text import JoinedText
 from sesstool.dialects.claude.held import HeldList, HeldOrder, Store
 from sesstool.dialects.claude.interrupted import interrupted_result
 
@@ -71,9 +75,13 @@ class Span:
     def __post_init__(self) -> None:
         self.atts, self.parts, self.systems = HeldList(self.store), HeldList(self.store), HeldList(self.store)
 
-    def system_text(self) -> str:
-        """The span's system message text: its texts joined by a blank line (§1.7 C)."""
-        return "\n\n".join(self.systems)
+    def system_text(self) -> str | JoinedText:
+        """The span's system message text: its texts joined by a blank line (§1.7 C); once they
+        moved to the spill file, a ``JoinedText`` of them (never joined in memory)."""
+        systems = self.systems
+        if systems.spilled:
+            return JoinedText(systems.walk, len(systems))
+        return "\n\n".join(systems)
 
 
 def user_content(

@@ -221,6 +221,43 @@ class _Items:
         return kept
 
 
+def _rollback_cutoff(items: _Items, turns: int) -> int | None:
+    """The oldest of the newest ``turns`` segments that hold a user message (all of them when
+    there are fewer); None when none does. Segments never decrease along the history (a
+    compaction's items, -1, come first; ``task_started`` only counts up), so they are found
+    walking back from the end, holding nothing per segment (issue 11 item 1: a set and a sorted
+    list of every user segment before, +5.7 MiB from 20,000 to 80,000 turns)."""
+    found, last = 0, None
+    for i in range(len(items) - 1, -1, -1):
+        segment = items.segment[i]
+        if segment >= 0 and segment != last and items.kind[i] == _USER:
+            found, last = found + 1, segment
+            if found == turns:
+                break
+    return last
+
+
+def _rolled_back(items: _Items, cutoff: int) -> Callable[[int], bool]:
+    """``_Items.keep``'s test (asked in increasing order) dropping every segment from ``cutoff``
+    on that holds a user message: a segment's items are contiguous, so whether it holds one is
+    read once per segment, when its first item is asked."""
+    run = [-2, False]  # the segment asked last, and whether it holds a user message
+
+    def wanted(i: int) -> bool:
+        segment = items.segment[i]
+        if segment < cutoff:
+            return True
+        if segment != run[0]:
+            j, n, user = i, len(items), False
+            while j < n and items.segment[j] == segment and not user:
+                user = items.kind[j] == _USER
+                j += 1
+            run[0], run[1] = segment, user
+        return not run[1]
+
+    return wanted
+
+
 class HistoryBuilder:
     """Fed every decoded rollout line (in order); ``derive()`` returns what Codex would send.
 
@@ -298,11 +335,9 @@ class HistoryBuilder:
         """Drop the newest ``turns`` segments that hold a user message (ThreadRolledBack)."""
         self._rollbacks += 1
         items = self._items
-        segments = sorted(
-            {items.segment[i] for i in range(len(items)) if items.segment[i] >= 0 and items.kind[i] == _USER}
-        )
-        doomed = set(segments[-turns:])
-        self._items = items.keep(lambda i: items.segment[i] not in doomed)
+        cutoff = _rollback_cutoff(items, turns)
+        if cutoff is not None:
+            self._items = items.keep(_rolled_back(items, cutoff))
 
     def derivation(self, item_at: Callable[[int, int], dict[str, Any]]) -> Derivation:
         """The derivation over the items as they stand, each read by ``item_at(ref, sub)``."""

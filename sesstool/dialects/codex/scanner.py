@@ -29,6 +29,7 @@ from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verd
 from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn
 from sesstool.dialects.codex.open_turns import OpenTurns
+from sesstool.dialects.codex.timeline import CodexTimeline
 from sesstool.dialects.codex.vocabulary import (
     CALL_TYPES,
     HISTORY_MODES,
@@ -119,6 +120,7 @@ class CodexScanner:
         self.options = options or ScanOptions()
         by_address = self.options.message_addresses
         self._history = HistoryBuilder(by_address) if self.options.collect_messages else None
+        self._rows = CodexTimeline.rows_to(self.options.timeline_sink)  # inspect --timeline: streamed
         self._meta_line: dict[str, Any] | None = None
         self._body_offset: int | None = None
         self._stop_offset: int | None = None
@@ -138,9 +140,8 @@ class CodexScanner:
         # the first FIRST_SEEN line and item types the log chose (first_seen.py, issue 11 item 1)
         self._by_type = Tally()
         self._by_item = Tally()
-        self._pending = (
-            Waiting()
-        )  # call id -> a small record of the call (waiting.py), made a CodexCall at the end
+        # call id -> a small record of the call (waiting.py), made a CodexCall at the end
+        self._pending = Waiting()
         self._turns = OpenTurns()  # turn id -> OpenTurn (open_turns.py), spilled past its SPILL_AT
         self._turn_id: str | None = None
         self._started = self._completed = self._aborted = 0
@@ -183,7 +184,7 @@ class CodexScanner:
         by_type = self._by_type.kept  # the common case inline; a new type: ``Tally.count``
         by_item = self._by_item.kept
         handlers = self._handlers
-        history = self._history
+        history, rows = self._history, self._rows
         seen = self._first_seen
         last: Any = None
         for line in lines:
@@ -206,6 +207,8 @@ class CodexScanner:
                 last = obj
                 if history is not None:
                     history.feed(obj, offset)
+                if rows is not None:
+                    rows.record(obj, lineno, offset)
                 # The two kinds that make up most lines are routed here, by their payload type,
                 # so that a message or an event nothing tracks costs no call at all.
                 if kind == "event_msg":

@@ -1,0 +1,44 @@
+"""A ``core.held_map.HeldMap``'s keys past ``HELD_AT``: a table of strings to strings in a private
+spill file (``store.spill.SpillFile``: an unnamed SQLite database, its page cache bounded).
+Keys and values are stored as UTF-8 with a lone surrogate (a JSON ``\\ud800``) kept as it is."""
+
+from __future__ import annotations
+
+from sesstool.store.spill import SpillFile
+
+
+def _b(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+class SpilledStrings:
+    """``core.held_map.StringTable`` in its own spill file."""
+
+    __slots__ = ("_size", "_spill", "_table")
+
+    def __init__(self, purpose: str) -> None:
+        self._spill = SpillFile(purpose)
+        self._table = self._spill.table("key BLOB PRIMARY KEY, value BLOB NOT NULL", "WITHOUT ROWID")
+        self._size = 0
+
+    def get(self, key: str) -> str | None:
+        row = self._spill.execute(f"SELECT value FROM {self._table} WHERE key = ?", (_b(key),)).fetchone()
+        return None if row is None else bytes(row[0]).decode("utf-8", "surrogatepass")
+
+    def put(self, key: str, value: str) -> None:
+        k = _b(key)
+        before = self._spill.execute(f"SELECT 1 FROM {self._table} WHERE key = ?", (k,)).fetchone()
+        self._spill.execute(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?)", (k, _b(value)))
+        self._size += before is None
+
+    def put_many(self, items: dict[str, str]) -> None:
+        rows = ((_b(k), _b(v)) for k, v in items.items())
+        self._spill.executemany(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?)", rows)
+        self._size = self._spill.execute(f"SELECT count(*) FROM {self._table}").fetchone()[0]
+
+    def clear(self) -> None:
+        self._spill.execute(f"DELETE FROM {self._table}")
+        self._size = 0
+
+    def __len__(self) -> int:
+        return int(self._size)
