@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.sequences import ItemsEqual
+from sesstool.dialects.claude import held
 from sesstool.dialects.claude.held import HeldList, HeldRows, Store
 
 
@@ -31,10 +32,14 @@ class Compactions(ItemsEqual[Compaction]):
     summary they follow, the anchor): a ``HeldList``, equal to the tuple it stands for. Found by
     anchor (``anchored``, §1.7 C: the summary's uuid) through ``HeldRows`` of anchor -> the last
     compaction with it and a ``HeldList`` of the one before it with the same anchor: a look-up
-    reads only the compactions it hands back, whatever the log holds (issue 11 item 1)."""
+    reads only the compactions it hands back, whatever the log holds (issue 11 item 1). The
+    records move to the spill file also once they preserve more than ``held.HELD_AT`` uuids in
+    all (a few compactions can each name many: a record is as long as its line)."""
 
     def __init__(self, store: Store) -> None:
+        self._store = store
         self._items: HeldList[Compaction] = HeldList(store)
+        self._uuids = 0  # the preserved uuids of the records held in memory
         self._before: HeldList[int] = HeldList(store)  # the one before with the same anchor, -1: none
         self._last = HeldRows(store)  # anchor -> the last compaction with it
         self._last_none = -1  # the last compaction without an anchor
@@ -60,6 +65,10 @@ class Compactions(ItemsEqual[Compaction]):
             self._before.append(self._last.get(anchor, -1))
             self._last[anchor] = at
         self._items.append(compaction)
+        if not self._items.spilled:
+            self._uuids += len(compaction.preserved)
+            if self._uuids > held.HELD_AT:
+                self._items._move(self._store())  # as a list of as many records would
 
     def anchored(self, anchor: object) -> Iterator[Compaction]:
         """The compactions whose anchor equals ``anchor``, in file order (None: those without
@@ -76,5 +85,5 @@ class Compactions(ItemsEqual[Compaction]):
     def copy(self) -> Compactions:
         twin = Compactions.__new__(Compactions)
         twin._items, twin._before, twin._last = self._items.copy(), self._before.copy(), self._last.copy()
-        twin._last_none = self._last_none
+        twin._store, twin._last_none, twin._uuids = self._store, self._last_none, self._uuids
         return twin

@@ -34,12 +34,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sesstool.core.closer_list import Closers
+from sesstool.core.first_seen import FirstSeen
 from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.held import HeldList, Store
 from sesstool.dialects.claude.interrupted import closing_ids
 from sesstool.dialects.claude.line_offsets import LineOffsets
+from sesstool.dialects.claude.preserved import Preserved, missing_reason
 from sesstool.dialects.claude.reply import or_itself, paged_lines, reply_content
 from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.dialects.claude.user_span import Results, Span, user_content
@@ -69,6 +71,7 @@ class _Builder:
     entry: EntryAt
     messages: list[DerivedMessage] = field(default_factory=list)  # drained after every item
     reasons: dict[str, None] = field(default_factory=dict)
+    missing: FirstSeen[None] = field(default_factory=FirstSeen)  # preserved uuids not in the file
     # the tool ids since the last user turn: past ``held.HELD_AT``, in the derivation's spill file
     store: Store = field(default_factory=lambda: Store("a large transcript's derivation"))
     pending: HeldList[str] = field(default_factory=lambda: HeldList(None))
@@ -152,13 +155,16 @@ class _Builder:
 
     def preserved(self, summary: Json) -> None:
         """The entries the compaction anchored on this summary preserved (§1.6 "Compaction"),
-        found by the anchor (``compactions.Compactions``): never a scan of every compaction."""
+        found by the anchor (``compactions.Compactions``): never a scan of every compaction; the
+        uuids not in the file named up to ``FIRST_SEEN``, then that there were more (preserved.py)."""
         for compaction in self.index.scan.compactions.anchored(summary.get("uuid")):
             for uuid in compaction.preserved:
-                line = self.index.by_uuid.get(uuid)
+                line = self.index.preserved.line(uuid)
                 entry = self.entry(line) if line is not None else None
                 if line is None or entry is None:
-                    self.reasons[f"compaction preserved {uuid}, which is not in the file"] = None
+                    reason = missing_reason(self.missing, uuid)
+                    if reason is not None:
+                        self.reasons[reason] = None
                 else:
                     self.item(line, entry)
 
@@ -231,7 +237,9 @@ class Index:
 
     def __init__(self, scan: TranscriptScan, entry: EntryAt) -> None:
         self.scan = scan
-        self.by_uuid: dict[str, int] = {}
+        # the derivation's one spill file, opened by the index or the preserved uuids (preserved.py)
+        self._held = Store("a large transcript's derivation")
+        self.preserved = Preserved(scan.compactions, self._held)  # uuid -> its first wanted line
         self._store: SpillFile | None = None
         self._table = ""
         self._replies = self._results = array("q")
@@ -242,13 +250,12 @@ class Index:
             self._in_memory(scan, entry)
 
     def _in_memory(self, scan: TranscriptScan, entry: EntryAt) -> None:
-        preserved = {u for c in scan.compactions for u in c.preserved}
         wanted = sorted({*scan.chain, *scan.reattached})
         if wanted and wanted[-1] >= 1 << _LINE_BITS:
             raise ValueError("a transcript of more than 2**32 lines")
         replies: list[int] = []
         results: list[int] = []
-        for kind, ident, line in self._ids(wanted, entry, preserved):
+        for kind, ident, line in self._ids(wanted, entry):
             (replies if kind == _REPLY else results).append(_key(ident) | line)
         self.lines = (wanted[-1] + 1) if wanted else 0
         del wanted
@@ -259,8 +266,9 @@ class Index:
         self._results = array("q", results)
 
     def _spilled(self, scan: TranscriptScan, entry: EntryAt) -> None:
-        preserved = {u for c in scan.compactions for u in c.preserved}
-        store = self._store = SpillFile("a large transcript's derivation")
+        # the preserved uuids' file when they spilled first (preserved.py): one file per derivation
+        store = self._store = self._held.file or SpillFile("a large transcript's derivation")
+        self._held.file = store
         self._table = store.table(
             "kind INTEGER NOT NULL, key BLOB NOT NULL, line INTEGER NOT NULL, PRIMARY KEY (kind, key, line)",
             "WITHOUT ROWID",
@@ -274,23 +282,21 @@ class Index:
                 yield line
 
         def rows() -> Iterator[tuple[int, bytes, int]]:
-            for kind, ident, line in self._ids(lines(), entry, preserved):
+            for kind, ident, line in self._ids(lines(), entry):
                 yield kind, _exact(ident), line
 
         # a line met twice (on the chain and reattached) is one row: the primary key ignores it
         store.executemany(f"INSERT OR IGNORE INTO {self._table} VALUES (?, ?, ?)", rows())
         self.lines = last + 1
 
-    def _ids(
-        self, lines: Iterable[int], entry: EntryAt, preserved: set[str]
-    ) -> Iterator[tuple[int, str, int]]:
+    def _ids(self, lines: Iterable[int], entry: EntryAt) -> Iterator[tuple[int, str, int]]:
         """(``_REPLY``, reply id, line) and (``_RESULT``, tool id, line) of the entries at
         ``lines``, noting the preserved entries met on the way."""
         for line in lines:
             found = entry(line)
             if found is None:
                 continue
-            self._note_preserved(found, line, preserved)
+            self._note_preserved(found, line)
             kind = found.get("type")
             if kind == "assistant":
                 msg_id = _dict(found.get("message")).get("id")
@@ -300,15 +306,14 @@ class Index:
                 for tool_id in _result_ids(found):
                     yield _RESULT, tool_id, line
 
-    def _note_preserved(self, found: Json, line: int, preserved: set[str]) -> None:
-        uuid = found.get("uuid")
-        if isinstance(uuid, str) and uuid in preserved:
-            self.by_uuid[uuid] = min(line, self.by_uuid.get(uuid, line))  # the first in the file
+    def _note_preserved(self, found: Json, line: int) -> None:
+        if self.preserved:
+            self.preserved.note(found.get("uuid"), line)  # the first in the file
 
     @property
     def spill_file(self) -> SpillFile | None:
-        """The index's spill file (past ``SPILL_AT`` wanted lines), else None."""
-        return self._store
+        """The index's spill file (past ``SPILL_AT`` wanted lines, or many preserved uuids), else None."""
+        return self._held.file
 
     def emitted(self) -> IntArray:
         """Zeros, a bit per line: in memory, or in the spill file with the index."""
@@ -377,12 +382,12 @@ class Derivation:
         """One pass; ``best_effort`` holds its reasons once it is exhausted."""
         scan, entry = self.scan, self.entry
         builder = _Builder(self.index, entry, emitted=self.index.emitted(), store=self.store)
-        preserved = {u for c in scan.compactions for u in c.preserved}
+        preserved = self.index.preserved
         for line in scan.chain:
             found = entry(line)
             if found is None:
                 raise KeyError(line)  # a chain line is a graph entry: the scan decoded it
-            if found.get("uuid") in preserved and found.get("type") == "assistant":
+            if found.get("type") == "assistant" and found.get("uuid") in preserved:
                 builder.reasons["a preserved message is also on the chain"] = None
             builder.item(line, found)
             yield from builder.messages
