@@ -71,9 +71,8 @@ class SpillingRows:
             return
         held, size = self._held, self._size
         if size is not None:
-            old = held.get(key)
-            if old is not None:
-                self._bytes -= size(old)
+            if key in held:  # a value set again gives back its size (None included)
+                self._bytes -= size(held[key])
             self._bytes += size(value)
         held[key] = value
         at, most = self._limits()

@@ -15,7 +15,7 @@ from sesstool.store.spill import SpillFile
 from sesstool.store.spilling import SpillingRows
 
 keys = st.text(alphabet="ab\ud800é", min_size=0, max_size=3)  # a lone surrogate is a key too
-values = st.one_of(st.integers(), st.text(max_size=6), st.tuples(st.integers(), st.none()))
+values = st.one_of(st.none(), st.integers(), st.text(max_size=6), st.tuples(st.integers(), st.none()))
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("set"), keys, values),
@@ -59,8 +59,7 @@ def test_it_answers_as_a_dict_before_and_after_the_move(ops: list[Any], at: int,
     for op in ops:
         if op[0] == "set":
             was_spilled = rows.spilled
-            old = model.get(op[1])
-            held_bytes += size(op[2]) - (size(old) if old is not None else 0)
+            held_bytes += size(op[2]) - (size(model[op[1]]) if op[1] in model else 0)
             rows[op[1]] = model[op[1]] = op[2]
             # the move happens exactly when a limit is first passed, and only then
             passed = len(model) > at or (most is not None and held_bytes > most)
@@ -126,3 +125,73 @@ def test_a_subclass_copies_as_itself() -> None:
     assert type(twin) is Named and rows.spilled and twin.spilled and list(twin.items()) == [("x", 1)]
     twin["y"] = 2
     assert list(rows.items()) == [("x", 1)] and repr(twin) == "SpillingRows(2 rows, spilled)"
+
+
+def test_without_a_byte_limit_only_the_count_moves_it() -> None:
+    """Sizes measured but no byte limit (None): however many bytes are held, only passing the
+    count of keys moves the rows."""
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (3, None), lambda value: 1 << 40)
+    rows["a"], rows["b"], rows["c"] = 1, 2, 3
+    assert not rows.spilled and rows._bytes == 3 << 40
+    rows["d"] = 4
+    assert rows.spilled
+
+
+def test_it_holds_no_instance_dict() -> None:
+    """Slots only (one is made per waiting structure of a scan; a subclass adds none either)."""
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (3, None))
+    assert not hasattr(rows, "__dict__")
+
+
+def test_a_key_set_again_counts_its_later_size_only() -> None:
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (5, 10), size)
+    rows["a"] = "xxxx"  # 5 bytes
+    rows["a"] = "y"  # 2 bytes: the 5 are given back
+    rows["b"] = "zzzzzz"  # 7: 9 in all, not past 10
+    assert not rows.spilled and rows._bytes == 9
+    rows["b"] = "zzzzzzz"  # 8: 10, still not past
+    assert not rows.spilled and rows._bytes == 10
+    rows["c"] = 1  # 2: past 10
+    assert rows.spilled
+
+
+def test_a_none_set_again_gives_back_its_size() -> None:
+    """A held value of None is a value: set again, its size is given back (not taken for a
+    missing key, which would count it twice and move the rows early)."""
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (5, 10), size)
+    rows["a"] = None  # 5 bytes ("None")
+    rows["a"] = None  # still 5, not 10
+    rows["b"] = "xxx"  # 4: 9 in all
+    assert not rows.spilled and rows._bytes == 9
+
+
+def test_clear_drops_the_spilled_table_from_its_file() -> None:
+    file = SpillFile("a test's rows")
+    rows = SpillingRows(lambda: file, lambda: (1, None))
+    rows["a"], rows["b"] = 1, 2
+    assert rows.spilled
+
+    def tables() -> int:
+        return int(file.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0])
+
+    assert tables() == 1
+    rows.clear()
+    assert tables() == 0
+
+
+def test_a_copy_in_memory_moves_on_its_own_limits() -> None:
+    files: list[SpillFile] = []
+
+    def open_file() -> SpillFile:
+        files.append(SpillFile("a test's rows"))
+        return files[-1]
+
+    rows = SpillingRows(open_file, lambda: (2, 6), size)
+    rows["a"] = 1
+    twin = rows.copy()
+    assert not twin.spilled and twin._bytes == 2
+    twin["b"] = 22  # 3 bytes: 5 in all
+    assert not twin.spilled
+    twin["c"] = 3  # past two keys
+    assert twin.spilled and len(files) == 1 and list(twin.items()) == [("a", 1), ("b", 22), ("c", 3)]
+    assert not rows.spilled and list(rows.items()) == [("a", 1)]

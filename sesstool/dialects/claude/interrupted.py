@@ -22,7 +22,7 @@ from typing import Any
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.held import HeldList, Store
 from sesstool.dialects.claude.scan_facts import ToolCall
-from sesstool.store.spill import OrderedRows
+from sesstool.store.spilling import SpillingRows
 
 Json = dict[str, Any]
 
@@ -38,21 +38,24 @@ def interrupted_result(tool_id: str) -> Json:
     }
 
 
-class _DanglingIds:
+class _DanglingIds(SpillingRows):
     """The ids of the dangling calls as rows of the derivation's spill file (``in`` looks one
-    up). Asked only about pending ids, so it answers as the pending ones among them would."""
+    up): a ``SpillingRows`` moved to the file at its first id. Asked only about pending ids, so
+    it answers as the pending ones among them would."""
+
+    __slots__ = ()
 
     def __init__(self, store: Store, dangling: Iterable[ToolCall]) -> None:
-        self._rows = OrderedRows(store(), ((call.id, None) for call in dangling))
-
-    def __len__(self) -> int:
-        return len(self._rows)
+        super().__init__(store, _in_the_file)
+        for call in dangling:
+            self[call.id] = None
 
     def __iter__(self) -> Iterator[str]:
-        return (key for key, _ in self._rows.items())
+        return (key for key, _ in self.items())
 
-    def __contains__(self, tool_id: object) -> bool:
-        return tool_id in self._rows
+
+def _in_the_file() -> tuple[int, None]:
+    return -1, None  # no id held in memory: the pending ids they are asked about are in the file
 
 
 def closing_ids(dangling: Iterable[ToolCall], pending: HeldList[str], store: Store) -> Collection[str]:
