@@ -25,6 +25,7 @@ Anything outside what the lane verified is derived the same way but reported in
 
 from __future__ import annotations
 
+import functools
 import itertools
 from array import array
 from bisect import bisect_left
@@ -41,6 +42,7 @@ from sesstool.dialects.claude.held import HeldList, Store
 from sesstool.dialects.claude.interrupted import closing_ids
 from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.preserved import Preserved, missing_reason
+from sesstool.dialects.claude.reply import or_itself, paged_lines, reply_content
 from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.dialects.claude.user_span import Results, Span, user_content
 from sesstool.store.spill import IntArray, SpilledArray, SpillFile
@@ -113,19 +115,15 @@ class _Builder:
         if emitted[line >> 3] & (1 << (line & 7)):
             return  # its reply (same message.id) was emitted with an earlier member
         self.flush()
-        message = _dict(entry.get("message"))
-        msg_id = message.get("id")
-        members = self.index.members(msg_id, self.entry) if isinstance(msg_id, str) else [(line, entry)]
-        blocks: list[Json] = []
-        for at, member in members or [(line, entry)]:
-            if isinstance(msg_id, str):
-                emitted[at >> 3] |= 1 << (at & 7)
-            for block in _content(member):
-                self.note_block(block)
-                blocks.append(block)
-                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                    self.pending.append(block["id"])
-        self.messages.append(DerivedMessage("assistant", tuple(blocks), "file"))
+        msg_id = _dict(entry.get("message")).get("id")
+        if not isinstance(msg_id, str):
+            content = reply_content(
+                lambda: iter([(line, entry)]), _content, None, self.note_block, self.pending, self.store
+            )
+        else:  # the members walked once, their blocks held past ``held.HELD_AT``: ``reply.py``
+            members = or_itself(functools.partial(self.index.members, msg_id, self.entry), line, entry)
+            content = reply_content(members, _content, emitted, self.note_block, self.pending, self.store)
+        self.messages.append(DerivedMessage("assistant", content, "file"))
 
     def user(self, entry: Json) -> None:
         self.span.users += 1
@@ -327,19 +325,15 @@ class Index:
         that may (in memory: the same 31-bit digest)."""
         if self._store is None:
             return _packed_lines(self._replies if kind == _REPLY else self._results, _key(text))
-        cursor = self._store.execute(
-            f"SELECT line FROM {self._table} WHERE kind = ? AND key = ? ORDER BY line", (kind, _exact(text))
-        )
-        return (int(row[0]) for row in cursor.fetchall())
+        return paged_lines(self._store, self._table, kind, _exact(text))  # a page at a time
 
-    def members(self, msg_id: str, entry: EntryAt) -> list[tuple[int, Json]]:
-        """The assistant entries of reply ``msg_id``, in file order (§1.5, side branches too)."""
-        found: list[tuple[int, Json]] = []
+    def members(self, msg_id: str, entry: EntryAt) -> Iterator[tuple[int, Json]]:
+        """The assistant entries of reply ``msg_id`` with their lines, in file order (§1.5, side
+        branches too), decoded one at a time as they are walked (never a list of them)."""
         for line in self._lines(_REPLY, msg_id):
             member = entry(line)
             if member is not None and _dict(member.get("message")).get("id") == msg_id:
-                found.append((line, member))
-        return found
+                yield line, member  # the id compared in full: a digest is shared by chance
 
     def result(self, tool_id: str, entry: EntryAt) -> tuple[tuple[int, int], Json] | None:
         """The first tool_result for ``tool_id`` in the file ((line, block), block): measured with

@@ -1,0 +1,64 @@
+"""One streamed reply of N members (issue 11 item 1): the API writes a reply as many assistant
+entries sharing one ``message.id``, one per content block (spec agent-formats §1.5), N parallel
+calls N entries each on its own line (§1.6 "Parallel tool calls"), and resume sends them as ONE
+assistant message (§1.9). derive walks the members one at a time through its index
+(``derive.Index.members``) and keeps their blocks in its spill file past ``held.HELD_AT``
+(``dialects/claude/reply.py``): the message's content is made as it is walked (a
+``core.closer_list.Closers``), streamed by every writer — JSONL, ``--format json``, ``--format
+markdown`` with and without ``--redact`` — and by ``report`` (the first and last
+``engine.report.REPORT_PARTS`` parts of a message).
+
+The transcript: a prompt, then one reply of N members, each a call chained to the one before,
+none answered (resume closes them: ``interrupted.py``, already bounded). Peak RSS of a child
+from N to 4N members, N = 20,000, thresholds lowered to 1,024 as in test_claude_call_run.py,
+read from the kernel under an address-space limit, never timed: JSONL +0.34, JSON +0.27,
+Markdown -0.10, Markdown ``--redact`` -0.12 MiB (within 2 MiB); ``report`` +0.15 to +2.32 MiB
+over eleven runs of the same two files (its 4N peak falls either near 47.0 or near 48.7 MiB
+from run to run, with the hash seed fixed too; the N peak 46.4 to 47.6), so ``report`` is held
+within 3 MiB. On the code before (every member decoded into a list, the blocks a tuple built
+whole) each failed: +150.97, +164.69, +147.09, +146.55 and +146.46 MiB."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.adversarial.claude_hostile import _entry
+from tests.adversarial.hostile_logs import MiB
+from tests.adversarial.lowered import DERIVE_COMMANDS, LoweredRuns, assert_flat, entries_to, lowered_runs
+
+pytestmark = pytest.mark.slow  # 10 children on transcripts of 9 and 36 MB
+
+N = 20_000
+_COMMANDS = DERIVE_COMMANDS
+REPLY = "msg_one_reply"
+
+
+def one_reply(n: int) -> Iterator[dict[str, Any]]:
+    """A prompt, then one reply of ``n`` members: a call each, chained, the same message id."""
+    prompt = _entry("user", 1, None, "go")
+    yield prompt
+    parent = prompt["uuid"]
+    for i in range(n):
+        block = {"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": f"echo {i}"}}
+        member = _entry("assistant", (i << 8) + 2, parent, [block], REPLY)
+        parent = member["uuid"]
+        yield member
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> LoweredRuns:
+    return lowered_runs(tmp_path_factory, "claude-reply-members")
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+def test_memory_does_not_grow_with_the_members_of_one_reply(runs: LoweredRuns, command: str) -> None:
+    args = _COMMANDS[command]
+    small = runs.run(runs.log(f"reply-{N}", entries_to(one_reply(N))), args, ok=(0,)).peak_rss
+    measured = runs.run(runs.log(f"reply-{4 * N}", entries_to(one_reply(4 * N))), args, ok=(0,))
+    large, written = measured.peak_rss, measured.stdout
+    # the reply is there to its last member (the page shows the ends of the message)
+    assert b"echo 0" in written and f"echo {4 * N - 1}".encode() in written
+    assert_flat(small, large, (3 if command == "report" else 2) * MiB)  # report: see above
