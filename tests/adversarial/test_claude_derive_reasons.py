@@ -44,7 +44,8 @@ def write(path: Path, n: int) -> None:
     with path.open("w") as out:
         out.write(entry("user", message={"role": "user", "content": "go"}))
         for i in range(n):
-            reply = {"role": "assistant", "id": f"msg_{i}", "type": "message", "content": [{"type": f"kind-{i}"}]}
+            blocks = [{"type": f"kind-{i}"}]
+            reply = {"role": "assistant", "id": f"msg_{i}", "type": "message", "content": blocks}
             out.write(entry("assistant", message=reply))
             out.write(entry("system", subtype=f"sub-{i}", content="noted"))
             out.write(entry("attachment", rendered=[{"content": "seen"}], renderedRole=f"role-{i}"))
@@ -71,11 +72,12 @@ def test_each_field_names_its_first_values_then_says_there_were_more(where: Lowe
     blocks = [r for r in reasons if r.startswith("content block")]
     systems = [r for r in reasons if r.startswith("system entry")]
     roles = [r for r in reasons if r.startswith("attachment renderedRole")]
-    assert blocks == [f"content block 'kind-{i}': sent as recorded (not verified)" for i in range(FIRST_SEEN)] + [
-        f"content block types beyond the first {FIRST_SEEN} named: sent as recorded (not verified)"
+    recorded, not_sent = "sent as recorded (not verified)", "taken as not sent to the model"
+    assert blocks == [f"content block 'kind-{i}': {recorded}" for i in range(FIRST_SEEN)] + [
+        f"content block types beyond the first {FIRST_SEEN} named: {recorded}"
     ]
-    assert systems == [f"system entry 'sub-{i}': taken as not sent to the model" for i in range(FIRST_SEEN)] + [
-        f"system entry subtypes beyond the first {FIRST_SEEN} named: taken as not sent to the model"
+    assert systems == [f"system entry 'sub-{i}': {not_sent}" for i in range(FIRST_SEEN)] + [
+        f"system entry subtypes beyond the first {FIRST_SEEN} named: {not_sent}"
     ]
     assert roles == [f"attachment renderedRole 'role-{i}'" for i in range(FIRST_SEEN)] + [
         f"attachment renderedRoles beyond the first {FIRST_SEEN} named"
