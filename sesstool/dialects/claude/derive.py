@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sesstool.core.closer_list import Closers
-from sesstool.core.first_seen import FirstSeen
+from sesstool.core.first_seen import FIRST_SEEN, FirstSeen
 from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import vocabulary as vocab
@@ -50,6 +50,12 @@ from sesstool.store.spill import IntArray, SpilledArray, SpillFile
 Json = dict[str, Any]
 VERIFIED_BLOCKS = frozenset({"text", "tool_use", "tool_result"})
 VERIFIED_SYSTEM = frozenset({"compact_boundary"})
+# how a reason names one chosen value (``_Builder.choice``), per field
+_CHOSEN = {
+    "system entry subtypes": "system entry {}",
+    "attachment renderedRoles": "attachment renderedRole {}",
+    "content block types": "content block {}",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +78,8 @@ class _Builder:
     messages: list[DerivedMessage] = field(default_factory=list)  # drained after every item
     reasons: dict[str, None] = field(default_factory=dict)
     missing: FirstSeen[None] = field(default_factory=FirstSeen)  # preserved uuids not in the file
+    # the values a log chose that a reason names (a system subtype, a block type, a rendered role)
+    chosen: dict[str, FirstSeen[None]] = field(default_factory=dict)
     # the tool ids since the last user turn: past ``held.HELD_AT``, in the derivation's spill file
     store: Store = field(default_factory=lambda: Store("a large transcript's derivation"))
     pending: HeldList[str] = field(default_factory=lambda: HeldList(None))
@@ -106,7 +114,7 @@ class _Builder:
         elif kind == "system":
             subtype = entry.get("subtype")
             if subtype not in VERIFIED_SYSTEM:
-                self.reasons[f"system entry {subtype!r}: taken as not sent to the model"] = None
+                self.choice("system entry subtypes", subtype, "taken as not sent to the model")
         elif kind == "progress":
             self.reasons["progress entries: taken as not sent to the model"] = None
 
@@ -151,7 +159,7 @@ class _Builder:
             elif role == "user":
                 self.span.atts.append(text)
             else:
-                self.reasons[f"attachment renderedRole {role!r}"] = None
+                self.choice("attachment renderedRoles", role, "")
 
     def preserved(self, summary: Json) -> None:
         """The entries the compaction anchored on this summary preserved (§1.6 "Compaction"),
@@ -171,7 +179,20 @@ class _Builder:
     def note_block(self, block: Json) -> None:
         kind = block.get("type")
         if kind not in VERIFIED_BLOCKS:
-            self.reasons[f"content block {kind!r}: sent as recorded (not verified)"] = None
+            self.choice("content block types", kind, "sent as recorded (not verified)")
+
+    def choice(self, what: str, value: Any, then: str) -> None:
+        """A best-effort reason naming a value the log chose for a field: the first
+        ``FIRST_SEEN`` distinct values of each field named (in the words derive always used),
+        then one reason saying there were more (issue 11 item 1: a log may choose a new one on
+        every line; docs/format.md, "Memory")."""
+        seen = self.chosen.setdefault(what, FirstSeen())
+        named = repr(value)
+        if seen.add(named, None):
+            self.reasons[_CHOSEN[what].format(named) + (f": {then}" if then else "")] = None
+        elif named not in seen:
+            more = f"{what} beyond the first {FIRST_SEEN} named" + (f": {then}" if then else "")
+            self.reasons[more] = None
 
     def flush(self, after_summary: bool = False, closers: Collection[str] = ()) -> None:
         """One user message of what was written since the last reply (and what resume adds,

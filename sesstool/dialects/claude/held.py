@@ -27,6 +27,7 @@ from sesstool.store.spilling import SpillingRows
 
 HELD_AT = 4096  # items in memory; past them a structure moves to the spill file
 _SLICE = 1024  # rows read back per statement
+_PAGE_BYTES = 1 << 20  # at most this many bytes of a HeldList's items read back at once (or one item)
 
 T = TypeVar("T")
 
@@ -105,14 +106,27 @@ class HeldList(ItemsEqual[T], Generic[T]):
             return
         last = start - 1
         while True:
-            rows = self._file.execute(
-                f"SELECT n, value FROM {self._name} WHERE n > ? ORDER BY n LIMIT {_SLICE}", (last,)
+            # the sizes first, then the values of as many rows as fit ``_PAGE_BYTES`` (one at
+            # least): an item is as long as the line it came from, and 1,024 of them are not
+            # read back at once (issue 11 item 1)
+            sizes = self._file.execute(
+                f"SELECT n, length(value) FROM {self._name} WHERE n > ? ORDER BY n LIMIT {_SLICE}", (last,)
             ).fetchall()
-            if not rows:
+            if not sizes:
                 return
-            for _, value in rows:
+            through, total = sizes[0][0], 0
+            for n, size in sizes:
+                total += size
+                if total > _PAGE_BYTES and n != sizes[0][0]:
+                    break
+                through = n
+            rows = self._file.execute(
+                f"SELECT value FROM {self._name} WHERE n > ? AND n <= ? ORDER BY n", (last, through)
+            ).fetchall()
+            for (value,) in rows:
                 yield pickle.loads(value)
-            last = rows[-1][0]
+            del rows
+            last = through
 
     def __getitem__(self, i: Any) -> Any:
         """By walking when spilled (``dangling[0]``: the first few are read back)."""
