@@ -19,7 +19,7 @@ from sesstool.core.errors import UsageError
 from sesstool.dialects import registry
 from sesstool.engine.children import index_children
 from sesstool.fleet.rows import Row, error_row
-from sesstool.fleet.work import FleetSettings, Item, process_batch, shared_index
+from sesstool.fleet.work import FleetSettings, Item, process_batch
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.layout import dsh_session_dir
 from sesstool.store.object_publish import check_conditional_create
@@ -173,47 +173,31 @@ def execute(
     pending = iter(batches(todo.items, request.batch, threads))
     limit = threads * IN_FLIGHT_PER_THREAD
     batch_of: dict[Any, tuple[Item, ...]] = {}
-    settings, children = _without_index(request.settings, client)
 
     def submit() -> Any | None:
         batch = next(pending, None)
         if batch is None:
             return None
-        future = client.submit(process_batch, settings, batch, children, pure=False)
+        future = client.submit(process_batch, request.settings, batch, pure=False)
         batch_of[future] = batch
         return future
 
     first = [f for f in (submit() for _ in range(limit)) if f is not None]
     files = done_bytes = 0
     queue = as_completed(first)  # type: ignore[no-untyped-call]
-    try:
-        for future in queue:
-            batch = batch_of.pop(future)
-            rows = _rows_of(future, batch, request.settings.command)
-            future.release()
-            nxt = submit()
-            if nxt is not None:
-                queue.add(nxt)  # type: ignore[no-untyped-call]
-            for row in rows:
-                files += 1
-                done_bytes += row.bytes or 0
-                yield row
-            if progress is not None:
-                progress(files, done_bytes)
-    finally:
-        if children is not None:
-            children.release()
-
-
-def _without_index(settings: FleetSettings, client: Any) -> tuple[FleetSettings, Any | None]:
-    """The settings every batch gets, and the run's child index as one Dask future that every
-    batch takes as an input (work.shared_index): the index is serialized to the cluster once
-    and fetched once by each worker, where inside the settings it was serialized with every
-    batch (docs/fleet.md "Subagent children")."""
-    if settings.children is None:
-        return settings, None
-    shared = client.submit(shared_index, settings.children, pure=False)
-    return replace(settings, children=None), shared
+    for future in queue:
+        batch = batch_of.pop(future)
+        rows = _rows_of(future, batch, request.settings.command)
+        future.release()
+        nxt = submit()
+        if nxt is not None:
+            queue.add(nxt)  # type: ignore[no-untyped-call]
+        for row in rows:
+            files += 1
+            done_bytes += row.bytes or 0
+            yield row
+        if progress is not None:
+            progress(files, done_bytes)
 
 
 def _rows_of(future: Any, batch: tuple[Item, ...], command: str) -> list[Row]:

@@ -59,9 +59,7 @@ class FleetSettings:
     scratch: str | None = None  # base directory for remote sources' local copies
     create_checked: bool = False  # the client proved conditional create on every target prefix
     # migrate: the run's subagent-child index of its local dsh roots, built once by the client
-    # (run.with_child_index; docs/fleet.md); None: each migration walks its root. On the
-    # cluster it is not shipped in here: run.execute submits it once, as a task of its own whose
-    # result is every batch's ``children`` input (process_batch)
+    # (run.with_child_index; docs/fleet.md); None: each migration walks its root
     children: ChildIndex | None = None
 
     @property
@@ -78,21 +76,8 @@ class Item:
     tag: str | None
 
 
-def shared_index(index: ChildIndex) -> ChildIndex:
-    """A Dask task whose result is the run's child index (run.execute submits it once): every
-    batch takes it as an input, so it is serialized to the cluster once and each worker fetches
-    it once, however many batches there are. A result, not scattered data: when the worker
-    holding it dies, the scheduler computes it again."""
-    return index
-
-
-def process_batch(
-    settings: FleetSettings, items: tuple[Item, ...], children: ChildIndex | None = None
-) -> list[Row]:
-    """A Dask task: one row per item, in order. Never raises for a file's sake. ``children``:
-    the run's child index, a Dask input shared by every batch (held once by each worker)."""
-    if children is not None:
-        settings = replace(settings, children=children)
+def process_batch(settings: FleetSettings, items: tuple[Item, ...]) -> list[Row]:
+    """A Dask task: one row per item, in order. Never raises for a file's sake."""
     with using_storage_options(settings.options):
         return [process(settings, item) for item in items]
 
