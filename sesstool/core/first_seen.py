@@ -25,6 +25,15 @@ def more_note(name: str, more: Iterable[str]) -> str:
     return f", … and more (the first {FIRST_SEEN} shown)" if name in more else ""
 
 
+def said_once(seen: FirstSeen[None], key: str, said: str, more: str) -> str | None:
+    """What a note says of ``key`` (a value the log chose): ``said`` the first time it is met,
+    for the first ``FIRST_SEEN`` distinct keys of ``seen``; ``more`` for a key beyond them (the
+    reader of the note keeps it once); None for a key already said."""
+    if seen.add(key, None):
+        return said
+    return None if key in seen else more
+
+
 class FirstSeen(Generic[V]):
     """The first ``limit`` distinct keys, in first-seen order, each with a value; ``more``
     once a key beyond them was offered."""

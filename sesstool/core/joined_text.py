@@ -12,21 +12,13 @@ string it stands for: ``render/json_stream.py`` (one JSON string, its parts enco
 time), ``render/derive_markdown.py`` and ``render/derive_view.py`` (a part at a time);
 ``core/redact.py`` redacts it (whole up to a fixed size, else part by part: docs/format.md
 "Memory"); ``core/transcript.py`` gives the report its first characters and how many follow.
-
-Pickled (derive's JSON document keeps its system messages in a spool to cite them after the
-messages), it is pickled by reference: the spool holds a key, and loading it (once, in the
-same process) gives the text back — never the characters.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Iterator
 
 from sesstool.core.closer_list import Closers
-
-_PICKLED: dict[int, JoinedText] = {}  # key -> a text pickled by reference, until loaded
-_KEYS = itertools.count()
 
 
 class JoinedText(Closers[str]):
@@ -102,15 +94,6 @@ class JoinedText(Closers[str]):
 
     def __repr__(self) -> str:
         return f"JoinedText({len(self)} parts)"
-
-    def __reduce__(self) -> tuple[Callable[[int], JoinedText], tuple[int]]:
-        key = next(_KEYS)
-        _PICKLED[key] = self
-        return _loaded, (key,)
-
-
-def _loaded(key: int) -> JoinedText:
-    return _PICKLED.pop(key)
 
 
 def _same(a: Iterator[str], b: Iterator[str]) -> bool:

@@ -10,6 +10,7 @@ either). A dialect whose scanner keeps its messages itself (Codex, Claude) deriv
 
 from __future__ import annotations
 
+import io
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 from sesstool.core.closer_list import walked, walked_encodable
 from sesstool.core.errors import InputError, UnsupportedError, UsageError
 from sesstool.core.fork_plan import check_at
+from sesstool.core.joined_text import JoinedText
 from sesstool.core.jsonline import encodable, loads
 from sesstool.core.model import RequestEnvelope, ScanResult
 from sesstool.core.options import ScanOptions
@@ -36,6 +38,30 @@ from sesstool.store.stream_copy import StreamCopy
 
 _BATCH = 4096
 SYSTEM_SPOOL_MEMORY = 256 << 10  # bytes of kept system messages held before they go to a file
+
+
+def pickled(value: Any, texts: list[JoinedText]) -> bytes:
+    """``value`` pickled, each streamed text in it (a ``JoinedText``: its parts in a spill file)
+    kept by reference, appended to ``texts``, never copied (pickle's persistent ids)."""
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
+
+    def by_reference(obj: Any) -> int | None:
+        if isinstance(obj, JoinedText):
+            texts.append(obj)
+            return len(texts) - 1
+        return None
+
+    pickler.persistent_id = by_reference  # type: ignore[method-assign]
+    pickler.dump(value)
+    return out.getvalue()
+
+
+def unpickled(record: bytes, texts: list[JoinedText]) -> Any:
+    """A ``pickled`` value, its streamed texts the very objects ``texts`` kept."""
+    unpickler = pickle.Unpickler(io.BytesIO(record))
+    unpickler.persistent_load = texts.__getitem__  # type: ignore[method-assign]
+    return unpickler.load()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +93,7 @@ class DerivedMessages:
         # wait in a spool (memory, then an unnamed temporary file; issue 17), never in a list
         self.keep_system = False
         self._system: RecordSpool | None = None
+        self._texts: list[JoinedText] = []  # the spooled messages' streamed texts, by reference
         self._done: list[Callable[[], None]] = []
         self.redacted_ahead = False
 
@@ -103,7 +130,7 @@ class DerivedMessages:
                 if self.keep_system and isinstance(message, dict) and message.get("role") == "system":
                     if self._system is None:
                         self._system = RecordSpool(SYSTEM_SPOOL_MEMORY)
-                    self._system.append(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+                    self._system.append(pickled(message, self._texts))
                 yield message
         finally:
             for release in self._done:
@@ -124,7 +151,7 @@ class DerivedMessages:
         spool, self._system = self._system, None
         if spool is not None:
             for record in spool.records():
-                yield pickle.loads(record)
+                yield unpickled(record, self._texts)
 
 
 class DeriveReport:

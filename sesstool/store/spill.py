@@ -321,6 +321,12 @@ class SpilledArray(ItemsEqual[int]):
         return twin
 
 
+def text_key(text: str) -> bytes:
+    """A text as a table's key, exactly: its UTF-8 bytes, a lone surrogate (valid in a log
+    written by Node) passed through."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 class OrderedRows(SpilledTable):
     """A ``dict`` of str keys and any values in a table of a ``SpillFile``, in insertion order
     with a dict's semantics (a key set again keeps its place; ``del`` and ``pop`` remove it):
@@ -338,9 +344,7 @@ class OrderedRows(SpilledTable):
         for key, value in items:
             self[key] = value
 
-    @staticmethod
-    def _key(key: str) -> bytes:
-        return key.encode("utf-8", "surrogatepass")
+    _key = staticmethod(text_key)
 
     def __len__(self) -> int:
         return self._count

@@ -4,11 +4,7 @@ Keys and values are stored as UTF-8 with a lone surrogate (a JSON ``\\ud800``) k
 
 from __future__ import annotations
 
-from sesstool.store.spill import SpillFile
-
-
-def _b(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")
+from sesstool.store.spill import SpillFile, text_key
 
 
 class SpilledStrings:
@@ -22,17 +18,19 @@ class SpilledStrings:
         self._size = 0
 
     def get(self, key: str) -> str | None:
-        row = self._spill.execute(f"SELECT value FROM {self._table} WHERE key = ?", (_b(key),)).fetchone()
+        row = self._spill.execute(
+            f"SELECT value FROM {self._table} WHERE key = ?", (text_key(key),)
+        ).fetchone()
         return None if row is None else bytes(row[0]).decode("utf-8", "surrogatepass")
 
     def put(self, key: str, value: str) -> None:
-        k = _b(key)
+        k = text_key(key)
         before = self._spill.execute(f"SELECT 1 FROM {self._table} WHERE key = ?", (k,)).fetchone()
-        self._spill.execute(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?)", (k, _b(value)))
+        self._spill.execute(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?)", (k, text_key(value)))
         self._size += before is None
 
     def put_many(self, items: dict[str, str]) -> None:
-        rows = ((_b(k), _b(v)) for k, v in items.items())
+        rows = ((text_key(k), text_key(v)) for k, v in items.items())
         self._spill.executemany(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?)", rows)
         self._size = self._spill.execute(f"SELECT count(*) FROM {self._table}").fetchone()[0]
 

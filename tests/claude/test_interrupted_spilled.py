@@ -10,56 +10,22 @@ the ends of a message longer than ``2 * REPORT_PARTS`` parts, spilled or not, th
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 from sesstool.core.closer_list import Closers
-from sesstool.core.options import ScanOptions
 from sesstool.dialects.claude import derive as claude_derive
 from sesstool.dialects.claude import held
 from sesstool.dialects.claude.vocabulary import INTERRUPTED_TOOL_TEXT
 from sesstool.engine import report as report_engine
-from sesstool.engine.derive import DeriveRequest, _derive, scan_to_read_back
-from sesstool.engine.scan import ScanReport
-from sesstool.render import derive_view
-from sesstool.render.derive_markdown import render_markdown
-from sesstool.store.plaintext import Readable
-from sesstool.store.source import ReadLimits
 from tests.adversarial.claude_hostile import SESSION, call_run
+from tests.claude.derive_outputs import IN_MEMORY, LOGS, all_written, derivable, suffixes_streamed, written
 from tests.conftest import FIXTURES
 
-LOGS = sorted(
-    p
-    for p in (FIXTURES / "claude").rglob("*.jsonl*")
-    if p.suffix in (".jsonl", ".zstd") and "expected" not in p.parts and "lane" not in p.parts
-)
-IN_MEMORY = 1 << 62
-_FORMATS = ("jsonl", "json", "markdown", "text")
 _CLOSED = json.dumps(INTERRUPTED_TOOL_TEXT).encode()  # what an interrupted result says
-
-
-def _written(report: ScanReport, readable: Readable | None, fmt: str, redact: bool) -> tuple[bytes, Any]:
-    """What ``derive --format FMT [--redact]`` prints for the scan, and the redaction counts."""
-    derived = _derive(DeriveRequest(report.source.display, redact=redact), report, readable)
-    if fmt in ("json", "jsonl"):
-        binary = io.BytesIO()
-        (derive_view.render_json if fmt == "json" else derive_view.render_jsonl)(derived, binary)
-        return binary.getvalue(), derived.redactions
-    text = io.StringIO()
-    if fmt == "markdown":
-        render_markdown(derived, text)
-    else:
-        derive_view.render_text(derived, Console(file=text, width=100, color_system=None))
-    return text.getvalue().encode("utf-8", "surrogatepass"), derived.redactions
-
-
-def _all_written(report: ScanReport, readable: Readable | None) -> list[tuple[bytes, Any]]:
-    return [_written(report, readable, fmt, redact) for fmt in _FORMATS for redact in (False, True)]
 
 
 class _Streamed:
@@ -82,27 +48,23 @@ def test_a_spilled_run_writes_what_it_writes_in_memory(log: Path, monkeypatch: p
     and 5 where a message was streamed (no other message is written any differently)."""
     streamed = _Streamed(monkeypatch)
     monkeypatch.setattr(held, "_SLICE", 2)  # read back two rows a statement
-    options = ScanOptions(collect_messages=True, message_addresses=True)
-    report, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-    try:
-        if report.scan.verdict in ("corrupt", "unsupported"):
+    with derivable(log) as scanned:
+        if scanned is None:
             return  # derive refuses it, spilled or not
         monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
-        expected = _written(report, readable, "jsonl", False)
+        expected = written(*scanned, "jsonl", False)
         assert streamed.count == 0
         monkeypatch.setattr(held, "HELD_AT", 0)
-        assert _written(report, readable, "jsonl", False) == expected
+        assert written(*scanned, "jsonl", False) == expected
         if streamed.count == 0:
             added = [m for m in expected[0].splitlines() if _CLOSED in m and not m.endswith(b'"file"}')]
             assert added == [], "resume closed a run, in memory only"
             return
         monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
-        every = _all_written(report, readable)
+        every = all_written(*scanned)
         for items in (0, 1, 5):
             monkeypatch.setattr(held, "HELD_AT", items)
-            assert _all_written(report, readable) == every, items
-    finally:
-        release()
+            assert all_written(*scanned) == every, items
 
 
 def test_fixtures_close_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,18 +72,9 @@ def test_fixtures_close_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     comparison above then covers every format)."""
     streamed = _Streamed(monkeypatch)
     monkeypatch.setattr(held, "HELD_AT", 0)
-    closing = set()
-    for log in LOGS:
-        before = streamed.count
-        options = ScanOptions(collect_messages=True, message_addresses=True)
-        report, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-        try:
-            if report.scan.verdict not in ("corrupt", "unsupported"):
-                _written(report, readable, "jsonl", False)
-        finally:
-            release()
-        if streamed.count > before:
-            closing.add(log.suffix)
+    closing = suffixes_streamed(
+        LOGS, lambda: streamed.count, lambda report, readable: written(report, readable, "jsonl", False)
+    )
     assert closing == {".jsonl", ".zstd"}
 
 

@@ -24,20 +24,17 @@ from typing import Any
 import pytest
 import zstandard
 
-from sesstool.core.options import ScanOptions
 from sesstool.dialects.claude import derive as claude_derive
 from sesstool.dialects.claude import held
 from sesstool.dialects.claude.derive import Derivation
 from sesstool.dialects.claude.held import Store
 from sesstool.dialects.claude.preserved import MORE_MISSING, Preserved
-from sesstool.engine.derive import scan_to_read_back
 from sesstool.engine.report import ReportRequest, run_report
 from sesstool.render.report_html import render_html
-from sesstool.store.source import ReadLimits
 from tests.adversarial.claude_hostile import SESSION, _entry
 from tests.adversarial.test_claude_compactions import _scan
 from tests.adversarial.test_claude_preserved import _compaction, missing, present
-from tests.claude.test_interrupted_spilled import IN_MEMORY, LOGS, _all_written
+from tests.claude.derive_outputs import IN_MEMORY, LOGS, all_written, derivable
 from tests.conftest import FIXTURES
 
 COMPACT = FIXTURES / "claude" / "projects" / "compact" / "6646c3f2-5dbb-594c-a896-9e6de711f337.jsonl"
@@ -65,28 +62,26 @@ def _pages(log: Path) -> list[bytes]:
 def _same_spilled(log: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     """Asserts every format's bytes at 0, 1 and 5 items equal those in memory; the moves at 0."""
     moves = _Moves(monkeypatch)
-    options = ScanOptions(collect_messages=True, message_addresses=True)
-    report, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-    try:
-        if report.scan.verdict in ("corrupt", "unsupported"):
+    with derivable(log) as scanned:
+        if scanned is None:
             return 0  # derive refuses it, spilled or not
-        monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
-        monkeypatch.setattr(claude_derive, "SPILL_AT", IN_MEMORY)
-        every = _all_written(report, readable), _pages(log)
-        assert moves.count == 0
-        moved = 0
-        for items in (0, 1, 5):
-            for index_at in (IN_MEMORY, items):  # the index in memory, then spilled too (one file)
-                monkeypatch.setattr(held, "HELD_AT", items)
-                monkeypatch.setattr(claude_derive, "SPILL_AT", index_at)
-                moves.count = 0
-                assert (_all_written(report, readable), _pages(log)) == every, (items, index_at)
-                moved = moved or moves.count
-        return moved
-    finally:
-        monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
-        monkeypatch.setattr(claude_derive, "SPILL_AT", IN_MEMORY)
-        release()
+        try:
+            monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
+            monkeypatch.setattr(claude_derive, "SPILL_AT", IN_MEMORY)
+            every = all_written(*scanned), _pages(log)
+            assert moves.count == 0
+            moved = 0
+            for items in (0, 1, 5):
+                for index_at in (IN_MEMORY, items):  # the index in memory, then spilled too (one file)
+                    monkeypatch.setattr(held, "HELD_AT", items)
+                    monkeypatch.setattr(claude_derive, "SPILL_AT", index_at)
+                    moves.count = 0
+                    assert (all_written(*scanned), _pages(log)) == every, (items, index_at)
+                    moved = moved or moves.count
+            return moved
+        finally:
+            monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
+            monkeypatch.setattr(claude_derive, "SPILL_AT", IN_MEMORY)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))

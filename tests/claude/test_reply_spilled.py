@@ -21,15 +21,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sesstool.core.closer_list import Closers
-from sesstool.core.options import ScanOptions
 from sesstool.dialects.claude import derive as claude_derive
 from sesstool.dialects.claude import held, reply
-from sesstool.engine.derive import scan_to_read_back
 from sesstool.engine.report import ReportRequest, run_report
+from sesstool.engine.scan import ScanReport
 from sesstool.render.report_html import render_html
-from sesstool.store.source import ReadLimits
+from sesstool.store.plaintext import Readable
 from tests.adversarial.claude_hostile import SESSION, _entry
-from tests.claude.test_interrupted_spilled import IN_MEMORY, LOGS, _all_written, _written
+from tests.claude.derive_outputs import IN_MEMORY, LOGS, all_written, derivable, suffixes_streamed, written
 from tests.conftest import FIXTURES
 
 # (held.HELD_AT, derive.SPILL_AT): blocks spilled with the index in memory and spilled; some of a
@@ -61,25 +60,23 @@ def _same_spilled(log: Path, monkeypatch: pytest.MonkeyPatch, report: bool = Tru
     count = _streamed_replies(monkeypatch)
     monkeypatch.setattr(held, "_SLICE", 2)  # blocks read back two rows a statement
     monkeypatch.setattr(reply, "PAGE", 2)  # a spilled index's lines too
-    options = ScanOptions(collect_messages=True, message_addresses=True)
-    scanned, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-    try:
-        if scanned.scan.verdict in ("corrupt", "unsupported"):
+    with derivable(log) as scanned:
+        if scanned is None:
             return 0  # derive refuses it, spilled or not
-        _in_memory(monkeypatch)
-        every = _all_written(scanned, readable)
-        pages = _pages(log) if report else []
-        assert count[0] == 0
-        for items, lines in _SPILLED:
-            monkeypatch.setattr(held, "HELD_AT", items)
-            monkeypatch.setattr(claude_derive, "SPILL_AT", lines)
-            assert _all_written(scanned, readable) == every, (items, lines)
-            if report:
-                assert _pages(log) == pages, (items, lines)
-        return count[0]
-    finally:
-        _in_memory(monkeypatch)
-        release()
+        try:
+            _in_memory(monkeypatch)
+            every = all_written(*scanned)
+            pages = _pages(log) if report else []
+            assert count[0] == 0
+            for items, lines in _SPILLED:
+                monkeypatch.setattr(held, "HELD_AT", items)
+                monkeypatch.setattr(claude_derive, "SPILL_AT", lines)
+                assert all_written(*scanned) == every, (items, lines)
+                if report:
+                    assert _pages(log) == pages, (items, lines)
+            return count[0]
+        finally:
+            _in_memory(monkeypatch)
 
 
 def _pages(log: Path) -> list[Any]:
@@ -97,19 +94,14 @@ def test_fixtures_stream_replies(monkeypatch: pytest.MonkeyPatch) -> None:
     then covers the streamed path); some have members on more than one line."""
     count = _streamed_replies(monkeypatch)
     monkeypatch.setattr(held, "HELD_AT", 0)
-    streaming, several = set(), 0
-    for log in LOGS:
-        before = count[0]
-        options = ScanOptions(collect_messages=True, message_addresses=True)
-        scanned, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-        try:
-            if scanned.scan.verdict not in ("corrupt", "unsupported"):
-                written = _written(scanned, readable, "jsonl", False)[0]
-                several += any(_blocks(m) > 1 for m in written.splitlines() if b'"assistant"' in m)
-        finally:
-            release()
-        if count[0] > before:
-            streaming.add(log.suffix)
+    several = 0
+
+    def write(report: ScanReport, readable: Readable | None) -> None:
+        nonlocal several
+        lines = written(report, readable, "jsonl", False)[0].splitlines()
+        several += any(_blocks(m) > 1 for m in lines if b'"assistant"' in m)
+
+    streaming = suffixes_streamed(LOGS, lambda: count[0], write)
     assert streaming == {".jsonl", ".zstd"} and several > 4
 
 
@@ -129,12 +121,9 @@ def _write(path: Path, entries: list[dict[str, Any]]) -> Path:
 
 
 def _messages(log: Path) -> list[dict[str, Any]]:
-    options = ScanOptions(collect_messages=True, message_addresses=True)
-    scanned, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-    try:
-        return [json.loads(m) for m in _written(scanned, readable, "jsonl", False)[0].splitlines()]
-    finally:
-        release()
+    with derivable(log) as scanned:
+        assert scanned is not None
+        return [json.loads(m) for m in written(*scanned, "jsonl", False)[0].splitlines()]
 
 
 def _side_branches(tmp_path: Path) -> Path:
@@ -194,12 +183,9 @@ def test_a_shared_digest_is_not_a_member(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def _all_of(log: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, Any]]:
-    options = ScanOptions(collect_messages=True, message_addresses=True)
-    scanned, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-    try:
-        return _all_written(scanned, readable)
-    finally:
-        release()
+    with derivable(log) as scanned:
+        assert scanned is not None
+        return all_written(*scanned)
 
 
 # a generated transcript: each entry an assistant member of one of three replies (on the chain

@@ -18,12 +18,9 @@ from typing import Any
 import pytest
 
 from sesstool.core.joined_text import JoinedText
-from sesstool.core.options import ScanOptions
 from sesstool.dialects.claude import held, user_span
-from sesstool.engine.derive import scan_to_read_back
-from sesstool.store.source import ReadLimits
 from tests.adversarial.claude_hostile import SESSION, _entry
-from tests.claude.test_interrupted_spilled import IN_MEMORY, LOGS, _all_written
+from tests.claude.derive_outputs import IN_MEMORY, LOGS, all_written, derivable, suffixes_streamed
 from tests.claude.test_user_span_spilled import _attachment
 from tests.conftest import FIXTURES
 
@@ -68,21 +65,19 @@ def _same_spilled(log: Path, monkeypatch: pytest.MonkeyPatch, thresholds: tuple[
     many system texts were streamed."""
     count = _streamed(monkeypatch)
     monkeypatch.setattr(held, "_SLICE", 2)  # read back two rows a statement
-    options = ScanOptions(collect_messages=True, message_addresses=True)
-    report, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-    try:
-        if report.scan.verdict in ("corrupt", "unsupported"):
+    with derivable(log) as scanned:
+        if scanned is None:
             return 0  # derive refuses it, spilled or not
-        monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
-        every = _all_written(report, readable)
-        assert count[0] == 0
-        for items in thresholds:
-            monkeypatch.setattr(held, "HELD_AT", items)
-            assert _all_written(report, readable) == every, items
-        return count[0]
-    finally:
-        monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
-        release()
+        try:
+            monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
+            every = all_written(*scanned)
+            assert count[0] == 0
+            for items in thresholds:
+                monkeypatch.setattr(held, "HELD_AT", items)
+                assert all_written(*scanned) == every, items
+            return count[0]
+        finally:
+            monkeypatch.setattr(held, "HELD_AT", IN_MEMORY)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -95,19 +90,7 @@ def test_a_spilled_system_text_writes_what_it_writes_in_memory(
 def test_fixtures_stream_system_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     count = _streamed(monkeypatch)
     monkeypatch.setattr(held, "HELD_AT", 0)
-    streaming = set()
-    for log in LOGS:
-        before = count[0]
-        options = ScanOptions(collect_messages=True, message_addresses=True)
-        report, readable, release = scan_to_read_back(str(log), options, ReadLimits(), None)
-        try:
-            if report.scan.verdict not in ("corrupt", "unsupported"):
-                _all_written(report, readable)
-        finally:
-            release()
-        if count[0] > before:
-            streaming.add(log.suffix)
-    assert streaming == {".jsonl", ".zstd"}
+    assert suffixes_streamed(LOGS, lambda: count[0], all_written) == {".jsonl", ".zstd"}
 
 
 def _hostile(path: Path) -> Path:

@@ -72,14 +72,21 @@ def test_the_text_it_stands_for() -> None:
         JoinedText(lambda: iter(()), 0, ", ")
 
 
-def test_pickled_by_reference_once() -> None:
-    """derive's JSON spool of system messages holds a key, never the characters."""
+def test_spooled_by_reference() -> None:
+    """derive's JSON spool of system messages (``engine.derive.pickled``) keeps a streamed text
+    by reference, never its characters; loaded back, it is the same object; a plain pickle of
+    one is refused rather than silently copied."""
+    from sesstool.engine.derive import pickled, unpickled
+
     text = _joined(["x" * 100_000, "y"])
-    blob = pickle.dumps(_message(text), pickle.HIGHEST_PROTOCOL)
-    assert len(blob) < 1_000
-    assert pickle.loads(blob)["content"][0]["text"] is text
-    with pytest.raises(KeyError):
-        pickle.loads(blob)  # loaded once
+    texts: list[JoinedText] = []
+    blob = pickled(_message(text), texts)
+    assert len(blob) < 1_000 and texts == [text] and texts[0] is text
+    again = unpickled(blob, texts)
+    assert again["content"][0]["text"] is text and again == _message(text)
+    assert unpickled(pickled({"plain": "text"}, texts), texts) == {"plain": "text"} and len(texts) == 1
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        pickle.dumps(_message(text), pickle.HIGHEST_PROTOCOL)
 
 
 def test_redacted_whole_up_to_the_limit() -> None:

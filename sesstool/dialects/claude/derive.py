@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sesstool.core.closer_list import Closers
-from sesstool.core.first_seen import FIRST_SEEN, FirstSeen
+from sesstool.core.first_seen import FIRST_SEEN, FirstSeen, said_once
 from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import vocabulary as vocab
@@ -45,7 +45,7 @@ from sesstool.dialects.claude.preserved import Preserved, missing_reason
 from sesstool.dialects.claude.reply import or_itself, paged_lines, reply_content
 from sesstool.dialects.claude.scan_facts import TranscriptScan
 from sesstool.dialects.claude.user_span import Results, Span, user_content
-from sesstool.store.spill import IntArray, SpilledArray, SpillFile
+from sesstool.store.spill import IntArray, SpilledArray, SpillFile, text_key
 
 Json = dict[str, Any]
 VERIFIED_BLOCKS = frozenset({"text", "tool_use", "tool_result"})
@@ -124,13 +124,12 @@ class _Builder:
             return  # its reply (same message.id) was emitted with an earlier member
         self.flush()
         msg_id = _dict(entry.get("message")).get("id")
-        if not isinstance(msg_id, str):
-            content = reply_content(
-                lambda: iter([(line, entry)]), _content, None, self.note_block, self.pending, self.store
-            )
-        else:  # the members walked once, their blocks held past ``held.HELD_AT``: ``reply.py``
-            members = or_itself(functools.partial(self.index.members, msg_id, self.entry), line, entry)
-            content = reply_content(members, _content, emitted, self.note_block, self.pending, self.store)
+        # the members walked once, their blocks held past ``held.HELD_AT`` (``reply.py``); an
+        # entry without a reply id is a reply of its own (nothing to mark emitted)
+        found = functools.partial(self.index.members, msg_id, self.entry) if isinstance(msg_id, str) else None
+        members = or_itself(found, line, entry)
+        marks = emitted if found is not None else None
+        content = reply_content(members, _content, marks, self.note_block, self.pending, self.store)
         self.messages.append(DerivedMessage("assistant", content, "file"))
 
     def user(self, entry: Json) -> None:
@@ -186,13 +185,13 @@ class _Builder:
         ``FIRST_SEEN`` distinct values of each field named (in the words derive always used),
         then one reason saying there were more (issue 11 item 1: a log may choose a new one on
         every line; docs/format.md, "Memory")."""
-        seen = self.chosen.setdefault(what, FirstSeen())
-        named = repr(value)
-        if seen.add(named, None):
-            self.reasons[_CHOSEN[what].format(named) + (f": {then}" if then else "")] = None
-        elif named not in seen:
-            more = f"{what} beyond the first {FIRST_SEEN} named" + (f": {then}" if then else "")
-            self.reasons[more] = None
+        named, tail = repr(value), (f": {then}" if then else "")
+        more = f"{what} beyond the first {FIRST_SEEN} named{tail}"
+        reason = said_once(
+            self.chosen.setdefault(what, FirstSeen()), named, _CHOSEN[what].format(named) + tail, more
+        )
+        if reason is not None:
+            self.reasons[reason] = None
 
     def flush(self, after_summary: bool = False, closers: Collection[str] = ()) -> None:
         """One user message of what was written since the last reply (and what resume adds,
@@ -238,11 +237,6 @@ def _key(text: str) -> int:
     """A 31-bit digest of an id, packed above a line number: the index sorts one int per entry
     (a collision only costs a look at the other entry, which is then compared in full)."""
     return (hash(text) & 0x7FFFFFFF) << _LINE_BITS
-
-
-def _exact(text: str) -> bytes:
-    """An id as a spilled key, exactly (a lone surrogate included)."""
-    return text.encode("utf-8", "surrogatepass")
 
 
 class Index:
@@ -304,7 +298,7 @@ class Index:
 
         def rows() -> Iterator[tuple[int, bytes, int]]:
             for kind, ident, line in self._ids(lines(), entry):
-                yield kind, _exact(ident), line
+                yield kind, text_key(ident), line
 
         # a line met twice (on the chain and reattached) is one row: the primary key ignores it
         store.executemany(f"INSERT OR IGNORE INTO {self._table} VALUES (?, ?, ?)", rows())
@@ -346,7 +340,7 @@ class Index:
         that may (in memory: the same 31-bit digest)."""
         if self._store is None:
             return _packed_lines(self._replies if kind == _REPLY else self._results, _key(text))
-        return paged_lines(self._store, self._table, kind, _exact(text))  # a page at a time
+        return paged_lines(self._store, self._table, kind, text_key(text))  # a page at a time
 
     def members(self, msg_id: str, entry: EntryAt) -> Iterator[tuple[int, Json]]:
         """The assistant entries of reply ``msg_id`` with their lines, in file order (§1.5, side

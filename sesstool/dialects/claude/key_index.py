@@ -21,7 +21,7 @@ import re
 from array import array
 from collections.abc import Callable
 
-from sesstool.store.spill import Keys, Pages, SpillFile
+from sesstool.store.spill import Keys, Pages, SpillFile, text_key
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _MASK64 = (1 << 64) - 1
@@ -44,7 +44,7 @@ def _parts(key: str) -> tuple[bytes | None, int, int]:
     if _UUID.fullmatch(key):
         value = int(key.replace("-", ""), 16)
         return None, value >> 64, value & _MASK64
-    return key.encode("utf-8", "surrogatepass"), 0, 0
+    return text_key(key), 0, 0
 
 
 class KeyIndex:

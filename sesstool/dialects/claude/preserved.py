@@ -16,19 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sesstool.core.first_seen import FIRST_SEEN, FirstSeen
+from sesstool.core.first_seen import FIRST_SEEN, FirstSeen, said_once
 from sesstool.dialects.claude import held
 from sesstool.dialects.claude.compactions import Compaction
 from sesstool.dialects.claude.held import Store
-from sesstool.store.spill import SpillFile
+from sesstool.store.spill import SpillFile, text_key
 
 NOT_SEEN = -1  # a preserved uuid no wanted line has carried (yet)
 MORE_MISSING = f"compactions preserved more uuids that are not in the file (the first {FIRST_SEEN} shown)"
-
-
-def _exact(uuid: str) -> bytes:
-    """A uuid as a spilled key, exactly (a lone surrogate included)."""
-    return uuid.encode("utf-8", "surrogatepass")
 
 
 class Preserved:
@@ -50,7 +45,7 @@ class Preserved:
 
     def _add(self, uuids: tuple[str, ...]) -> None:
         if self._file is not None:
-            rows = ((_exact(uuid), NOT_SEEN) for uuid in uuids)
+            rows = ((text_key(uuid), NOT_SEEN) for uuid in uuids)
             self._file.executemany(f"INSERT OR IGNORE INTO {self._name} VALUES (?, ?)", rows)
             return
         for uuid in uuids:
@@ -61,7 +56,7 @@ class Preserved:
     def _move(self, file: SpillFile) -> None:
         self._file = file
         self._name = file.table("key BLOB PRIMARY KEY, line INTEGER NOT NULL", "WITHOUT ROWID")
-        rows = ((_exact(uuid), line) for uuid, line in self._held.items())
+        rows = ((text_key(uuid), line) for uuid, line in self._held.items())
         file.executemany(f"INSERT INTO {self._name} VALUES (?, ?)", rows)
         self._held = {}
 
@@ -74,7 +69,7 @@ class Preserved:
             return False
         if self._file is None:
             return uuid in self._held
-        found = self._file.execute(f"SELECT 1 FROM {self._name} WHERE key = ?", (_exact(uuid),))
+        found = self._file.execute(f"SELECT 1 FROM {self._name} WHERE key = ?", (text_key(uuid),))
         return found.fetchone() is not None
 
     def note(self, uuid: object, line: int) -> None:
@@ -89,7 +84,7 @@ class Preserved:
             return
         self._file.execute(
             f"UPDATE {self._name} SET line = ? WHERE key = ? AND (line = ? OR line > ?)",
-            (line, _exact(uuid), NOT_SEEN, line),
+            (line, text_key(uuid), NOT_SEEN, line),
         )
 
     def line(self, uuid: str) -> int | None:
@@ -97,7 +92,7 @@ class Preserved:
         if self._file is None:
             found = self._held.get(uuid, NOT_SEEN)
         else:
-            cursor = self._file.execute(f"SELECT line FROM {self._name} WHERE key = ?", (_exact(uuid),))
+            cursor = self._file.execute(f"SELECT line FROM {self._name} WHERE key = ?", (text_key(uuid),))
             row = cursor.fetchone()
             found = NOT_SEEN if row is None else int(row[0])
         return None if found == NOT_SEEN else found
@@ -107,6 +102,4 @@ def missing_reason(seen: FirstSeen[None], uuid: str) -> str | None:
     """The best-effort reason derive gives for a preserved ``uuid`` not in the file: its own for
     the first ``FIRST_SEEN`` distinct ones (``seen``: those of one pass), then ``MORE_MISSING``;
     None for one already named."""
-    if seen.add(uuid, None):
-        return f"compaction preserved {uuid}, which is not in the file"
-    return MORE_MISSING if seen.more and uuid not in seen else None
+    return said_once(seen, uuid, f"compaction preserved {uuid}, which is not in the file", MORE_MISSING)

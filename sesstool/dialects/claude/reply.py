@@ -61,12 +61,12 @@ def reply_content(
     return Closers.of(blocks) if blocks.spilled else tuple(blocks)
 
 
-def or_itself(found: Members, line: int, entry: Json) -> Members:
-    """``found``'s members, or the entry itself when it finds none."""
+def or_itself(found: Members | None, line: int, entry: Json) -> Members:
+    """``found``'s members, or the entry itself when it finds none (or there is no ``found``)."""
 
     def walk() -> Iterator[tuple[int, Json]]:
         empty = True
-        for member in found():
+        for member in found() if found is not None else ():
             empty = False
             yield member
         if empty:
