@@ -8,18 +8,19 @@ past ``held.HELD_AT`` items (``dialects/claude/user_span.py``; the results put i
 markdown`` with and without ``--redact`` — and by ``report`` (the first and last
 ``engine.report.REPORT_PARTS`` parts of a message).
 
-The transcript: a reply, then N user entries, each followed by a user-role attachment of ~950
-characters: one span of 2N blocks. (Results of N parallel calls in one span need a reply of N
-calls, itself held: their order by ``HeldOrder`` is proven byte for byte by
-tests/claude/test_user_span_spilled.py.) Peak RSS of a child from N to 4N, N = 5,000 (a quarter
-of the 20,000 once measured, the attachments padded so that the N transcript, 7.9 MB, is past
-``store.line_fetch``'s fixed 4 MiB cache as the 4N one is: a 2 MB N transcript leaves it to fill
-between N and 4N, as test_claude_reply_members.py unpadded grew +3.6 to +5.2 MiB), thresholds
-lowered to 1,024 as in test_claude_call_run.py, read from the kernel under an address-space
-limit, never timed: within 2 MiB: JSONL +0.18, JSON +0.12, Markdown +0.12, Markdown ``--redact``
-+0.64, ``report`` +0.14 MiB. On the code before (b572638, the parent of 34cb862: the lists in
-memory, the message a tuple built whole, each writer encoding it whole, the page drawing every
-part) each failed at this N: +58.4, +74.6, +47.2, +46.6 and +45.5 MiB."""
+The transcript: a reply, then N user entries, each followed by a user-role attachment: one span
+of 2N blocks. (Results of N parallel calls in one span need a reply of N calls, itself held:
+their order by ``HeldOrder`` is proven byte for byte by tests/claude/test_user_span_spilled.py.)
+Peak RSS of a child from N to 4N, N = 5,000 (a quarter of the 20,000 once measured; each
+attachment carries a ``requestId`` of ~960 characters, a field no command reads, so that the N
+transcript, 8.2 MB, is past ``store.line_fetch``'s fixed 4 MiB cache as the 4N one is: a 2 MB N
+transcript leaves it to fill between N and 4N, as test_claude_reply_members.py without it grew
++3.6 to +5.2 MiB), thresholds lowered to 1,024 as in test_claude_call_run.py, read from the
+kernel under an address-space limit, never timed: within 2 MiB: JSONL +0.03, JSON +0.01,
+Markdown +0.25, Markdown ``--redact`` +0.63, ``report`` +0.84 MiB. On the code before (b572638,
+the parent of 34cb862: the lists in memory, the message a tuple built whole, each writer
+encoding it whole, the page drawing every part) each failed at this N: +19.60, +21.09, +19.72,
++19.97 and +16.78 MiB."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ from tests.adversarial.claude_hostile import SESSION, WHEN, _entry
 from tests.adversarial.hostile_logs import MiB
 from tests.adversarial.lowered import DERIVE_COMMANDS, LoweredRuns, assert_flat, entries_to, lowered_runs
 
-pytestmark = pytest.mark.slow  # 10 children on transcripts of 8 and 32 MB
+pytestmark = pytest.mark.slow  # 10 children on transcripts of 8 and 33 MB
 
 N = 5_000
-_PAD = "a note the CLI renders into the conversation, " * 20  # 940 characters an attachment
+_PADDING = "0" * 950  # of a requestId each attachment carries: a field no command reads (see above)
 _COMMANDS = DERIVE_COMMANDS
 
 
@@ -62,7 +63,8 @@ def user_span(n: int) -> Iterator[dict[str, Any]]:
     yield reply
     for i in range(n):
         entry = _entry("user", (i << 8) + 2, parent, [{"type": "text", "text": f"go_{i}"}])
-        attachment = _attachment((i << 8) + 3, entry["uuid"], f"note_{i} {_PAD}")
+        attachment = _attachment((i << 8) + 3, entry["uuid"], f"note_{i}")
+        attachment["requestId"] = f"req_{i}_{_PADDING}"
         parent = attachment["uuid"]
         yield from (entry, attachment)
 
