@@ -5,9 +5,9 @@ at a time past the last key (the list's walk and derive's index of lines share i
 
 What only hostile input makes long — the tool ids of a run of calls never answered, the blocks of
 one reply, the items of one span of user entries, a transcript's compactions — is held as a list
-while it is short and, past ``limits()`` (``Limits``: a count of items AND a number of bytes,
-measured by ``size(item)``, by default ``item_size``: about its length as JSON), moved in order to a numbered
-table of pickled rows: from then on memory no longer grows with it. An item is as long as the
+while it is short and, past ``limits()`` (``Limits``: a count of items, and a number of bytes
+of them measured by ``size(item)``, by default ``item_size``: about its length as JSON), moved
+in order to a numbered table of pickled rows: from then on memory no longer grows with it. An item is as long as the
 line it came from, so a count alone would hold 4,096 lines of any length (4 GiB of 1 MiB lines);
 with the bytes too the list holds at most ``Limits.bytes`` plus one item (the longest line). A
 spilled list reads its items back a page at a time, a page at most ``Limits.page_bytes`` of
