@@ -7,11 +7,11 @@ What only hostile input makes long — the tool ids of a run of calls never answ
 one reply, the items of one span of user entries, a transcript's compactions — is held as a list
 while it is short and, past ``limits()`` (``Limits``: a count of items, and a number of bytes
 of them measured by ``size(item)``, by default ``item_size``: about its length as JSON), moved
-in order to a numbered table of pickled rows: from then on memory no longer grows with it. An item is as long as the
-line it came from, so a count alone would hold 4,096 lines of any length (4 GiB of 1 MiB lines);
-with the bytes too the list holds at most ``Limits.bytes`` plus one item (the longest line). A
-spilled list reads its items back a page at a time, a page at most ``Limits.page_bytes`` of
-pickled items (or one item, however long) and ``Limits.page_rows`` rows.
+in order to a numbered table of pickled rows: from then on memory no longer grows with it. An
+item is as long as the line it came from, so a count alone would hold 4,096 lines of any length
+(4 GiB of 1 MiB lines); with the bytes too the list holds at most ``Limits.bytes`` plus one item
+(the longest line). A spilled list reads its items back a page at a time, a page at most
+``Limits.page_bytes`` of pickled items (or one item, however long) and ``Limits.page_rows`` rows.
 
 ``limits`` is called at every append and walk, so an owner's module constants (which its tests
 lower) are read when they are used (``dialects/claude/held.py`` binds the Claude dialect's). The
