@@ -169,6 +169,9 @@ def _one(event: dict[str, Any], raw: bytes | None, normalise: Normalise | None, 
 
 Stages = dict[int, tuple[Step, dict[str, Any]]]
 Finish = Callable[[], Iterator[None]]
+# events v1 → v2 may release from one flush into the lines of one record; a flush of more pauses
+# after each (a step closing behind every event it held releases them all)
+_PASSED_AT_ONCE = 64
 
 
 def _v3_on(by_source: Stages, emit: Callable[[bytes], None], target: int, finishers: list[Finish]) -> Push:
@@ -221,7 +224,7 @@ def _v3_on(by_source: Stages, emit: Callable[[bytes], None], target: int, finish
 
 def _v2_stage(
     by_source: Stages, after2: Push, finishers: list[Finish]
-) -> tuple[Push, Finish, v2._Run | None]:
+) -> tuple[Push, Callable[[], Iterable[None]], v2._Run | None]:
     """(the push into v1 → v2, its flush at a record's end, its state), or the push onward,
     a flush that does nothing and None when the chain starts later. The flush and the finish
     pause after each event they release (a step that closes may release every event held behind
@@ -235,7 +238,14 @@ def _v2_stage(
         canonical = released_envelope(event)
         state2.event(canonical, raw if canonical is event else None)
 
-    def flush2() -> Iterator[None]:
+    def flush2() -> Iterable[None]:
+        if len(state2.buf) <= _PASSED_AT_ONCE:
+            for rec in state2.flush():
+                after2(rec.events[0], rec.raw)
+            return ()
+        return drain()
+
+    def drain() -> Iterator[None]:
         for rec in state2.flush():
             after2(rec.events[0], rec.raw)
             yield
@@ -249,8 +259,8 @@ def _v2_stage(
     return push2, flush2, state2
 
 
-def _nothing() -> Iterator[None]:
-    return iter(())
+def _nothing() -> Iterable[None]:
+    return ()
 
 
 def _spill_of(step: Step) -> UpgradeSpill | None:

@@ -38,12 +38,18 @@ class SeqRemap:
         self._points: Words = array("q")  # old seqs where a new offset starts
         self._offsets: Words = array("q")  # new - old from that point on
         self._dropped_start: Words = array("q")
-        self._dropped_end: Words = array("q")  # inclusive
+        self._dropped_end: Words = array("q")  # inclusive; the last one is ``_end`` until ``_settle``
+        # the last offset and the end of the last dropped run, as plain ints: a chunk (the bulk
+        # of a v0/v1 log) extends the run without touching an array, spilled or not
+        self._offset: int | None = None
+        self._end = -2
+        self._end_written = True
 
     def keep(self, old: int, new: int) -> None:
         """``old`` survives as ``new`` (calls come in increasing order)."""
         offset = new - old
-        if not self._offsets or self._offsets[-1] != offset:
+        if self._offset != offset:
+            self._offset = offset
             self._points.append(old)
             self._offsets.append(offset)
             if len(self._points) > HELD_AT and isinstance(self._points, array) and self._spill is not None:
@@ -52,9 +58,12 @@ class SeqRemap:
 
     def drop(self, old: int) -> None:
         """``old`` was consumed (a reference to it refuses)."""
-        if self._dropped_end and self._dropped_end[-1] == old - 1:
-            self._dropped_end[-1] = old
+        if self._end == old - 1:
+            self._end = old
+            self._end_written = False
         else:
+            self._settle()
+            self._end = old
             self._dropped_start.append(old)
             self._dropped_end.append(old)
             starts = self._dropped_start
@@ -66,7 +75,16 @@ class SeqRemap:
         assert self._spill is not None and isinstance(values, array)
         return self._spill.sorted_words("the seq renumbering of a migration", values)
 
+    def _settle(self) -> None:
+        """The open run's end written to its array."""
+        if not self._end_written:
+            self._dropped_end[-1] = self._end
+            self._end_written = True
+
     def dropped(self, old: int) -> bool:
+        if old > self._end:  # past every dropped run (the common reference: no search)
+            return False
+        self._settle()
         i = _floor(self._dropped_start, old)
         return i >= 0 and old <= self._dropped_end[i]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pickle
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sesstool.core.upgrade import NumberedRows
@@ -60,7 +60,7 @@ Resolve = Callable[[Slot], "Slot | None"]
 
 
 class SlotQueue:
-    """First in, first out: ``append``, ``last``, ``first``, ``popleft``; ``hold`` when the first
+    """First in, first out: ``append``, ``last``, ``first``, ``released``; ``hold`` when the first
     slot blocks; ``changed`` when a placeholder's attempt was decided. ``rows``: makes the spill's
     rows at the first move (None: all in memory)."""
 
@@ -107,17 +107,23 @@ class SlotQueue:
         slot.n = self._next
         self._next += 1
         self._last = slot
-        if self._make is not None:
-            if slot.raw is not None:
-                slot.size = len(slot.raw) + _SLOT_COST
-                self._bytes += slot.size
-            elif slot.event is None:
-                slot.size = _SLOT_COST
-                self._bytes += slot.size
-            else:
-                self._unmeasured.append(slot)  # measured by ``hold``, if it is still held then
-        (self._tail if self._spilled else self._head).append(slot)
-        if self._make is not None and len(self._head) + len(self._tail) > HELD_SLOTS:
+        if self._make is None:
+            self._head.append(slot)
+            return
+        raw = slot.raw
+        if raw is not None:
+            slot.size = len(raw) + _SLOT_COST
+            self._bytes += slot.size
+        elif slot.event is None:
+            slot.size = _SLOT_COST
+            self._bytes += _SLOT_COST
+        else:
+            self._unmeasured.append(slot)  # measured by ``hold``, if it is still held then
+        if self._spilled:
+            self._tail.append(slot)
+        else:
+            self._head.append(slot)
+        if len(self._head) + len(self._tail) > HELD_SLOTS:
             self._move_out()
 
     def first(self) -> Slot:
@@ -125,16 +131,33 @@ class SlotQueue:
             self._read_back()
         return self._head[0]
 
-    def popleft(self) -> Slot:
-        if not self._head:
-            self._read_back()
-        slot = self._head.popleft()
-        if slot.size >= 0:
-            self._bytes -= slot.size
-        slot.size = 0  # no longer held: never counted again
-        if not self:
-            self._last = None
-        return slot
+    def released(self) -> Iterator[Slot]:
+        """From the front, in order, each slot taken off the queue as it is answered: what it
+        stands for (a placeholder ``resolve``d: nothing is answered for one that stands for
+        nothing), until a placeholder that still stands for itself blocks (``hold``) or none is
+        left. Walk it to its end."""
+        resolve = self._resolve
+        while True:
+            head = self._head
+            if not head:
+                if not self._spilled and not self._tail:
+                    self._last = None
+                    return
+                self._read_back()
+                continue
+            slot = head[0]
+            now: Slot | None = slot
+            if slot.attempt is not None:
+                now = resolve(slot)
+                if now is slot:
+                    self.hold()
+                    return
+            head.popleft()
+            if slot.size > 0:
+                self._bytes -= slot.size
+            slot.size = 0  # no longer held: never counted again
+            if now is not None:
+                yield now
 
     def hold(self) -> None:
         """The first slot blocks: what is behind it waits, in memory up to the limits."""
@@ -202,7 +225,9 @@ class SlotQueue:
         """The next page of rows to the front; the tail follows once none is left."""
         if self._spilled:
             assert self._rows is not None
-            for n, value in self._rows.after(self._read):
+            page = self._rows.after(self._read)
+            assert page, "a spilled row was lost"
+            for n, value in page:
                 self._read = n
                 self._spilled -= 1
                 if value is None:

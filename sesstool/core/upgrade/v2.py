@@ -329,19 +329,8 @@ class _Run:
     # -- output
 
     def flush(self) -> Iterator[Rec]:
-        buf = self.buf
-        while buf:
-            slot = buf.first()
-            if slot.attempt is not None:
-                now = _resolved(slot)
-                if now is slot:  # pending: what follows waits
-                    buf.hold()
-                    return
-                buf.popleft()
-                if now is not None:
-                    yield from self.emit(now)
-                continue
-            buf.popleft()
+        # a pending attempt's placeholder stops it: what follows waits (``SlotQueue.hold``)
+        for slot in self.buf.released():
             yield from self.emit(slot)
 
     def emit(self, slot: _Slot) -> Iterator[Rec]:
