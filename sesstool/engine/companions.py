@@ -35,7 +35,7 @@ class Companion:
     path: str
     error: str | None  # why it could not be read (then nothing below is set but ``sidecar``)
     sidecar: Sidecar | None = None  # the document that describes it, when it has one
-    dialect: str | None = None  # the dialect that read it (its sidecar row: ``registry.by_name``)
+    reader: str | None = None  # the name of the dialect that read it (its sidecar row: ``registry.by_name``)
     display: str | None = None  # as the scan names it
     encoding: str | None = None
     size: int | None = None
@@ -79,7 +79,7 @@ def companion_paths(path: str, dialect: Dialect) -> list[str]:
     if is_url(path) or is_stream(path):
         return []
     patterns = dialect.companion_patterns(path)
-    return [str(p) for p in root_logs(Path(path).parent, patterns)] if patterns else []
+    return root_logs(Path(path).parent, patterns) if patterns else []
 
 
 def sidecar_of(path: str, dialect: Dialect) -> Sidecar | None:

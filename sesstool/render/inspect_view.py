@@ -85,14 +85,14 @@ def _render_companions(rep: InspectReport, grid: _Rows) -> None:
     label = rep.scan.dialect.companion_label
     for side in rep.companions:
         name = PurePath(side.path).name
-        if side.dialect is None:
+        if side.reader is None:
             grid.add_row(label, Text(safe_line(f"{name}: not read ({side.error})"), "red"))
             continue
         rows = side.rows or (Row(label, f"{name}: {side.verdict}"),)
         for row in rows:
             grid.add_row(row.label, Text(safe_line(row.text), row.style or ""))
         if side.sidecar is not None:
-            _render_sidecar(side.sidecar, registry.by_name(side.dialect), grid)
+            _render_sidecar(side.sidecar, registry.by_name(side.reader), grid)
 
 
 def _render_sidecar(sidecar: Sidecar, dialect: Dialect, grid: _Rows) -> None:

@@ -95,7 +95,7 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
 def companion_doc(side: Companion) -> dict[str, Any]:
     """A side file read with the log (a Claude session's subagent transcript): its path, verdict,
     the dialect's summary of it and its findings, each addressed by its own path."""
-    if side.dialect is None:
+    if not side.scanned:
         doc_error: dict[str, Any] = {"path": side.path, "error": side.error}
         if side.sidecar is not None:
             doc_error["sidecar"] = sidecar_doc(side.sidecar)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
+import weakref
 from collections.abc import Collection, Iterator
 from typing import TypeVar
 
@@ -88,6 +89,8 @@ class ItemSpool(Collection[T]):
         self._file = tempfile.SpooledTemporaryFile(max_size=max(bound, 1))  # noqa: SIM115 - close()
         if bound <= 0:
             self._file.rollover()
+        # closed with the spool when it is not closed before (a view that walked it and let go)
+        self._closer = weakref.finalize(self, self._file.close)
         self._end = 0
         self._count = 0
 
@@ -125,4 +128,4 @@ class ItemSpool(Collection[T]):
         return bool(getattr(self._file, "_rolled", True))
 
     def close(self) -> None:
-        self._file.close()
+        self._closer()

@@ -7,7 +7,11 @@ memory, then an unnamed temporary file), the totals added up as the files are ch
 
 Peak RSS of a child (``hostile_logs.run_measured``, one malloc arena and a fixed mmap threshold)
 for a Claude Code session of N = 200 and 4N = 800 tiny subagent files: within 2 MiB. On main's
-code before (a74b652) every case grew by more (figures in docs/reliability.md)."""
+code before (a74b652) every ``validate`` and ``inspect`` case grew by more and fails (validate
+text/json/github/junit/sarif +3.7/+5.2/+3.5/+3.5/+7.0 MiB, inspect/--json +4.1/+8.2). The
+``list`` cases are guards of its streamed document and spilled sort only: main's ``list`` grew
++0.56 / +1.89 MiB here and passes; a root of many more logs still grows by its paths
+(docs/reliability.md, "Still growing, not bounded" (3))."""
 
 from __future__ import annotations
 

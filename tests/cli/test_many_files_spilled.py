@@ -109,7 +109,7 @@ def test_listing_every_root_is_the_same_spilled(
         _same(_runs(sesstool, monkeypatch, *args, *map(str, roots[1:4]), str(home)))
 
 
-_TEXT = st.text(st.characters(blacklist_categories=("Cc",)), max_size=6)
+_TEXT = st.text(st.characters(exclude_categories=["Cc"]), max_size=6)
 
 
 @given(
