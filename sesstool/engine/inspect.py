@@ -22,6 +22,7 @@ from sesstool.engine.listing import ListReport, ListRequest, classify, nothing_f
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.sidecar import Sidecar
 from sesstool.store.source import ReadLimits, is_stream
+from sesstool.store.spool import ItemSpool
 
 DEFAULT_MAX_TIMELINE = 100_000
 
@@ -47,9 +48,14 @@ class InspectReport:
     repairable: bool
     # with --timeline: call with a sink to receive every entry in order (a second pass for a file)
     replay_timeline: Callable[[TimelineSink], None] | None = None
-    companions: tuple[Companion, ...] = ()  # side files read with it (Claude Code: its subagents)
+    companions: Collection[Companion] = ()  # side files read with it (Claude Code: its subagents), spooled
     reframe: bool = False  # a write rewrites the zstd framing (``Dialect.rewrites_framing``)
     sidecar: Sidecar | None = None  # the log's own sidecar (``Dialect.sidecar_name``), read
+
+    def close(self) -> None:
+        """Give back the spool of side files (its temporary file, when it spilled)."""
+        if isinstance(self.companions, ItemSpool):
+            self.companions.close()
 
 
 class _Kept(list[TimelineEntry]):
