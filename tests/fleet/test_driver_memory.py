@@ -38,6 +38,7 @@ def _driver(where: Path, rows: int, resume: Path | None = None) -> tuple[int, li
     return measured.peak_rss, summary.read_bytes().splitlines(), measured.stdout
 
 
+@pytest.mark.slow  # four children (the resumed case: four more to write its summaries)
 @pytest.mark.parametrize("resumed", [False, True], ids=["rows", "resumed"])
 def test_the_driver_holds_no_row_per_file(tmp_path: Path, resumed: bool) -> None:
     peaks = []
