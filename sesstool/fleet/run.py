@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sesstool.core.errors import UsageError
+from sesstool.core.held_map import HeldMap
 from sesstool.dialects import registry
 from sesstool.engine.children import index_children
 from sesstool.fleet.rows import Row, error_row
@@ -43,7 +44,7 @@ class FleetRequest:
     workers: int | None = None  # LocalCluster size (default: the CPU count)
     threads_per_worker: int = 1
     batch: int | None = None  # files per task (None: automatic)
-    done: frozenset[str] = frozenset()  # --resume: paths that already have a final row
+    done: HeldMap | frozenset[str] = frozenset()  # --resume: paths that already have a final row
 
 
 @dataclass(frozen=True, slots=True)
