@@ -5,21 +5,24 @@ fixture fixtures/claude/timeline/two-subagents (two subagents interleaving, time
 malformed, a torn subagent file; written by tests/claude/timeline_fixture.py), raw and zstd;
 the recorded scenarios' goldens are in test_inspect_timeline.py. The merge's rule checked on
 every scenario with subagent files; ``--turn``/``--last``; a side file that is no transcript;
-hostile file names and times. The memory test: tests/adversarial/test_timeline_subagents.py."""
+hostile file names and times; the spilled merge equal to a sort in memory, byte for byte. The
+memory test: tests/adversarial/test_timeline_subagents.py."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import zstandard
 
+from sesstool.engine import timeline_merge
 from sesstool.engine.timeline_merge import LAST, row_time
 from tests.claude import timeline_fixture
-from tests.claude._support import EXPECTED_DIR, SCENARIOS, Scenario
+from tests.claude._support import EXPECTED_DIR, SCENARIOS, Scenario, zstd_twin
 from tests.claude.test_inspect_timeline import json_timeline, rows, text_timeline
 from tests.conftest import ROOT, Sesstool, check_golden
 
@@ -84,7 +87,8 @@ def _places(found: list[dict[str, Any]]) -> list[int | None]:
 def test_the_merge_rule(sesstool: Sesstool, log: Path) -> None:
     """Each file's rows in its own order and as it has them alone (turn aside); a subagent row
     after every session row whose place in time is not later than its own and before the first
-    one that is; its turn the session row's before it."""
+    one that is, among the other subagent rows there by place then file; its turn the session
+    row's before it."""
     found = rows(sesstool, "--timeline", _rel(log))
     sides = sorted((log.parent / log.name.removesuffix(".jsonl") / "subagents").glob("agent-*.jsonl"))
     assert sides
@@ -103,17 +107,19 @@ def test_the_merge_rule(sesstool: Sesstool, log: Path) -> None:
         assert merged == alone and merged, side.name
     before: int | None = None  # the place of the session row before
     turn = None
-    pending: list[int] = []  # places of the subagent rows since the last session row
+    pending: list[tuple[int, int]] = []  # (place, file) of the subagent rows since the last session row
+    ranks = {side.name.removesuffix(".jsonl"): n for n, side in enumerate(sides)}
     for i, r in enumerate(found):
         if "agent" not in r:
             at = place[i]
-            assert all(at is not None and p < at for p in pending), (r, pending)
+            assert all(at is not None and p < at for p, _ in pending), (r, pending)
+            assert pending == sorted(pending), pending  # by place, then the files' path order
             before, turn, pending = at, r["turn"], []
             continue
         assert r["turn"] == turn
         at_side = place[i]
         assert at_side is not None and before is not None and at_side >= before, r
-        pending.append(at_side)
+        pending.append((at_side, ranks[r["agent"]]))
 
 
 def test_turn_and_last_count_the_merged_rows(sesstool: Sesstool) -> None:
@@ -165,3 +171,56 @@ def test_a_stream_has_no_subagent_rows(sesstool: Sesstool) -> None:
     assert piped.exit_code == 0, piped.stderr
     own = [r for r in rows(sesstool, "--timeline", _rel(TWO)) if "agent" not in r]
     assert json.loads(piped.stdout)["timeline"] == own
+
+
+class _SortedInMemory:
+    """The reference for the spill table: the rows kept in a list and sorted in memory."""
+
+    def __init__(self, purpose: str) -> None:
+        self.rows: list[tuple[int, int, bytes]] = []
+        self.waiting: list[tuple[int, bytes]] = []
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def add(self, key: int | None, row: bytes) -> None:
+        if key is None:
+            self.waiting.append((self.count, row))
+        else:
+            self.rows.append((key, self.count, row))
+        self.count += 1
+
+    def settle(self, key: int) -> None:
+        self.rows += [(key, position, row) for position, row in self.waiting]
+        self.waiting = []
+
+    def drop(self, since: int) -> None:
+        self.rows = [r for r in self.rows if r[1] < since]
+        self.waiting = [w for w in self.waiting if w[0] < since]
+        self.count = since
+
+    def sorted(self) -> Iterator[tuple[int, bytes]]:
+        return iter([(key, row) for key, _, row in sorted(self.rows, key=lambda r: r[:2])])
+
+    def close(self) -> None:
+        pass
+
+
+SPILL_CASES = [Scenario(n).transcript for n in WITH_SUBAGENTS] + [TWO]
+
+
+@pytest.mark.parametrize("log", SPILL_CASES, ids=lambda p: p.parent.name)
+def test_the_spilled_merge_prints_what_a_sort_in_memory_does(
+    sesstool: Sesstool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, log: Path
+) -> None:
+    """Text and ``--json``, raw and zstd: the spill table's order is the in-memory sort's."""
+    twin = zstd_twin(log) if log != TWO else _zstd_copy(TWO, tmp_path)
+    for path in (log, twin):
+        for args in (["inspect", "--timeline"], ["inspect", "--json", "--timeline"]):
+            spilled = sesstool(*args, _rel(path))
+            with monkeypatch.context() as m:
+                m.setattr(timeline_merge, "SpilledRows", _SortedInMemory)
+                held = sesstool(*args, _rel(path))
+            assert spilled.exit_code == held.exit_code == 0, spilled.stderr
+            assert spilled.stdout == held.stdout and "agent-" in spilled.stdout
