@@ -9,6 +9,9 @@ than the reader's chunks at both sizes, so that what can grow is the merge's);
 the children's peak RSS read from the kernel under an address-space limit, malloc's mmap
 threshold fixed (``hostile_logs.run_measured``, ``FIXED_MMAP``), never timed.
 
+The same for the number of files: 50 and 200 subagent files of 40 rows (the merge keeps nothing
+per file; inspect's own list of them, engine/companions.py, is in both peaks).
+
 The control: the same children with the spill table replaced by a list sorted in memory (a
 merge that holds the rows) grow by more than the bound. On the code before this merge the
 subagents' rows were not in the timeline at all: the row counts fail."""
@@ -173,6 +176,34 @@ def test_subagent_rows_are_streamed(logs: list[Path], view: str) -> None:
             assert [r["line"] for r in rows if "agent" not in r] == [1, 2, 3, 4]
             assert [r["agent"] for r in rows[2:6]] == ["agent-a0", "agent-a1"] * 2  # interleaved
             assert rows[-2]["summary"] == "result Agent toolu_agent"
+        peaks.append(run.peak_rss)
+    assert_flat(*peaks)
+
+
+def _many_files(root: Path, files: int) -> Path:
+    """The session of ``session(2)`` with ``files`` more subagent files of 40 rows each."""
+    log = root / f"files-{files}" / f"{SESSION}.jsonl"
+    if log.exists():
+        return log
+    log.parent.mkdir(parents=True)
+    session(2)(log)
+    for k in range(files):
+        agent = f"f{k:04d}"
+        with open(log.parent / SESSION / "subagents" / f"agent-{agent}.jsonl", "wb") as out:
+            out.write(_entry("user", 0, None, 10 + k, f"task {agent}", agentId=agent) + b"\n")
+            for i in range(1, 40):
+                out.write(orjson.dumps(_request(10 + k + 4 * i, agent, i)) + b"\n")
+    return log
+
+
+@pytest.mark.parametrize("view", list(COMMANDS))
+def test_many_subagent_files_cost_nothing_each(logs: list[Path], view: str) -> None:
+    """50 and 200 subagent files: every row at both counts; the peak of 200 within 2 MiB of 50's."""
+    where = logs[0].parent.parent
+    peaks = []
+    for files in (50, 200):
+        run = _run(_many_files(where, files), COMMANDS[view])
+        assert _count(run.stdout, view) == 2 + 40 * files
         peaks.append(run.peak_rss)
     assert_flat(*peaks)
 
