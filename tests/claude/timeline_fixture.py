@@ -81,53 +81,49 @@ def main_lines() -> list[str]:
     ]
 
 
+def _call_pair(n: str, parent: str, at: tuple[float, float], tool: str, side: dict[str, Any]) -> list[str]:
+    """An assistant entry ``{n}c`` calling ``tool`` (id ``toolu_{n}``) and its result ``{n}r``."""
+    call = _reply(f"msg_{n}", [_call(f"toolu_{n}", tool, arg=n)], "tool_use")
+    return [
+        _entry("assistant", f"{n}c", parent, _at(at[0]), call, **side),
+        _entry("user", f"{n}r", f"{n}c", _at(at[1]), _result(f"toolu_{n}", "ok"), **side),
+    ]
+
+
+def _done(n: str, parent: str, at: float, text: str, side: dict[str, Any]) -> str:
+    return _entry(
+        "assistant",
+        n,
+        parent,
+        _at(at),
+        _reply(f"msg_{n}", [{"type": "text", "text": text}], "end_turn"),
+        **side,
+    )
+
+
 def agent_lines(agent: str) -> list[str]:
+    """Agent 1: a prompt, three calls, a reply; a result's time has no zone (UTC). Agent 2: a
+    record without a time first, a prompt, three calls (a result's time malformed), a reply."""
     side = {"isSidechain": True, "agentId": agent}
     if agent == AGENTS[0]:
+        first = _call_pair("s1", "s0", (4, 4.4), "Bash", side)
+        first[1] = first[1].replace(_at(4.4), "2026-12-01T10:00:04.4")  # no zone: UTC
         return [
-            _entry("user", "s1", None, _at(3), {"role": "user", "content": "task 1"}, **side),
-            _entry(
-                "assistant",
-                "s2",
-                "s1",
-                _at(4),
-                _reply("msg_s1", [_call("toolu_s1", "Bash", command="ls")], "tool_use"),
-                **side,
-            ),
-            _entry(
-                "user", "s3", "s2", "2026-12-01T10:00:06", _result("toolu_s1", "ok"), **side
-            ),  # no zone: UTC
-            _entry(
-                "assistant",
-                "s4",
-                "s3",
-                _at(8),
-                _reply("msg_s2", [{"type": "text", "text": "one done"}], "end_turn"),
-                **side,
-            ),
+            _entry("user", "s0", None, _at(3), {"role": "user", "content": "task 1"}, **side),
+            *first,
+            *_call_pair("s2", "s1r", (6, 6.5), "Bash", side),
+            *_call_pair("s3", "s2r", (7.2, 7.6), "Edit", side),
+            _done("s4", "s3r", 8, "one done", side),
         ]
+    second = _call_pair("t2", "t1r", (5, 5.4), "Grep", side)
+    second[1] = second[1].replace(_at(5.4), "soon")  # malformed: placed after its line before
     return [
         json.dumps({"type": "api-request-blob", "agentId": agent, "sessionId": SESSION}),  # no time, first
-        _entry("user", "t1", None, _at(3.5), {"role": "user", "content": "task 2"}, **side),
-        _entry(
-            "assistant",
-            "t2",
-            "t1",
-            _at(5),
-            _reply("msg_t1", [_call("toolu_t1", "Read", path="x")], "tool_use"),
-            **side,
-        ),
-        _entry(
-            "user", "t3", "t2", "soon", _result("toolu_t1", "read"), **side
-        ),  # malformed: after its line 3
-        _entry(
-            "assistant",
-            "t4",
-            "t3",
-            _at(7),
-            _reply("msg_t2", [{"type": "text", "text": "two done"}], "end_turn"),
-            **side,
-        ),
+        _entry("user", "t0", None, _at(3.5), {"role": "user", "content": "task 2"}, **side),
+        *_call_pair("t1", "t0", (4.2, 4.6), "Read", side),
+        *second,
+        *_call_pair("t3", "t2r", (6.2, 6.8), "Read", side),
+        _done("t4", "t3r", 7, "two done", side),
     ]
 
 
