@@ -218,8 +218,11 @@ class TimelinePrinter:
             self.current_step = e.step
         if e.line is not None:  # a line-addressed dialect's row (Claude Code, Codex): line and time
             mark = " (sidechain)" if e.sidechain else ""
+            indent = "    "
+            if e.agent is not None:  # a subagent's row, merged by time: indented, its file named
+                indent, mark = "      ", f"{mark} [{safe_line(e.agent)}]"
             time = safe_line(e.time) if e.time is not None else "-"
-            row = f"    line {e.line:<6} {time:<24} {safe_line(e.kind):<34} {safe_line(e.summary)}{mark}"
+            row = f"{indent}line {e.line:<6} {time:<24} {safe_line(e.kind):<34} {safe_line(e.summary)}{mark}"
             add(Text(row.rstrip()))
             return
         mark = " (replacement)" if e.shadowed else ""

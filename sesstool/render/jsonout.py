@@ -124,7 +124,8 @@ def sidecar_doc(sidecar: Sidecar) -> dict[str, Any]:
 
 def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
     """One timeline row; a line-addressed dialect's (Claude Code, Codex) also has its ``line``,
-    ``time`` and ``sidechain`` mark, and its ``seq`` is the 0-based line number."""
+    ``time`` and ``sidechain`` mark, and its ``seq`` is the 0-based line number; a row merged from
+    a side file (a subagent's) names it in ``agent``."""
     doc = {
         "seq": e.seq,
         "turn": e.turn,
@@ -135,6 +136,8 @@ def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
     }
     if e.line is not None:
         doc.update(line=e.line, time=e.time, sidechain=e.sidechain)
+    if e.agent is not None:  # a subagent file's row merged into its session's timeline
+        doc["agent"] = e.agent
     return doc
 
 
