@@ -1,20 +1,31 @@
 """Issue 11 item 1, third round (test_claude_hostile.py), tool ids used twice: each call's id
 used again by a second call, then the call answered. The same transcript of N and of 4N units,
-N = 20,000, the children run with the thresholds lowered to 1,024
-(``lowered.assert_hostile_flat``). Measured, ``validate``/``derive``/``inspect`` from N to 4N:
-−0.07/+0.02/+0.09 MiB; the same children on main's code (the graph's and derive's thresholds
-lowered alike; ``held`` did not exist) grew +31.7/+29.4/+32.9 (``validate`` with the key index's
-flush lowered too: +32.4): every one of these tests fails there (docs/reliability.md, "Item 1,
-what is still held")."""
+N = 10,000 (half ``lowered.HOSTILE_N``, at which this was first measured: the old code's growth
+halves with it, a quarter of it would come too near the bound), the children run with the
+thresholds lowered to 1,024 (as ``lowered.assert_hostile_flat``, at this N). Measured,
+``validate``/``derive``/``inspect`` from N to 4N: +1.18/+0.21/+0.94 MiB (within 2 MiB). On the
+code before (e1d6f95, the parent of 8f4a2b8: ``held`` did not exist; the graph's and derive's
+thresholds and the key index's flush lowered alike) every one fails at this N:
++15.07/+14.29/+14.83 MiB (at N = 20,000 it grew +31.7/+29.4/+32.9: docs/reliability.md, "Item
+1, what is still held")."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.adversarial.lowered import LoweredRuns, assert_hostile_flat, hostile_cases, lowered_fixture
+from tests.adversarial.hostile_logs import MiB
+from tests.adversarial.lowered import (
+    HOSTILE_COMMANDS,
+    LoweredRuns,
+    assert_flat,
+    hostile_cases,
+    hostile_log,
+    lowered_fixture,
+)
 
-pytestmark = pytest.mark.slow  # six children, the larger on a transcript of 60 MB
+pytestmark = pytest.mark.slow  # six children, the larger on a transcript of 52 MB
 
+N = 10_000  # units of the pattern in the smaller transcript (see above)
 _CASES = hostile_cases("ids-twice", ["validate", "derive", "inspect"])
 
 
@@ -23,4 +34,8 @@ where = lowered_fixture("claude-hostile-twice")
 
 @pytest.mark.parametrize(("pattern", "command"), _CASES)
 def test_memory_does_not_grow_with_hostile_items(where: LoweredRuns, pattern: str, command: str) -> None:
-    assert_hostile_flat(where, pattern, command)  # exit 1: validate's verdict on a damaged file
+    args = HOSTILE_COMMANDS[command]  # as lowered.assert_hostile_flat, at this module's N
+    small = where.run(hostile_log(where, pattern, N), args).peak_rss  # exit 1: validate's verdict
+    large = where.run(hostile_log(where, pattern, 4 * N), args).peak_rss
+    print(f"{command}: {small / MiB:.2f} -> {large / MiB:.2f} MiB ({(large - small) / MiB:+.2f})")
+    assert_flat(small, large)

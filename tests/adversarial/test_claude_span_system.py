@@ -7,11 +7,16 @@ json`` write it as one JSON string a piece at a time (``render/json_stream.strin
 Markdown a part at a time, ``--redact`` part by part past ``core.redact.WHOLE_AT`` characters
 (lowered here with the other thresholds), ``report`` its first characters.
 
-The transcript: a reply, a user entry, then N system-role attachments, each a short text: one
-span. Peak RSS of a child from N to 4N, N = 20,000, thresholds lowered to 1,024 (as
-test_claude_user_span.py), read from the kernel under an address-space limit, never timed: see
-the figures in docs/reliability.md (issue 11 item 1 table); main's code (the texts joined into
-one str, each writer encoding it whole) fails every one of them."""
+The transcript: a reply, a user entry, then N system-role attachments, each a text of ~600
+characters: one span. Peak RSS of a child from N to 4N, N = 5,000 (the texts four times as long
+as at the N = 20,000 of docs/reliability.md's issue 11 item 1 table: a quarter of the entries,
+and the N transcript, 4.9 MB, still past ``store.line_fetch``'s fixed 4 MiB cache), thresholds
+lowered to 1,024 (as test_claude_user_span.py), read from the kernel under an address-space
+limit, never timed: JSONL +0.64, JSON +0.54, Markdown
++0.31, Markdown ``--redact`` +0.58, JSONL ``--redact`` +0.29, ``report`` +0.66 MiB (within 2
+MiB). On the code before (f76fb5c, the parent of 32ccf0b: the texts joined into one str, each
+writer encoding it whole) each failed at this N: +28.81, +38.11, +25.80, +38.29, +28.86 and
++19.91 MiB."""
 
 from __future__ import annotations
 
@@ -32,10 +37,10 @@ from tests.adversarial.lowered import (
     lowered_runs,
 )
 
-pytestmark = pytest.mark.slow  # 12 children on transcripts of 7 and 28 MB
+pytestmark = pytest.mark.slow  # 12 children on transcripts of 4.9 and 20 MB
 
-N = 20_000
-_FILLER = "a reminder the CLI renders into the conversation, " * 3  # 150 characters a text
+N = 5_000
+_FILLER = "a reminder the CLI renders into the conversation, " * 12  # 600 characters a text
 _COMMANDS = {**DERIVE_COMMANDS, "jsonl-redact": ["derive", "--format", "jsonl", "--redact"]}
 
 

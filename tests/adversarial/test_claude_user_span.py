@@ -11,12 +11,16 @@ markdown`` with and without ``--redact`` — and by ``report`` (the first and la
 The transcript: a reply, then N user entries, each followed by a user-role attachment: one span
 of 2N blocks. (Results of N parallel calls in one span need a reply of N calls, itself held:
 their order by ``HeldOrder`` is proven byte for byte by tests/claude/test_user_span_spilled.py.)
-Peak RSS of a child from N to 4N, N = 20,000, thresholds lowered to 1,024 as in
-test_claude_call_run.py, read from the kernel under an address-space limit, never timed:
-within 2 MiB: JSONL +0.10, JSON +0.22, Markdown +0.73, Markdown ``--redact`` +0.24, ``report``
--0.28 MiB. On the code before (the lists in memory, the message a tuple built whole, each writer
-encoding it whole, the page drawing every part) each failed: +78.2, +77.4, +79.2, +78.7 and
-+78.4 MiB."""
+Peak RSS of a child from N to 4N, N = 5,000 (a quarter of the 20,000 once measured; each
+attachment carries a ``requestId`` of ~960 characters, a field no command reads, so that the N
+transcript, 8.2 MB, is past ``store.line_fetch``'s fixed 4 MiB cache as the 4N one is: a 2 MB N
+transcript leaves it to fill between N and 4N, as test_claude_reply_members.py without it grew
++3.6 to +5.2 MiB), thresholds lowered to 1,024 as in test_claude_call_run.py, read from the
+kernel under an address-space limit, never timed: within 2 MiB: JSONL +0.03, JSON +0.01,
+Markdown +0.25, Markdown ``--redact`` +0.63, ``report`` +0.84 MiB. On the code before (b572638,
+the parent of 34cb862: the lists in memory, the message a tuple built whole, each writer
+encoding it whole, the page drawing every part) each failed at this N: +19.60, +21.09, +19.72,
++19.97 and +16.78 MiB."""
 
 from __future__ import annotations
 
@@ -27,11 +31,13 @@ from typing import Any
 import pytest
 
 from tests.adversarial.claude_hostile import SESSION, WHEN, _entry
+from tests.adversarial.hostile_logs import MiB
 from tests.adversarial.lowered import DERIVE_COMMANDS, LoweredRuns, assert_flat, entries_to, lowered_runs
 
-pytestmark = pytest.mark.slow  # 10 children on transcripts of 9 and 36 MB
+pytestmark = pytest.mark.slow  # 10 children on transcripts of 8 and 33 MB
 
-N = 20_000
+N = 5_000
+_PADDING = "0" * 950  # of a requestId each attachment carries: a field no command reads (see above)
 _COMMANDS = DERIVE_COMMANDS
 
 
@@ -58,6 +64,7 @@ def user_span(n: int) -> Iterator[dict[str, Any]]:
     for i in range(n):
         entry = _entry("user", (i << 8) + 2, parent, [{"type": "text", "text": f"go_{i}"}])
         attachment = _attachment((i << 8) + 3, entry["uuid"], f"note_{i}")
+        attachment["requestId"] = f"req_{i}_{_PADDING}"
         parent = attachment["uuid"]
         yield from (entry, attachment)
 
@@ -76,4 +83,5 @@ def test_memory_does_not_grow_with_a_span_of_user_entries(runs: LoweredRuns, com
     # the span is there to its ends (the page shows the ends of the message)
     last = 4 * N - 1
     assert b"note_0" in written and f"go_{last}".encode() in written
+    print(f"{command}: {small / MiB:.2f} -> {large / MiB:.2f} MiB ({(large - small) / MiB:+.2f})")
     assert_flat(small, large)

@@ -5,15 +5,18 @@ waiting call) while they did. The closers are now made as they are walked
 printed and the JSON arrays streamed into place (``render.json_stream``).
 
 Peak RSS of a child (``hostile_logs.run_measured``, with glibc's mmap threshold fixed:
-``hostile_logs.FIXED_MMAP``, else the mini-agent fork's peak stepped up 1.6 to 3.4 MiB between
-N and 4N with nothing held) spilling past 4,096 calls (``_spilling_child``): N and 4N
-never-answered calls, N = 10,000, Codex and mini-agent. On the
-code before (e1d6f95) every one of these fails: the peak grew 25 (Codex inspect) to 95 MiB
-(mini-agent repair) between N and 4N. Now: within 2 MiB (fork: 3 MiB, its two scans each fill
-their spill file's page cache, a fixed 2 MiB at most: it grew 1.2 and 1.6 MiB in measurement).
-A dsh log's one open step of N and 4N never-answered calls (its tables spill past the same
-threshold since 0a512aa; on 7cfe991 they were dicts held to the end of the scan): within the
-same bounds."""
+``hostile_logs.FIXED_MMAP``, else the mini-agent fork's peak stepped up 1.6 to 3.4 MiB between N
+and 4N with nothing held) spilling past 1,024 calls (``_spilling_child``; 4,096 while N was
+10,000): N and 4N never-answered calls, N = 6,000, Codex and mini-agent (the old code's growth
+scales with N: at 5,000 Codex inspect's was +12.3 MiB, six times its bound). On the code before
+(e1d6f95) every one of these fails at this N: the peak grew between N and 4N +15.1 (Codex
+inspect), +42.5 (--json), +25.8 (repair), +26.2 (repair --json), +17.6 (fork); mini-agent +17.6,
++44.2, +51.5, +51.6, +31.0 MiB. Now: within 2 MiB (fork: 3 MiB, its two scans each fill their
+spill file's page cache, a fixed 2 MiB at most: it grew 1.2 and 1.6 MiB at N = 10,000): Codex
++0.62, +0.49, +0.64, +0.87, -0.15; mini-agent +0.43, +0.53, +0.69, +0.67, -0.13 MiB. A dsh log's
+one open step of N and 4N never-answered calls (its tables spill past the same threshold since
+0a512aa; on 7cfe991 they were dicts held to the end of the scan): within the same bounds, +0.45,
++0.64, +0.25, +0.01, +0.86 MiB; on 7cfe991 +8.6, +8.8, +12.3, +12.0 and +11.9 MiB."""
 
 from __future__ import annotations
 
@@ -28,11 +31,11 @@ from tests.adversarial.test_open_turns import never_ended
 from tests.adversarial.test_waiting_calls import dsh_never_answered, mini_never_answered, never_answered
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow  # twenty children on logs of up to 13 MB
+pytestmark = pytest.mark.slow  # 38 children on logs of up to 8 MB
 
 MiB = 1 << 20
-SPILL_AT = 4096
-N = 10_000
+SPILL_AT = 1024
+N = 6_000
 CODEX_CHILD = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 
 COMMANDS = {
@@ -104,15 +107,17 @@ def test_closers_do_not_grow_memory(tmp_path: Path, name: str, make: Callable[[P
         assert run.exit_code == 0, run.stderr
         _check(name, run.stdout, out, calls, codex, 2 if dsh else 0)
         peaks.append(run.peak_rss)
+    print(name, [round(p / MiB, 2) for p in peaks], f"{(peaks[1] - peaks[0]) / MiB:+.2f}")
     assert peaks[1] - peaks[0] < GROWTH.get(name.split("-")[0], 2 * MiB), [round(p / MiB, 2) for p in peaks]
 
 
 @pytest.mark.parametrize("name", ["inspect", "inspect-json", "repair", "fork"])
 def test_unfinished_turn_closers_do_not_grow_memory(tmp_path: Path, name: str) -> None:
-    """A Codex rollout of N and 4N ``task_started`` never ended (spilled past 4,096 turns,
+    """A Codex rollout of N and 4N ``task_started`` never ended (spilled past 1,024 turns,
     ``dialects/codex/open_turns.py``): a row, a JSON member and a ``turn_aborted`` closer per
-    turn, made as walked. On e162470 (the scan spills the turns, the closers held) these grew
-    25.7 (inspect), 63.5 (--json), 50.5 (repair) and 46.7 MiB (fork)."""
+    turn, made as walked. Now +0.67 (inspect), +0.52 (--json), +0.75 (repair) and +0.62 MiB
+    (fork); on e162470 (the scan spills the turns, the closers held) these grew, at this N, 16.0,
+    38.5, 29.2 and 21.4 MiB."""
     peaks = []
     for turns in (N, 4 * N):
         log = never_ended(tmp_path, turns)
@@ -135,4 +140,5 @@ def test_unfinished_turn_closers_do_not_grow_memory(tmp_path: Path, name: str) -
             aborted = [line for line in out.read_bytes().splitlines() if b'"turn_aborted"' in line]
             assert len(aborted) == turns and f'"turn_{turns - 1}"'.encode() in aborted[-1]
         peaks.append(run.peak_rss)
+    print(name, [round(p / MiB, 2) for p in peaks], f"{(peaks[1] - peaks[0]) / MiB:+.2f}")
     assert peaks[1] - peaks[0] < GROWTH.get(name.split("-")[0], 2 * MiB), [round(p / MiB, 2) for p in peaks]
