@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,11 @@ from sesstool.cli.options import (
 )
 from sesstool.cli.talk import talk_options
 from sesstool.engine.inspect import DEFAULT_MAX_TIMELINE
+
+if TYPE_CHECKING:
+    from sesstool.engine.inspect import InspectReport
+    from sesstool.engine.listing import ListReport
+    from sesstool.render.inspect_many import InspectWriter
 
 
 @click.command(
@@ -81,8 +86,7 @@ def inspect_cmd(
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
     from sesstool.core.errors import SesstoolError
-    from sesstool.engine.inspect import InspectReport, InspectRequest, run_inspect_path
-    from sesstool.engine.listing import ListReport
+    from sesstool.engine.inspect import InspectRequest, run_inspect_path
     from sesstool.render.inspect_many import InspectWriter
     from sesstool.render.progress import scan_progress
 
@@ -99,7 +103,7 @@ def inspect_cmd(
 
     writer = InspectWriter(cons, sys.stdout.buffer, fmt == "json", several=len(paths) > 1)
     if len(paths) == 1:
-        writer.report(run(paths[0]))  # an error is the exit boundary's, as for any command
+        shown(writer, run(paths[0]))  # an error is the exit boundary's, as for any command
         return
     worst = 0
     for path in paths:
@@ -109,7 +113,15 @@ def inspect_cmd(
             writer.error(path, str(err), int(err.exit_status))
             worst = max(worst, int(err.exit_status))
             continue
-        writer.report(outcome)
+        shown(writer, outcome)
     writer.close()
     if worst:
         ctx.exit(worst)
+
+
+def shown(writer: InspectWriter, outcome: InspectReport | ListReport) -> None:
+    """``outcome`` written, then its spools given back (side files, a listing's rows)."""
+    try:
+        writer.report(outcome)
+    finally:
+        outcome.close()

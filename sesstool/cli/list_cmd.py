@@ -34,15 +34,18 @@ def list_cmd(ctx: click.Context, /, root: str, fmt: str, **kwargs: Any) -> None:
     (each generation). The same view as ``inspect ROOT``; newest first. Exit 0 whatever the
     verdicts; 3 if ROOT holds no session log.
     """
-    from sesstool.core.jsonline import dumps_pretty
     from sesstool.engine.listing import ListRequest, run_list
-    from sesstool.render.list_view import list_doc, render_list
+    from sesstool.render.list_view import render_list, write_list_json
     from sesstool.render.progress import scan_progress
 
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
         report = run_list(ListRequest(root, limits_from(kwargs)), progress)
-    if fmt == "json":
-        sys.stdout.buffer.write(dumps_pretty(list_doc(report)) + b"\n")
-    else:
-        render_list(report, cons.out)
+    try:
+        if fmt == "json":
+            write_list_json(report, sys.stdout.buffer)
+            sys.stdout.buffer.write(b"\n")
+        else:
+            render_list(report, cons.out)
+    finally:
+        report.close()

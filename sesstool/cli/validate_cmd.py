@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +19,10 @@ from sesstool.cli.options import (
 from sesstool.cli.talk import talk_options
 from sesstool.core.errors import ExitStatus
 from sesstool.core.rules import Severity
+
+if TYPE_CHECKING:
+    from sesstool.engine.validate import Validated
+    from sesstool.render.console import Consoles
 
 
 @click.command(
@@ -88,9 +92,7 @@ def validate_cmd(
     is unreadable), 2 when a directory holds no log or a glob matches nothing.
     """
     # imported on call: `sesstool --help` and other commands stay fast to start
-    from sesstool.core.jsonline import dumps_pretty
-    from sesstool.engine.validate import ValidateRequest, run_validate
-    from sesstool.render.jsonout import validate_doc
+    from sesstool.engine.validate import ValidateRequest, check_all
     from sesstool.render.progress import scan_progress
 
     request = ValidateRequest(
@@ -104,9 +106,20 @@ def validate_cmd(
     )
     cons = consoles(ctx)
     with scan_progress(cons) as progress:
-        report = run_validate(request, progress)
+        report = check_all(request, progress)  # each file's result spooled (issue 11 item 1)
+    try:
+        _render(report, fmt, cons)
+    finally:
+        report.close()
+    if report.failed:
+        ctx.exit(ExitStatus.FINDINGS)
+
+
+def _render(report: Validated, fmt: str, cons: Consoles) -> None:
+    from sesstool.render.jsonout import write_validate_json
+
     if fmt == "json":
-        sys.stdout.buffer.write(dumps_pretty(validate_doc(report)) + b"\n")
+        write_validate_json(report, sys.stdout.buffer)
     else:
         from sesstool.render import validate_formats  # rich: only for the human formats
 
@@ -118,5 +131,3 @@ def validate_cmd(
             validate_formats.render_sarif(report, sys.stdout.buffer)
         else:
             validate_formats.render_text(report, cons.out, cons.quiet)
-    if report.failed:
-        ctx.exit(ExitStatus.FINDINGS)

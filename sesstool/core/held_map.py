@@ -3,9 +3,10 @@
 line (a credential value to redact, a legacy retry chain, a prefixed message id) costs memory up
 to a fixed amount, never a few hundred bytes per line.
 
-The core never touches files: the table past the threshold comes from the maker the engine
-installs (``use_spill``; ``store.spilled_strings.SpilledStrings`` implements it). Without one
-(the core used alone) the map stays a dict. A structure that needs every key it was ever given
+The core never touches files: the table past the threshold comes from the maker each map is
+given (``HeldMap(purpose, spill)``: the engine passes one per run of the upgrade chain and per
+redactor; ``store.spilled_strings.SpilledStrings`` implements it). Without one (the core used
+alone) the map stays a dict. A structure that needs every key it was ever given
 (the same secret → the same token, a chain → its first id, a source id → whether a generated id
 collides with it) keeps them all, past the threshold on disk; ``clear`` empties it (a new turn's
 retry chains).
@@ -29,23 +30,20 @@ class StringTable(Protocol):
     def __len__(self) -> int: ...
 
 
-_maker: Callable[[str], StringTable] | None = None
-
-
-def use_spill(maker: Callable[[str], StringTable] | None) -> None:
-    """Install what makes a spilled table (``purpose``: named if it cannot be made)."""
-    global _maker
-    _maker = maker
+# what makes the table past ``HELD_AT`` (``purpose``: named if it cannot be made)
+TableMaker = Callable[[str], StringTable]
 
 
 class HeldMap:
     """``str`` → ``str``: ``get``, ``put``, ``__contains__``, ``__len__``, ``clear``."""
 
-    __slots__ = ("_held", "_purpose", "_table")
+    __slots__ = ("_held", "_maker", "_purpose", "_table")
 
-    def __init__(self, purpose: str) -> None:
+    def __init__(self, purpose: str, spill: TableMaker | None = None) -> None:
+        """``spill``: what makes the table past ``HELD_AT`` (None: a dict whatever its size)."""
         self._held: dict[str, str] = {}
         self._purpose = purpose
+        self._maker = spill
         self._table: StringTable | None = None
 
     def get(self, key: str) -> str | None:
@@ -63,8 +61,8 @@ class HeldMap:
             self._table.put(key, value)
             return
         self._held[key] = value
-        if len(self._held) > HELD_AT and _maker is not None:
-            self._table = _maker(self._purpose)
+        if len(self._held) > HELD_AT and self._maker is not None:
+            self._table = self._maker(self._purpose)
             self._table.put_many(self._held)
             self._held = {}
 

@@ -156,6 +156,9 @@ class TimelineEntry:
     line: int | None = None
     time: str | None = None
     sidechain: bool = False  # Claude Code: an ``isSidechain`` entry (a subagent's, inline)
+    # a row of a side file merged into its log's timeline (Claude Code: a subagent's file), named
+    # by the file's name without its ``.jsonl[.zstd]`` suffix (``agent-<id>``); None: the log's own
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

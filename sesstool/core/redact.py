@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.closer_list import Closers
-from sesstool.core.held_map import HeldMap
+from sesstool.core.held_map import HeldMap, TableMaker
 from sesstool.core.joined_text import JoinedText
 
 _TOKEN = re.compile(r"\[REDACTED:[a-z0-9-]+:\d+\]")
@@ -116,10 +116,14 @@ class RedactionCounts:
 class Redactor:
     """Finds credential-shaped values and maps each distinct value to one token."""
 
-    def __init__(self, finders: list[tuple[str, Finder]] | None = None) -> None:
+    def __init__(
+        self, finders: list[tuple[str, Finder]] | None = None, spill: TableMaker | None = None
+    ) -> None:
+        """``spill``: what makes the value → token table once it outgrows memory (the engine's
+        ``store.run_spill.spilled_strings``; None: a dict whatever its size)."""
         self._finders = finders if finders is not None else [*_extra_finders(), *_detect_secrets_finders()]
         # every distinct value found → its token: as many as a log chooses (issue 11 item 1)
-        self._tokens = HeldMap("the credential values being redacted")
+        self._tokens = HeldMap("the credential values being redacted", spill)
         self._per_kind: dict[str, int] = {}
         self._memo: dict[str, tuple[tuple[str, str], ...]] = {}
         self.replacements = 0

@@ -32,6 +32,7 @@ from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import Progress, ScanReport, Tap, run_scan
 from sesstool.store.line_fetch import LineFetcher
 from sesstool.store.plaintext import Readable, plaintext_lines
+from sesstool.store.run_spill import spilled_strings
 from sesstool.store.source import ReadLimits, is_stream
 from sesstool.store.spool import RecordSpool
 from sesstool.store.stream_copy import StreamCopy
@@ -271,7 +272,7 @@ def _derive(request: DeriveRequest, report: ScanReport, readable: Readable | Non
         raise InputError(f"cannot derive from a corrupt log: {result.verdict_reason}", result.verdict_address)
     if request.at is not None and (result.stopped_at is None or result.stopped_at < request.at):
         check_at(request.at, result.stopped_at)  # past the end: exit 2, as for fork
-    redactor = Redactor() if request.redact else None
+    redactor = Redactor(spill=spilled_strings) if request.redact else None
     if request.as_version is not None and request.as_version != result.version:
         produced = _as_version(request, report, readable)
     else:

@@ -17,11 +17,13 @@ from typing import Any
 from sesstool.core.errors import InputError
 from sesstool.core.model import TimelineEntry
 from sesstool.core.options import ScanOptions
-from sesstool.engine.companions import Companion, scan_companions, sidecar_of
+from sesstool.engine.companions import Companion, companion_paths, scan_companions, sidecar_of
 from sesstool.engine.listing import ListReport, ListRequest, classify, nothing_found, run_list
 from sesstool.engine.scan import Progress, ScanReport, scan_source
+from sesstool.engine.timeline_merge import merged
 from sesstool.store.sidecar import Sidecar
 from sesstool.store.source import ReadLimits, is_stream
+from sesstool.store.spool import ItemSpool
 
 DEFAULT_MAX_TIMELINE = 100_000
 
@@ -47,9 +49,14 @@ class InspectReport:
     repairable: bool
     # with --timeline: call with a sink to receive every entry in order (a second pass for a file)
     replay_timeline: Callable[[TimelineSink], None] | None = None
-    companions: tuple[Companion, ...] = ()  # side files read with it (Claude Code: its subagents)
+    companions: Collection[Companion] = ()  # side files read with it (Claude Code: its subagents), spooled
     reframe: bool = False  # a write rewrites the zstd framing (``Dialect.rewrites_framing``)
     sidecar: Sidecar | None = None  # the log's own sidecar (``Dialect.sidecar_name``), read
+
+    def close(self) -> None:
+        """Give back the spool of side files (its temporary file, when it spilled)."""
+        if isinstance(self.companions, ItemSpool):
+            self.companions.close()
 
 
 class _Kept(list[TimelineEntry]):
@@ -105,8 +112,13 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
 
     elif request.timeline:
 
-        def replay(sink: TimelineSink) -> None:
+        def own(sink: TimelineSink) -> None:
             _timeline_pass(request, report, sink)
+
+        # the side files' rows merged by time (engine.timeline_merge), read when the rows are
+        where = str(report.source.path or request.path)
+        side_files = companion_paths(where, report.dialect) if request.companions else []
+        replay = merged(own, side_files, options, request.limits)
 
     if replay is not None:
         replay = _selected(replay, request.timeline_turn, request.timeline_last)
@@ -125,7 +137,8 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
 def _selected(
     replay: Callable[[TimelineSink], None], turn: int | None, last: int | None
 ) -> Callable[[TimelineSink], None]:
-    """The timeline narrowed to one turn and/or its last entries; ``--last N`` holds N entries."""
+    """The timeline narrowed to one turn and/or its last entries; ``--last N`` holds N entries
+    (a merged subagent's rows count as rows, in the turn they are placed in)."""
     if turn is None and last is None:
         return replay
 

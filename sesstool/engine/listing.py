@@ -10,14 +10,19 @@ remote prefix. Every log is scanned once and summarised: id, dialect, version, v
 last time, cwd, lines, pending calls (how many, and the first ``FIRST_SEEN`` ids: a row is
 held until the rows are sorted, and a log may leave any number of calls dangling) and findings.
 Rows are sorted newest activity first (a log without a time after those with one), then by path
-(docs/format.md "Listing a root").
+(docs/format.md "Listing a root"): held in memory up to ``ROWS_HELD``, past which every row
+moves to a spill file's table (``store.spill``) and is read back in that order by SQLite's
+sorter (issue 11 item 1: a root of many logs costs a fixed amount, not a row each).
 """
 
 from __future__ import annotations
 
+import pickle
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sesstool.core.errors import Address, InputError, NotASessionLog, SesstoolError
 from sesstool.core.first_seen import FIRST_SEEN
@@ -28,6 +33,9 @@ from sesstool.engine.scan import Progress, scan_source
 from sesstool.store.generations import generations
 from sesstool.store.paths import Group, PathClass, WalkBound, classify_path, file_size
 from sesstool.store.source import ReadLimits
+
+if TYPE_CHECKING:
+    from sesstool.store.spill import SpillFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +78,79 @@ class ListReport:
     root: str
     layout: str  # what the directory is: "<dialect title> root", "directory of logs", …
     layout_dialect: str | None  # the dialect whose root layout it has (None: found by suffix)
-    sessions: tuple[SessionRow, ...]
+    sessions: Collection[SessionRow]  # sorted; walked (``SortedRows``)
     walk: WalkBound | None = None  # a directory of logs: how far its search went
+
+    def close(self) -> None:
+        """Give back the rows' spill file, when they spilled."""
+        if isinstance(self.sessions, SortedRows):
+            self.sessions.close()
+
+
+ROWS_HELD = 1024  # rows sorted in memory; past them a spill file's table sorts them
+
+
+class SortedRows(Collection[SessionRow]):
+    """The rows, added in any order and walked newest first, then by path: a list while there are
+    at most ``ROWS_HELD`` of them, else a spill file's table ordered by SQLite on the same keys
+    (the time, then the path, as UTF-8 bytes with any lone surrogate passed through: the byte
+    order of that encoding is the order of the code points Python compares)."""
+
+    def __init__(self) -> None:
+        self._held: list[SessionRow] | None = []
+        self._file: SpillFile | None = None
+        self._table = ""
+        self._count = 0
+
+    def add(self, row: SessionRow) -> None:
+        self._count += 1
+        if self._held is not None:
+            self._held.append(row)
+            if len(self._held) > ROWS_HELD:
+                held, self._held = self._held, None
+                self._spill(held)
+            return
+        self._spill((row,))
+
+    def _spill(self, rows: Iterable[SessionRow]) -> None:
+        if self._file is None:
+            from sesstool.store.spill import SpillFile  # sqlite3: only for a root this large
+
+            self._file = SpillFile("the rows of a listing")
+            self._table = self._file.table("time BLOB NOT NULL, path BLOB NOT NULL, row BLOB NOT NULL")
+        self._file.executemany(
+            f"INSERT INTO {self._table} VALUES (?, ?, ?)",
+            ((_key(r.last_time or ""), _key(r.path), pickle.dumps(r)) for r in rows),
+        )
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, row: object) -> bool:
+        return any(r == row for r in self)
+
+    def __iter__(self) -> Iterator[SessionRow]:
+        if self._held is not None:
+            rows = sorted(self._held, key=lambda r: r.path)
+            rows.sort(key=lambda r: r.last_time or "", reverse=True)  # stable: newest first, by path
+            return iter(rows)
+        return self._spilled()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def _spilled(self) -> Iterator[SessionRow]:
+        store = self._file
+        assert store is not None
+        cursor = store.execute(f"SELECT row FROM {self._table} ORDER BY time DESC, path, rowid")
+        while found := store.fetch(cursor, 256):
+            for (row,) in found:
+                yield pickle.loads(row)  # this process's own rows, from its own unnamed file
+
+
+def _key(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def classify(arg: str) -> PathClass:
@@ -101,14 +180,15 @@ def run_list(
         why = found.reason or f"{request.root}: not a directory of session logs"
         unusable = found.kind in ("missing", "unreadable")
         raise InputError(why if unusable else nothing_found(request.root, found))
-    rows = [_row(log, group.layout, request.limits, progress) for group in found.groups for log in group.logs]
+    rows = SortedRows()
+    for group in found.groups:
+        for log in group.logs:
+            rows.add(_row(log, group.layout, request.limits, progress))
     if not rows:
         raise InputError(nothing_found(request.root, found))
-    rows.sort(key=lambda r: r.path)
-    rows.sort(key=lambda r: r.last_time or "", reverse=True)  # stable: newest first, then by path
     layout_dialect = next((g.layout for g in found.groups if g.layout is not None), None)
     layout = _layout_text(found, layout_dialect)
-    return ListReport(request.root, layout, layout_dialect, tuple(rows), found.walk)
+    return ListReport(request.root, layout, layout_dialect, rows, found.walk)
 
 
 def nothing_found(root: str, found: PathClass) -> str:

@@ -15,6 +15,7 @@ from sesstool.core.upgrade.fused import fusable, fused_chain
 from sesstool.core.upgrade.records import decode_records, encode_records
 from sesstool.dialects.base import Dialect
 from sesstool.store.plaintext import Readable, plaintext_lines
+from sesstool.store.run_spill import RunSpill
 from sesstool.store.source import ReadLimits
 
 
@@ -38,19 +39,25 @@ def upgraded_lines(
     limits: ReadLimits,
     closers: Collection[dict[str, Any]] = (),
     fused: bool = True,
+    spill: bool = True,
 ) -> tuple[bytes, Iterator[bytes]]:
     """The header line and the body lines of the log upgraded to ``target`` (§1.3), streamed
     from the committed region with ``closers`` appended before the upgrade. A step's refusal is
     an ``UnsupportedError`` (exit 4), whether it comes at the header or mid-stream. The chain
     runs in one pass (``core.upgrade.fused``) where it can; ``fused=False`` runs it step by
-    step (``run_chain``), which gives the same bytes and refusals (tests/migrate/test_fused.py)."""
+    step (``run_chain``), which gives the same bytes and refusals (tests/migrate/test_fused.py).
+    What the run holds past the steps' thresholds goes to one spill file of its own
+    (``store.run_spill.RunSpill``, given to each step: ``Step.with_spill``), closed when the
+    lines end; ``spill=False`` keeps it all in memory (the differential tests' reference)."""
+    run_spill = RunSpill() if spill else None
+    steps = [step.with_spill(run_spill) for step in steps]
     if fused and fusable(steps):
         body = (line for _, line in plaintext_lines(path, encoding, limits, body_offset, committed))
         try:
             new_header, lines = fused_chain(steps, header, body, closers, target)
         except UpgradeRefused as err:
             raise UnsupportedError(str(err)) from None
-        return dialect.encode_header(new_header), _refusals_unsupported(lines)
+        return dialect.encode_header(new_header), _refusals_unsupported(lines, run_spill)
     recs = committed_records(path, encoding, body_offset, committed, limits)
     if closers:
         recs = itertools.chain(recs, (Rec([c], None) for c in closers))
@@ -59,11 +66,14 @@ def upgraded_lines(
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
     head = dialect.encode_header(new_header)
-    return head, _refusals_unsupported(encode_records(upgraded, target))
+    return head, _refusals_unsupported(encode_records(upgraded, target), run_spill)
 
 
-def _refusals_unsupported(lines: Iterator[bytes]) -> Iterator[bytes]:
+def _refusals_unsupported(lines: Iterator[bytes], spill: RunSpill | None) -> Iterator[bytes]:
     try:
         yield from lines
     except UpgradeRefused as err:
         raise UnsupportedError(str(err)) from None
+    finally:
+        if spill is not None:
+            spill.close()

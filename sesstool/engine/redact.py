@@ -31,6 +31,7 @@ from sesstool.store.generations import log_name, log_stem
 from sesstool.store.liveness import LockState
 from sesstool.store.plaintext import LogReading, file_range
 from sesstool.store.publish import Published, Sink, publish
+from sesstool.store.run_spill import spilled_strings
 from sesstool.store.source import ReadLimits
 
 
@@ -70,7 +71,7 @@ class LineRedactor:
     """Redacts one record's bytes; keeps the counts for the whole file."""
 
     def __init__(self, redactor: Redactor | None = None) -> None:
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor or Redactor(spill=spilled_strings)
         self.changed = 0
         self.reencoded = 0
 

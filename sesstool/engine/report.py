@@ -27,6 +27,7 @@ from sesstool.core.transcript import bounded
 from sesstool.dialects.base import Dialect
 from sesstool.engine.derive import scan_to_read_back, scanned_messages
 from sesstool.engine.scan import Progress, ScanReport
+from sesstool.store.run_spill import spilled_strings
 from sesstool.store.source import ReadLimits
 
 REPORT_CLOSERS = 10  # closers shown at each end of a longer list (docs/format.md "Reports")
@@ -86,7 +87,7 @@ def run_report(request: ReportRequest, progress: Progress | None = None) -> Repo
         scan = scan_report.scan
         committed = scan.tail.committed_bytes if scan.tail.kind != "none" else None
         timeline = tap.finish(committed, interrupted=scan.verdict != "clean")
-        redactor = Redactor() if request.redact else None
+        redactor = Redactor(spill=spilled_strings) if request.redact else None
         derived = None
         if scan.verdict not in ("corrupt", "unsupported") and scan.messages is not None:
             derived = scanned_messages(scan_report, readable, request.limits)

@@ -1,20 +1,31 @@
 """validate: scan many logs (files, directories, globs) and collect their findings; a log's side
-files (a Claude session's subagent transcripts, ``engine.companions``) are checked with it."""
+files (a Claude session's subagent transcripts, ``engine.companions``) are checked with it.
+
+``check_all`` (the command) keeps no scan: each file's result is cut down as it is made to what
+the formats print of it (a ``Checked``: verdict, version, events, the findings kept and the first
+dropped of each kind) and appended to a ``store.spool.ItemSpool`` (in memory up to a fixed
+number of bytes, then an unnamed temporary file), while the totals every format states before
+or after the files (counts by severity, files failing, rules used) are added up; the renderers
+walk the spool (issue 11 item 1: memory flat in the number of files). ``run_validate`` (the
+fleet, one file at a time) gives the whole ``FileResult``s.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from sesstool.core.errors import InputError, NotASessionLog, UsageError
+from sesstool.core.errors import Address, InputError, NotASessionLog, UsageError
 from sesstool.core.options import ScanOptions
-from sesstool.core.rules import Severity
+from sesstool.core.rules import Finding, Severity
 from sesstool.dialects import registry
 from sesstool.engine.companions import companion_paths
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.paths import glob_matches, is_directory, is_glob, walk_logs
 from sesstool.store.source import ReadLimits
+from sesstool.store.spool import ItemSpool
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +102,11 @@ def expand_paths(args: tuple[str, ...]) -> list[str]:
 def run_validate(request: ValidateRequest, progress: Progress | None = None) -> ValidateReport:
     """Every path given (directories walked), each reported once under its own path; a log's
     side files (``Dialect.companion_patterns``) are checked right after it."""
-    results: list[FileResult] = []
+    return ValidateReport(tuple(validate_each(request, progress)), request.fail_on)
+
+
+def validate_each(request: ValidateRequest, progress: Progress | None = None) -> Iterator[FileResult]:
+    """The ``FileResult`` of every path given (``run_validate``), one at a time as it is made."""
     paths = expand_paths(request.paths)
     done: set[str] = set()
     while paths:
@@ -109,13 +124,133 @@ def run_validate(request: ValidateRequest, progress: Progress | None = None) -> 
         try:
             report = scan_source(path, options, request.limits, progress)
         except (InputError, NotASessionLog) as err:  # reported per file: the run goes on
-            results.append(FileResult(path, None, err.message, isinstance(err, NotASessionLog)))
+            yield FileResult(path, None, err.message, isinstance(err, NotASessionLog))
             continue
-        results.append(FileResult(path, report, None))
+        yield FileResult(path, report, None)
         if request.companions:
             sides = companion_paths(path, report.dialect)
             paths[:0] = [p for p in sides if os.path.normpath(p) not in done]
-    return ValidateReport(tuple(results), request.fail_on)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What the formats print of one file checked (a ``FileResult`` without its scan): its
+    verdict and where, version, events, encoding, size, the findings kept, how many were dropped
+    and the first dropped of each kind, and the count of each severity (kept and dropped)."""
+
+    path: str
+    error: str | None  # not scanned: unreadable, or not a session log
+    not_a_log: bool = False
+    scan_verdict: str | None = None
+    verdict_reason: str | None = None
+    verdict_address: Address | None = None
+    version: int | None = None
+    version_label: str | None = None
+    events: int = 0
+    encoding: str | None = None
+    size: int | None = None
+    live: bool = False
+    findings: tuple[Finding, ...] = ()
+    findings_dropped: int = 0
+    dropped_firsts: tuple[Finding, ...] = ()
+    counts: tuple[int, int, int] = (0, 0, 0)  # by ``Severity``: info, warning, error
+
+    @property
+    def scanned(self) -> bool:
+        return self.error is None
+
+    @property
+    def verdict(self) -> str:
+        if self.scan_verdict is not None:
+            return self.scan_verdict
+        return "not-a-log" if self.not_a_log else "unreadable"
+
+    @property
+    def weighed(self) -> tuple[Finding, ...]:
+        """As ``ScanResult.weighed``: the kept findings, then the first dropped of each kind."""
+        return (*self.findings, *self.dropped_firsts) if self.dropped_firsts else self.findings
+
+    def count(self, severity: Severity) -> int:
+        return self.counts[severity]
+
+    def failing(self, fail_on: Severity) -> bool:
+        return not self.scanned or any(f.severity >= fail_on for f in self.weighed)
+
+
+def checked(fr: FileResult) -> Checked:
+    """``fr`` cut down to what the formats print of it."""
+    if fr.report is None:
+        return Checked(fr.path, fr.error or "", fr.not_a_log)
+    s, src = fr.report.scan, fr.report.source
+    return Checked(
+        fr.path,
+        None,
+        False,
+        s.verdict,
+        s.verdict_reason,
+        s.verdict_address,
+        s.version,
+        s.version_label,
+        s.stats.events,
+        src.encoding,
+        src.size,
+        fr.report.live,
+        s.findings,
+        s.findings_dropped,
+        s.dropped_firsts,
+        (s.count(Severity.INFO), s.count(Severity.WARNING), s.count(Severity.ERROR)),
+    )
+
+
+@dataclass(slots=True)
+class Validated:
+    """``validate``'s run: every file's ``Checked`` in a spool, walked in the order checked, and
+    the totals the formats state (``check_all``)."""
+
+    fail_on: Severity
+    files: ItemSpool[Checked] = field(default_factory=ItemSpool)
+    failed_files: int = 0
+    totals: list[int] = field(default_factory=lambda: [0, 0, 0])  # by ``Severity``
+    rules: set[str] = field(default_factory=set)  # the rule ids of the findings kept
+    unscanned: set[str] = field(default_factory=set)  # "not-a-log", "unreadable": seen
+    findings: int = 0  # kept, in all files
+    unscanned_files: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return self.failed_files > 0
+
+    def add(self, c: Checked) -> None:
+        self.files.append(c)
+        self.failed_files += c.failing(self.fail_on)
+        if not c.scanned:
+            self.totals[Severity.ERROR] += 1
+            self.unscanned.add(c.verdict)
+            self.unscanned_files += 1
+            return
+        for sev in Severity:
+            self.totals[sev] += c.count(sev)
+        self.rules.update(f.rule for f in c.findings)
+        self.findings += len(c.findings)
+
+    def __iter__(self) -> Iterator[Checked]:
+        return iter(self.files)
+
+    def close(self) -> None:
+        """Give the spool back (its temporary file, when it spilled)."""
+        self.files.close()
+
+
+def check_all(request: ValidateRequest, progress: Progress | None = None) -> Validated:
+    """``validate``: every file checked (as ``run_validate``), kept as a ``Checked`` in a spool."""
+    run = Validated(request.fail_on)
+    try:
+        for fr in validate_each(request, progress):
+            run.add(checked(fr))
+    except BaseException:
+        run.close()
+        raise
+    return run
 
 
 def is_generation_name(name: str) -> bool:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from sesstool.core.held_map import HeldMap
 from sesstool.fleet.rows import COLUMNS, RETRY, Row
 from sesstool.fleet.run import (
     FleetRequest,
@@ -20,6 +21,7 @@ from sesstool.fleet.run import (
     plan,
     with_child_index,
 )
+from sesstool.store.run_spill import spilled_strings
 from sesstool.store.summary import ColumnTypes, publish_jsonl, publish_parquet, read_jsonl
 
 PARQUET_COLUMNS: ColumnTypes = (
@@ -72,9 +74,39 @@ class FleetReport:
         return self.failed == 0 and not self.interrupted
 
 
-def resumed_rows(path: Path) -> list[Row]:
-    """Rows of an earlier summary that count as done (everything but "crashed")."""
-    return [row for row in map(Row.from_dict, read_jsonl(path)) if row.status not in RETRY]
+def resumed_rows(path: Path) -> Iterator[Row]:
+    """Rows of an earlier summary that count as done (everything but "crashed"), read as
+    walked: a run reads them twice (the paths to skip, then the rows to carry), never holding
+    them (docs/reliability.md "Audit, stop 30")."""
+    return (row for row in map(Row.from_dict, read_jsonl(path)) if row.status not in RETRY)
+
+
+def _done_paths(path: Path) -> HeldMap:
+    """The paths of an earlier summary's done rows: past ``core.held_map.HELD_AT`` of them in a
+    spill file, so a resumed run of millions of files does not hold a path per file."""
+    done = HeldMap("the files an earlier summary answers (--resume)", spilled_strings)
+    for row in resumed_rows(path):
+        done.put(row.path, "")
+    return done
+
+
+class _Tally:
+    """What the totals need of the rows, counted as they pass: the driver holds a few counters
+    per status and verdict, never a row per file (issue 11 item 1)."""
+
+    def __init__(self) -> None:
+        self.files = self.carried = self.failed = self.bytes = 0
+        self.statuses: Counter[str] = Counter()
+        self.verdicts: Counter[str] = Counter()
+
+    def count(self, row: Row, carried: bool = False) -> dict[str, Any]:
+        self.files += 1
+        self.carried += carried
+        self.failed += not row.succeeded
+        self.bytes += row.bytes or 0
+        self.statuses[row.status] += 1
+        self.verdicts[row.verdict or "-"] += 1
+        return row.to_dict()
 
 
 def run_fleet(
@@ -84,27 +116,26 @@ def run_fleet(
     on_plan: Callable[[Plan], Progress | None] | None = None,
 ) -> FleetReport:
     started = time.perf_counter()
-    carried = resumed_rows(output.resume) if output.resume else []
-    request = replace(request, done=frozenset(r.path for r in carried))
+    if output.resume:
+        request = replace(request, done=_done_paths(output.resume))
     todo = plan(request)
     request = with_child_index(request, todo.items)
     if check_targets(request, todo.items):
         request = replace(request, settings=replace(request.settings, create_checked=True))
     progress = on_plan(todo) if on_plan else None
-    seen: list[Row] = []
+    tally = _Tally()
     interrupted = [False]
 
     def rows() -> Iterator[dict[str, Any]]:
-        for row in carried:
-            seen.append(row)
-            yield row.to_dict()
+        if output.resume:
+            for row in resumed_rows(output.resume):
+                yield tally.count(row, carried=True)
         if not todo.items:
             return
         try:
             with dask_client(request) as client:
                 for row in execute(request, todo, client, progress):
-                    seen.append(row)
-                    yield row.to_dict()
+                    yield tally.count(row)
         except KeyboardInterrupt:
             interrupted[0] = True  # the summary keeps the rows finished so far
 
@@ -116,17 +147,15 @@ def run_fleet(
         publish_jsonl(output.summary, rows())
         if output.parquet is not None:
             publish_parquet(output.parquet, output.summary, PARQUET_COLUMNS)
-    statuses = Counter(r.status for r in seen)
-    verdicts = Counter(r.verdict or "-" for r in seen)
     return FleetReport(
         command=request.settings.command,
-        files=len(seen),
-        processed=len(seen) - len(carried),
-        carried=len(carried),
-        failed=sum(1 for r in seen if not r.succeeded),
-        by_status=tuple(sorted(statuses.items())),
-        by_verdict=tuple(sorted(verdicts.items())),
-        bytes=sum(r.bytes or 0 for r in seen),
+        files=tally.files,
+        processed=tally.files - tally.carried,
+        carried=tally.carried,
+        failed=tally.failed,
+        by_status=tuple(sorted(tally.statuses.items())),
+        by_verdict=tuple(sorted(tally.verdicts.items())),
+        bytes=tally.bytes,
         seconds=round(time.perf_counter() - started, 3),
         summary=output.summary,
         parquet=output.parquet,

@@ -9,13 +9,15 @@ row per file: every listed file gets exactly one row.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from sesstool.core.errors import UsageError
+from sesstool.core.held_map import HeldMap
 from sesstool.dialects import registry
 from sesstool.engine.children import index_children
 from sesstool.fleet.rows import Row, error_row
@@ -43,7 +45,7 @@ class FleetRequest:
     workers: int | None = None  # LocalCluster size (default: the CPU count)
     threads_per_worker: int = 1
     batch: int | None = None  # files per task (None: automatic)
-    done: frozenset[str] = frozenset()  # --resume: paths that already have a final row
+    done: HeldMap | frozenset[str] = frozenset()  # --resume: paths that already have a final row
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,30 +176,53 @@ def execute(
     limit = threads * IN_FLIGHT_PER_THREAD
     batch_of: dict[Any, tuple[Item, ...]] = {}
 
-    def submit() -> Any | None:
-        batch = next(pending, None)
-        if batch is None:
-            return None
-        future = client.submit(process_batch, request.settings, batch, pure=False)
-        batch_of[future] = batch
-        return future
+    with _shared_index(request.settings, client) as (settings, index):
 
-    first = [f for f in (submit() for _ in range(limit)) if f is not None]
-    files = done_bytes = 0
-    queue = as_completed(first)  # type: ignore[no-untyped-call]
-    for future in queue:
-        batch = batch_of.pop(future)
-        rows = _rows_of(future, batch, request.settings.command)
-        future.release()
-        nxt = submit()
-        if nxt is not None:
-            queue.add(nxt)  # type: ignore[no-untyped-call]
-        for row in rows:
-            files += 1
-            done_bytes += row.bytes or 0
-            yield row
-        if progress is not None:
-            progress(files, done_bytes)
+        def submit() -> Any | None:
+            batch = next(pending, None)
+            if batch is None:
+                return None
+            future = client.submit(process_batch, settings, batch, index, pure=False)
+            batch_of[future] = batch
+            return future
+
+        first = [f for f in (submit() for _ in range(limit)) if f is not None]
+        files = done_bytes = 0
+        queue = as_completed(first)  # type: ignore[no-untyped-call]
+        for future in queue:
+            batch = batch_of.pop(future)
+            rows = _rows_of(future, batch, request.settings.command)
+            future.release()
+            nxt = submit()
+            if nxt is not None:
+                queue.add(nxt)  # type: ignore[no-untyped-call]
+            for row in rows:
+                files += 1
+                done_bytes += row.bytes or 0
+                yield row
+            if progress is not None:
+                progress(files, done_bytes)
+
+
+@contextmanager
+def _shared_index(settings: FleetSettings, client: Any) -> Iterator[tuple[FleetSettings, str | None]]:
+    """The settings every batch gets and the name the run's child index is installed under on
+    every worker (fleet/shared.py), for the run: serialized once by the client and rebuilt once
+    by each worker, where inside the settings it was serialized with every batch and rebuilt by
+    every batch (docs/fleet.md "Subagent children"). Removed when the run ends; a cluster that
+    is already gone then has nothing to remove."""
+    if settings.children is None:
+        yield settings, None
+        return
+    from sesstool.fleet.shared import SharedIndex
+
+    name = f"sesstool-child-index-{uuid.uuid4().hex}"
+    client.register_plugin(SharedIndex(settings.children), name=name)
+    try:
+        yield replace(settings, children=None), name
+    finally:
+        with suppress(OSError):  # the scheduler is lost (its rows say so): no plugin to remove
+            client.unregister_worker_plugin(name)
 
 
 def _rows_of(future: Any, batch: tuple[Item, ...], command: str) -> list[Row]:

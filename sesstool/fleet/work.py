@@ -59,7 +59,9 @@ class FleetSettings:
     scratch: str | None = None  # base directory for remote sources' local copies
     create_checked: bool = False  # the client proved conditional create on every target prefix
     # migrate: the run's subagent-child index of its local dsh roots, built once by the client
-    # (run.with_child_index; docs/fleet.md); None: each migration walks its root
+    # (run.with_child_index; docs/fleet.md); None: each migration walks its root. On a cluster
+    # it is not shipped in here: run.execute installs it once on every worker (fleet/shared.py)
+    # and every batch gets settings without it and the name it is installed under
     children: ChildIndex | None = None
 
     @property
@@ -76,8 +78,13 @@ class Item:
     tag: str | None
 
 
-def process_batch(settings: FleetSettings, items: tuple[Item, ...]) -> list[Row]:
-    """A Dask task: one row per item, in order. Never raises for a file's sake."""
+def process_batch(settings: FleetSettings, items: tuple[Item, ...], index: str | None = None) -> list[Row]:
+    """A Dask task: one row per item, in order. Never raises for a file's sake. ``index``: the
+    name the run's child index is installed under on this worker (fleet/shared.py), if any."""
+    if index is not None:
+        from sesstool.fleet.shared import installed
+
+        settings = replace(settings, children=installed(index))
     with using_storage_options(settings.options):
         return [process(settings, item) for item in items]
 

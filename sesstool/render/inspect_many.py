@@ -54,13 +54,14 @@ class InspectWriter:
 
     def _json(self, outcome: InspectReport | ListReport) -> None:
         if isinstance(outcome, ListReport):
-            from sesstool.render.list_view import list_doc
+            from sesstool.render.list_view import write_list_json
 
-            doc = dumps_pretty(list_doc(outcome, "inspect"))
             if not self.several:
-                self.out.write(doc + b"\n")
+                write_list_json(outcome, self.out, "inspect")
+                self.out.write(b"\n")
                 return
-            self._entry(doc)
+            self._start_entry()
+            write_list_json(outcome, _Indented(self.out), "inspect")  # the rows as read back
             return
         from sesstool.render.jsonout import write_inspect_json
 

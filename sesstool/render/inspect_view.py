@@ -12,6 +12,7 @@ from rich.text import Text
 from sesstool.core.humanize import plural as _plural
 from sesstool.core.model import ScanResult, TimelineEntry
 from sesstool.core.rules import Severity
+from sesstool.dialects import registry
 from sesstool.dialects.base import Dialect, Row
 from sesstool.engine.inspect import InspectReport
 from sesstool.render.console import LineBatch, print_hanging
@@ -84,15 +85,14 @@ def _render_companions(rep: InspectReport, grid: _Rows) -> None:
     label = rep.scan.dialect.companion_label
     for side in rep.companions:
         name = PurePath(side.path).name
-        if side.report is None:
+        if side.reader is None:
             grid.add_row(label, Text(safe_line(f"{name}: not read ({side.error})"), "red"))
             continue
-        scan = side.report.scan
-        rows = side.report.dialect.companion_rows(((name, scan),)) or (Row(label, f"{name}: {scan.verdict}"),)
+        rows = side.rows or (Row(label, f"{name}: {side.verdict}"),)
         for row in rows:
             grid.add_row(row.label, Text(safe_line(row.text), row.style or ""))
         if side.sidecar is not None:
-            _render_sidecar(side.sidecar, side.report.dialect, grid)
+            _render_sidecar(side.sidecar, registry.by_name(side.reader), grid)
 
 
 def _render_sidecar(sidecar: Sidecar, dialect: Dialect, grid: _Rows) -> None:
@@ -218,8 +218,11 @@ class TimelinePrinter:
             self.current_step = e.step
         if e.line is not None:  # a line-addressed dialect's row (Claude Code, Codex): line and time
             mark = " (sidechain)" if e.sidechain else ""
+            indent = "    "
+            if e.agent is not None:  # a subagent's row, merged by time: indented, its file named
+                indent, mark = "      ", f"{mark} [{safe_line(e.agent)}]"
             time = safe_line(e.time) if e.time is not None else "-"
-            row = f"    line {e.line:<6} {time:<24} {safe_line(e.kind):<34} {safe_line(e.summary)}{mark}"
+            row = f"{indent}line {e.line:<6} {time:<24} {safe_line(e.kind):<34} {safe_line(e.summary)}{mark}"
             add(Text(row.rstrip()))
             return
         mark = " (replacement)" if e.shadowed else ""

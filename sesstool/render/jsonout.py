@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.documents import SCHEMA_VERSION, address_doc, finding_doc, scan_verdict_doc, verdict_doc
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.core.model import TimelineEntry
@@ -15,7 +16,7 @@ if TYPE_CHECKING:  # annotations only: importing derive (redaction, hashing, the
     from sesstool.engine.derive import DeriveReport
     from sesstool.engine.inspect import InspectReport
     from sesstool.engine.scan import ScanReport
-    from sesstool.engine.validate import ValidateReport
+    from sesstool.engine.validate import Checked, Validated
     from sesstool.store.sidecar import Sidecar
 
 
@@ -84,7 +85,8 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
     if rep.sidecar is not None:
         doc["sidecar"] = sidecar_doc(rep.sidecar)
     if rep.companions:
-        doc["companions"] = [companion_doc(c) for c in rep.companions]
+        sides = rep.companions  # spooled: made as they are written (issue 11 item 1)
+        doc["companions"] = Closers(lambda: map(companion_doc, sides), len(sides))
     if s.timeline is not None and rep.replay_timeline is None:
         doc["timeline"] = [timeline_entry(e) for e in s.timeline]
     return doc
@@ -93,21 +95,20 @@ def inspect_doc(rep: InspectReport) -> dict[str, Any]:
 def companion_doc(side: Companion) -> dict[str, Any]:
     """A side file read with the log (a Claude session's subagent transcript): its path, verdict,
     the dialect's summary of it and its findings, each addressed by its own path."""
-    if side.report is None:
+    if not side.scanned:
         doc_error: dict[str, Any] = {"path": side.path, "error": side.error}
         if side.sidecar is not None:
             doc_error["sidecar"] = sidecar_doc(side.sidecar)
         return doc_error
-    s = side.report.scan
     doc: dict[str, Any] = {
-        "path": side.report.source.display,
-        "encoding": side.report.source.encoding,
-        "size": side.report.source.size,
-        "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
+        "path": side.display,
+        "encoding": side.encoding,
+        "size": side.size,
+        "verdict": verdict_doc(side.verdict or "", side.verdict_reason, side.verdict_address),
     }
-    doc.update(side.report.dialect.companion_body(s))
-    doc["findings"] = [finding_doc(f) for f in s.findings]
-    doc["findings_dropped"] = s.findings_dropped
+    doc.update(side.body)
+    doc["findings"] = [finding_doc(f) for f in side.findings]
+    doc["findings_dropped"] = side.findings_dropped
     if side.sidecar is not None:
         doc["sidecar"] = sidecar_doc(side.sidecar)
     return doc
@@ -123,7 +124,8 @@ def sidecar_doc(sidecar: Sidecar) -> dict[str, Any]:
 
 def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
     """One timeline row; a line-addressed dialect's (Claude Code, Codex) also has its ``line``,
-    ``time`` and ``sidechain`` mark, and its ``seq`` is the 0-based line number."""
+    ``time`` and ``sidechain`` mark, and its ``seq`` is the 0-based line number; a row merged from
+    a side file (a subagent's) names it in ``agent``."""
     doc = {
         "seq": e.seq,
         "turn": e.turn,
@@ -134,6 +136,8 @@ def timeline_entry(e: TimelineEntry) -> dict[str, Any]:
     }
     if e.line is not None:
         doc.update(line=e.line, time=e.time, sidechain=e.sidechain)
+    if e.agent is not None:  # a subagent file's row merged into its session's timeline
+        doc["agent"] = e.agent
     return doc
 
 
@@ -175,49 +179,51 @@ def write_inspect_json(rep: InspectReport, out: Writable) -> None:
     out.write(b"\n  ]\n}\n" if written else b"]\n}\n")
 
 
-def validate_doc(rep: ValidateReport) -> dict[str, Any]:
-    files: list[dict[str, Any]] = []
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for fr in rep.files:
-        if fr.report is None:
-            counts["error"] += 1
-            files.append(
-                {
-                    "path": fr.path,
-                    "error": fr.error,
-                    "verdict": verdict_doc(fr.verdict, fr.error, None),
-                    "version": None,
-                    "findings": [],
-                    "findings_dropped": 0,
-                    "failed": True,
-                }
-            )
-            continue
-        s = fr.report.scan
-        for sev in Severity:
-            counts[sev.label] += s.count(sev)  # dropped past --max-findings too
-        files.append(
-            {
-                "path": fr.path,
-                "error": None,
-                "verdict": scan_verdict_doc(s),
-                "version": s.version if s.version is not None else s.version_label,
-                "encoding": fr.report.source.encoding,
-                "events": s.stats.events,
-                "live": fr.report.live,
-                "findings": [finding_doc(f) for f in s.findings],
-                "findings_dropped": s.findings_dropped,
-                "failed": fr.failing(rep.fail_on),
-            }
-        )
+def validate_doc(rep: Validated) -> dict[str, Any]:
+    """``validate --json``: the summary (added up while the files were checked), then the files
+    as a ``Closers`` made from the spool as it is walked (``write_validate_json``)."""
+    counts = {sev.label: rep.totals[sev] for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
+    files = Closers(lambda: (_validated_file(fr, rep.fail_on) for fr in rep.files), len(rep.files))
     return {
         "schema_version": SCHEMA_VERSION,
         "command": "validate",
         "fail_on": rep.fail_on.label,
         "failed": rep.failed,
-        "summary": {"files": len(rep.files), "failed_files": sum(1 for f in files if f["failed"]), **counts},
+        "summary": {"files": len(rep.files), "failed_files": rep.failed_files, **counts},
         "files": files,
     }
+
+
+def _validated_file(fr: Checked, fail_on: Severity) -> dict[str, Any]:
+    if not fr.scanned:
+        return {
+            "path": fr.path,
+            "error": fr.error,
+            "verdict": verdict_doc(fr.verdict, fr.error, None),
+            "version": None,
+            "findings": [],
+            "findings_dropped": 0,
+            "failed": True,
+        }
+    return {
+        "path": fr.path,
+        "error": None,
+        "verdict": verdict_doc(fr.verdict, fr.verdict_reason, fr.verdict_address),
+        "version": fr.version if fr.version is not None else fr.version_label,
+        "encoding": fr.encoding,
+        "events": fr.events,
+        "live": fr.live,
+        "findings": [finding_doc(f) for f in fr.findings],
+        "findings_dropped": fr.findings_dropped,
+        "failed": fr.failing(fail_on),
+    }
+
+
+def write_validate_json(rep: Validated, out: Writable) -> None:
+    """``validate --json``: ``dumps_pretty(validate_doc(rep))`` and a newline, in pieces."""
+    for piece in pretty_pieces(validate_doc(rep)):
+        out.write(piece)
+    out.write(b"\n")
 
 
 def derive_doc(rep: DeriveReport, messages: Any, request: Any) -> dict[str, Any]:

@@ -8,11 +8,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from sesstool.core.closer_list import Closers
 from sesstool.core.documents import SCHEMA_VERSION, verdict_doc
 from sesstool.core.humanize import plural
 from sesstool.core.rules import Severity
 from sesstool.engine.listing import ListReport, SessionRow
 from sesstool.render.escape import safe_line
+from sesstool.render.json_stream import pretty_pieces
+from sesstool.render.jsonout import Writable
 from sesstool.store.paths import WalkBound
 
 VERDICT_STYLE = {"clean": "green", "interrupted": "yellow", "torn": "yellow", "corrupt": "red"}
@@ -26,9 +29,16 @@ def list_doc(rep: ListReport, command: str = "list") -> dict[str, Any]:
         "root": rep.root,
         "layout": rep.layout,
         "dialect": rep.layout_dialect,
-        "sessions": [_session(r) for r in rep.sessions],
+        "sessions": Closers(lambda: map(_session, rep.sessions), len(rep.sessions)),  # walked
         "walk": None if rep.walk is None else _walk(rep.walk),
     }
+
+
+def write_list_json(rep: ListReport, out: Writable, command: str = "list") -> None:
+    """``dumps_pretty(list_doc(rep, command))``, without its final newline, in pieces: the rows
+    are written as they are read back (``json_stream.pretty_pieces``), never held as a document."""
+    for piece in pretty_pieces(list_doc(rep, command)):
+        out.write(piece)
 
 
 def _walk(w: WalkBound) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any, BinaryIO, TextIO
 from urllib.parse import quote
 
@@ -10,12 +11,13 @@ from rich.console import Console
 from rich.text import Text
 
 from sesstool import __version__
-from sesstool.core.documents import scan_verdict_doc, verdict_doc
-from sesstool.core.jsonline import dumps_pretty
+from sesstool.core.closer_list import Closers
+from sesstool.core.documents import verdict_doc
 from sesstool.core.rules import RULES, Finding, Rule, Severity
-from sesstool.engine.validate import FileResult, ValidateReport
+from sesstool.engine.validate import Checked, Validated
 from sesstool.render.escape import safe_line
 from sesstool.render.inspect_view import SEVERITY_STYLE, VERDICT_STYLE
+from sesstool.render.json_stream import pretty_pieces
 
 
 def _where(f: Finding) -> str:
@@ -34,7 +36,7 @@ def _where(f: Finding) -> str:
     return head + (f" ({', '.join(extra)})" if extra else "")
 
 
-def unscanned_text(fr: FileResult) -> str:
+def unscanned_text(fr: Checked) -> str:
     """Why a file was not scanned, as every format labels it (issue 15 items 2 and 9): ``not a
     session log: it looks like …`` for a file that is not one, ``unreadable: …`` for one that
     could not be opened. Its path is not repeated when the message starts with it."""
@@ -44,23 +46,20 @@ def unscanned_text(fr: FileResult) -> str:
     return f"unreadable: {why}"
 
 
-def render_text(rep: ValidateReport, console: Console, quiet: bool = False) -> None:
-    totals = {sev: 0 for sev in Severity}
+def render_text(rep: Validated, console: Console, quiet: bool = False) -> None:
+    totals = rep.totals
     for fr in rep.files:
-        if fr.report is None:
-            totals[Severity.ERROR] += 1
+        if not fr.scanned:
             line = Text(f"{safe_line(fr.path)}: ")
             line.append("error", "red")
             line.append(f" {safe_line(unscanned_text(fr))}")
             console.print(line)
             continue
-        s = fr.report.scan
-        for sev in Severity:
-            totals[sev] += s.count(sev)  # dropped past --max-findings too
+        s = fr
         status = Text(f"{safe_line(fr.path)}: ")
         status.append(s.verdict, VERDICT_STYLE[s.verdict])
-        status.append(f" (v{s.version}, {s.stats.events} events)" if s.version is not None else "")
-        if fr.report.live:
+        status.append(f" (v{s.version}, {s.events} events)" if s.version is not None else "")
+        if fr.live:
             status.append(" [live: stable prefix only]", "yellow")
         if not quiet or fr.failing(rep.fail_on):
             console.print(status)
@@ -74,7 +73,7 @@ def render_text(rep: ValidateReport, console: Console, quiet: bool = False) -> N
             console.print(line)
         if s.findings_dropped:
             console.print(f"  … {s.findings_dropped} more findings not kept (--max-findings)")
-    failed = sum(1 for fr in rep.files if fr.failing(rep.fail_on))
+    failed = rep.failed_files  # totals: dropped past --max-findings too
     summary = (
         f"{len(rep.files)} file(s) checked, {failed} failing (--fail-on "
         f"{rep.fail_on.label}): {totals[Severity.ERROR]} error(s), "
@@ -96,17 +95,17 @@ def _gh_escape(text: str, prop: bool = False) -> str:
 _GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def render_github(rep: ValidateReport, out: TextIO) -> None:
+def render_github(rep: Validated, out: TextIO) -> None:
     """GitHub Actions workflow commands: one annotation per finding."""
     for fr in rep.files:
-        if fr.report is None:
+        if not fr.scanned:
             title = "sesstool not a session log" if fr.not_a_log else "sesstool unreadable"
             out.write(
                 f"::error file={_gh_escape(fr.path, True)},title={_gh_escape(title, True)}::"
                 f"{_gh_escape(fr.error or '')}\n"
             )
             continue
-        for f in fr.report.scan.findings:
+        for f in fr.findings:
             props = [f"file={_gh_escape(f.address.file or fr.path, True)}"]
             if f.address.line is not None:
                 props.append(f"line={f.address.line}")
@@ -131,9 +130,10 @@ def _xml_text(text: str) -> str:
     return safe_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def render_junit(rep: ValidateReport, out: TextIO) -> None:
-    """JUnit XML: one testcase per file; findings at or above --fail-on are failures."""
-    failures = sum(1 for fr in rep.files if fr.failing(rep.fail_on))
+def render_junit(rep: Validated, out: TextIO) -> None:
+    """JUnit XML: one testcase per file; findings at or above --fail-on are failures (counted
+    while the files were checked: the root element states them before the files)."""
+    failures = rep.failed_files
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(f'<testsuites name="sesstool validate" tests="{len(rep.files)}" failures="{failures}">\n')
     out.write(
@@ -147,15 +147,15 @@ def render_junit(rep: ValidateReport, out: TextIO) -> None:
     out.write("  </testsuite>\n</testsuites>\n")
 
 
-def _junit_case(fr: FileResult, fail_on: Severity, out: TextIO) -> None:
-    if fr.report is None:
+def _junit_case(fr: Checked, fail_on: Severity, out: TextIO) -> None:
+    if not fr.scanned:
         out.write(
             f'\n      <failure message={quoteattr(safe_line(fr.error or ""))} type="{fr.verdict}"/>\n    '
         )
         return
     # the first dropped of each kind too: a file failing only on findings past --max-findings
     # still has its failure
-    failing = [f for f in fr.report.scan.weighed if f.severity >= fail_on]
+    failing = [f for f in fr.weighed if f.severity >= fail_on]
     if not failing:
         return
     first = failing[0]
@@ -233,7 +233,7 @@ def _unscanned_rule(rule_id: str) -> dict[str, Any]:
     }
 
 
-def _unscanned_rule_id(fr: FileResult) -> str:
+def _unscanned_rule_id(fr: Checked) -> str:
     return NOT_A_LOG_RULE if fr.not_a_log else UNREADABLE_RULE
 
 
@@ -244,9 +244,9 @@ def _sarif_location(uri: str, index: int, line: int | None) -> dict[str, Any]:
     return {"physicalLocation": physical}
 
 
-def _sarif_artifact(fr: FileResult, fail_on: Severity) -> dict[str, Any]:
+def _sarif_artifact(fr: Checked, fail_on: Severity) -> dict[str, Any]:
     artifact: dict[str, Any] = {"location": {"uri": sarif_uri(fr.path)}}
-    if fr.report is None:
+    if not fr.scanned:
         artifact["roles"] = ["analysisTarget"]
         artifact["properties"] = {
             "error": fr.error,
@@ -254,16 +254,16 @@ def _sarif_artifact(fr: FileResult, fail_on: Severity) -> dict[str, Any]:
             "failed": True,
         }
         return artifact
-    if fr.report.source.size is not None:
-        artifact["length"] = fr.report.source.size
+    if fr.size is not None:
+        artifact["length"] = fr.size
     artifact["roles"] = ["analysisTarget"]
-    s = fr.report.scan
+    s = fr
     props: dict[str, Any] = {
-        "encoding": fr.report.source.encoding,
-        "verdict": scan_verdict_doc(s),
+        "encoding": fr.encoding,
+        "verdict": verdict_doc(s.verdict, s.verdict_reason, s.verdict_address),
         "version": s.version,
-        "events": s.stats.events,
-        "live": fr.report.live,
+        "events": s.events,
+        "live": fr.live,
         "findings_dropped": s.findings_dropped,
         "failed": fr.failing(fail_on),
     }
@@ -298,43 +298,24 @@ def _sarif_result(f: Finding, rule_index: int, uri: str, index: int, zstd: bool)
     return result
 
 
-def sarif_log(rep: ValidateReport) -> dict[str, Any]:
+def sarif_log(rep: Validated) -> dict[str, Any]:
     """The report as one SARIF 2.1.0 log: one run, rules used, one artifact per file checked.
 
     Every finding is a result (not only those at or above --fail-on); its level is the
-    finding's severity (error, warning, note). Keys are in a fixed order.
+    finding's severity (error, warning, note). Keys are in a fixed order. The artifacts and
+    results are ``Closers`` made as they are walked from the spool of files (``pretty_pieces``
+    writes them in place); the rules used were gathered while the files were checked.
     """
-    used: set[str] = set()
-    for fr in rep.files:
-        if fr.report is None:
-            used.add(_unscanned_rule_id(fr))
-        else:
-            used.update(f.rule for f in fr.report.scan.findings)
+    used = set(rep.rules)
+    used.update(NOT_A_LOG_RULE if verdict == "not-a-log" else UNREADABLE_RULE for verdict in rep.unscanned)
     descriptors = [_sarif_rule(rule) for rule in RULES.values() if rule.id in used]
     # a finding whose id the registry does not know would still get a (bare) descriptor
     known = {d["id"] for d in descriptors}
     descriptors.extend({"id": rid} for rid in sorted(used - known - set(_UNSCANNED_RULES)))
     descriptors.extend(_unscanned_rule(rid) for rid in _UNSCANNED_RULES if rid in used)
     rule_index = {d["id"]: i for i, d in enumerate(descriptors)}
-
-    results: list[dict[str, Any]] = []
-    for index, fr in enumerate(rep.files):
-        uri = sarif_uri(fr.path)
-        if fr.report is None:
-            rid = _unscanned_rule_id(fr)
-            results.append(
-                {
-                    "ruleId": rid,
-                    "ruleIndex": rule_index[rid],
-                    "level": "error",
-                    "message": {"text": fr.error or f"{fr.path}: unreadable"},
-                    "locations": [_sarif_location(uri, index, None)],
-                }
-            )
-            continue
-        zstd = fr.report.source.encoding == "zstd"
-        for f in fr.report.scan.findings:
-            results.append(_sarif_result(f, rule_index[f.rule], uri, index, zstd))
+    results = Closers(lambda: _sarif_results(rep, rule_index), rep.findings + rep.unscanned_files)
+    artifacts = Closers(lambda: (_sarif_artifact(fr, rep.fail_on) for fr in rep.files), len(rep.files))
 
     driver: dict[str, Any] = {"name": "sesstool", "version": __version__, "rules": descriptors}
     return {
@@ -344,7 +325,7 @@ def sarif_log(rep: ValidateReport) -> dict[str, Any]:
             {
                 "tool": {"driver": driver},
                 "invocations": [{"executionSuccessful": True, "exitCode": 1 if rep.failed else 0}],
-                "artifacts": [_sarif_artifact(fr, rep.fail_on) for fr in rep.files],
+                "artifacts": artifacts,
                 "results": results,
                 "properties": {"fail_on": rep.fail_on.label, "failed": rep.failed},
             }
@@ -352,6 +333,27 @@ def sarif_log(rep: ValidateReport) -> dict[str, Any]:
     }
 
 
-def render_sarif(rep: ValidateReport, out: BinaryIO) -> None:
-    """SARIF 2.1.0 (GitHub code scanning and other SARIF viewers): exact JSON, no escaping."""
-    out.write(dumps_pretty(sarif_log(rep)) + b"\n")
+def _sarif_results(rep: Validated, rule_index: dict[str, int]) -> Iterator[dict[str, Any]]:
+    for index, fr in enumerate(rep.files):
+        uri = sarif_uri(fr.path)
+        if not fr.scanned:
+            rid = _unscanned_rule_id(fr)
+            yield {
+                "ruleId": rid,
+                "ruleIndex": rule_index[rid],
+                "level": "error",
+                "message": {"text": fr.error or f"{fr.path}: unreadable"},
+                "locations": [_sarif_location(uri, index, None)],
+            }
+            continue
+        zstd = fr.encoding == "zstd"
+        for f in fr.findings:
+            yield _sarif_result(f, rule_index[f.rule], uri, index, zstd)
+
+
+def render_sarif(rep: Validated, out: BinaryIO) -> None:
+    """SARIF 2.1.0 (GitHub code scanning and other SARIF viewers): exact JSON, no escaping,
+    written in pieces (``json_stream.pretty_pieces``: ``dumps_pretty``'s bytes)."""
+    for piece in pretty_pieces(sarif_log(rep)):
+        out.write(piece)
+    out.write(b"\n")

@@ -158,7 +158,7 @@ def _classify_directory(arg: str | Path, text: str, layouts: Layouts, suffixes: 
     try:
         if generations(directory):
             return PathClass(text, "session-dir")
-        groups = [Group(name, tuple(map(str, root_logs(directory, patterns)))) for name, patterns in layouts]
+        groups = [Group(name, tuple(root_logs(directory, patterns))) for name, patterns in layouts]
         found = tuple(g for g in groups if g.logs)
         if found:
             return PathClass(text, "root", groups=found)
@@ -241,14 +241,15 @@ def walk_logs(directory: str | Path, suffixes: tuple[str, ...]) -> list[str]:
     )
 
 
-def root_logs(root: Path, patterns: tuple[str, ...]) -> list[Path]:
+def root_logs(root: Path, patterns: tuple[str, ...]) -> list[str]:
     """Every file under ``root`` matching one of ``patterns`` (relative globs), sorted, no links
-    followed out of the root."""
-    found: set[Path] = set()
+    followed out of the root. Each kept as its ``str`` as soon as it is found: a ``Path`` costs
+    several times its text, and a root may hold many logs (issue 11 item 1)."""
+    found: set[str] = set()
     for pattern in patterns:
         for path in root.glob(pattern):
             if path.is_file() and not path.is_symlink():
-                found.add(path)
+                found.add(str(path))
     return sorted(found)
 
 

@@ -8,12 +8,13 @@ from sesstool.store.spill import SpillFile, text_key
 
 
 class SpilledStrings:
-    """``core.held_map.StringTable`` in its own spill file."""
+    """``core.held_map.StringTable`` in its own spill file, or a table of ``spill`` (a run's:
+    ``store.run_spill``)."""
 
     __slots__ = ("_size", "_spill", "_table")
 
-    def __init__(self, purpose: str) -> None:
-        self._spill = SpillFile(purpose)
+    def __init__(self, purpose: str, spill: SpillFile | None = None) -> None:
+        self._spill = spill if spill is not None else SpillFile(purpose)
         self._table = self._spill.table("key BLOB PRIMARY KEY, value BLOB NOT NULL", "WITHOUT ROWID")
         self._size = 0
 

@@ -17,6 +17,15 @@ What grew on main's code before this stop (N → 4N, docs/reliability.md "Audit,
 * ``list --json`` of a session directory whose log leaves many calls dangling: the row's tuple
   of every call id (now the first ``FIRST_SEEN`` and ``"more"``).
 
+Stop 30 (docs/reliability.md "Audit, stop 29" (1), (2)): ``migrate`` of a v1 step of one
+block-start chunk nobody claims, then N user messages (the v1→v2 step held every one until the
+step closed: 63.46 → 158.06 on main's code, a74b652; now 37.08 → 37.98, ``core.upgrade.slot_queue``
+spills them), and of 2N v1 steps of one unclaimed chunk each (``SeqRemap``'s dropped runs: 37.29
+→ 40.37; now 38.88 → 39.14, past ``remap.HELD_AT`` in the run's spill). A v2 log of changed
+request/headers (``changed_headers``: a change point per header) is measured on the chain alone
+(tests/migrate/test_run_spill_memory.py): through ``migrate`` it still grows by about 2 MiB from
+40,000 to 160,000 outside the chain, whose own peak is flat.
+
 Each is now a ``core.held_map.HeldMap`` (4,096 keys in memory, then a spill file) or cut at
 ``FIRST_SEEN``. On main's code before (f76fb5c), N → 4N MiB: retry chains 111.85 → 354.99,
 prefixed ids 40.11 → 52.04, ``redact`` 47.71 → 59.88, ``derive --redact`` 44.80 → 56.93,
@@ -53,6 +62,11 @@ try:
     from sesstool.core import held_map
     held_map.HELD_AT = 1024
 except ImportError:  # main's code before stop 29: no held map
+    pass
+try:
+    from sesstool.core.upgrade import remap
+    remap.HELD_AT = 1024
+except ImportError:  # main's code before stop 30
     pass
 """
 N = 20_000
@@ -111,6 +125,60 @@ def distinct_secrets(path: Path, n: int) -> None:
     path.write_bytes(
         _session(4) + b"".join(_user(s, f"u{s}", f"key AKIA{s:016X} and ghp_{s:036d}") for s in range(n))
     )
+
+
+def _chunk(seq: int, step: int, chunk: dict[str, object]) -> bytes:
+    return _line(
+        {
+            "type": "assistant/chunk",
+            "seq": seq,
+            "time": 1003,
+            "data": {"turn": 1, "step": step, "chunk": chunk},
+        }
+    )
+
+
+_BLOCK_START = {"type": "block-start", "index": 0, "blockType": "text"}
+
+
+def held_behind_attempt(path: Path, n: int) -> None:
+    """v1: one step of one block-start chunk nobody claims, then ``n`` user messages: the v1→v2
+    step cannot place them before the step closes (docs/reliability.md "Audit, stop 29" (1))."""
+
+    def body(seq: int) -> bytes:
+        return _chunk(seq, 1, _BLOCK_START) if seq == 2 else _user(seq, f"u{seq}")
+
+    path.write_bytes(_turn(body, n, 1))
+
+
+def unclaimed_attempts(path: Path, n: int) -> None:
+    """v1: one turn of ``n`` steps, each of one chunk nobody claims: a dropped run of the v1→v2
+    renumbering per step (``SeqRemap``, "Audit, stop 29" (2))."""
+    lines = [_session(1), _line({"type": "turn/start", "seq": 0, "time": 1001, "data": {"turn": 1}})]
+    seq = 1
+    for step in range(1, n + 1):
+        at = {"turn": 1, "step": step}
+        lines.append(_line({"type": "step/start", "seq": seq, "time": 1002, "data": at}))
+        lines.append(_chunk(seq + 1, step, _BLOCK_START))
+        lines.append(_line({"type": "step/end", "seq": seq + 2, "time": 1004, "data": at}))
+        seq += 3
+    reason = {"turn": 1, "reason": {"kind": "completed"}}
+    lines.append(_line({"type": "turn/end", "seq": seq, "time": 1005, "data": reason}))
+    path.write_bytes(b"".join(lines))
+
+
+def changed_headers(path: Path, n: int) -> None:
+    """v2: ``n`` request/headers, each changing the system prompt: the v2→v3 step inserts a
+    system message per header, a change of the renumbering's offset each (``SeqRemap``)."""
+
+    def header(seq: int) -> bytes:
+        data = {
+            "header": {"config": {"provider": "p", "model": "m"}, "system": f"prompt {seq}"},
+            "reason": "change",
+        }
+        return _line({"type": "request/header", "seq": seq, "time": 1003, "data": data})
+
+    path.write_bytes(_turn(header, n, 2))
 
 
 def dangling_calls(path: Path, n: int) -> None:
@@ -174,6 +242,15 @@ CASES: list[tuple[str, Callable[[Path, int], None], str, list[str], int, bool]] 
         "rollout-rolled.jsonl",
         ["derive", "--format", "jsonl"],
         N,
+        True,
+    ),
+    ("held-behind-attempt", held_behind_attempt, "session.v1.jsonl", ["migrate", "-o", "out.jsonl"], N, True),
+    (
+        "unclaimed-attempts",
+        unclaimed_attempts,
+        "session.v1.jsonl",
+        ["migrate", "-o", "out.jsonl"],
+        2 * N,
         True,
     ),
     ("missing-parents", missing_parents, f"{SESSION}.jsonl", ["validate", "--format", "github"], N, False),

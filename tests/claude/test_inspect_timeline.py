@@ -2,8 +2,9 @@
 turn, calls and results with tool name and id, sidechain marks), fed to the sink by the
 transcript scanner as it decodes each entry (docs/format.md "Timeline"). Goldens of the
 timeline's bytes (text and ``--json``) for recorded scenarios, raw and zstd alike; ``--turn`` and
-``--last``; standard input; hostile tool names. The memory test: tests/adversarial/
-test_timeline_rows.py."""
+``--last``; standard input; hostile tool names. A session's subagent files' rows merged by
+time into its own (docs/format.md "Subagent rows"): tests/claude/test_timeline_subagents.py.
+The memory tests: tests/adversarial/test_timeline_rows.py, test_timeline_subagents.py."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ import pytest
 from tests.claude._support import EXPECTED_DIR, Scenario, zstd_twin
 from tests.conftest import ROOT, Sesstool, check_golden
 
-GOLDEN = ["text", "tool-parallel", "compact", "kill-tool", "damaged-sidechain-result", "subagent"]
+GOLDEN = [
+    "text",
+    "tool-parallel",
+    "compact",
+    "kill-tool",
+    "damaged-sidechain-result",
+    "subagent",
+    "kill-subagent",
+]
 TEXT_START = "\ntimeline\n"
 JSON_START = ',\n  "timeline": ['
 
@@ -64,9 +73,10 @@ def test_timeline_goldens(sesstool: Sesstool, name: str) -> None:
 @pytest.mark.parametrize("name", GOLDEN)
 def test_a_row_per_entry(sesstool: Sesstool, name: str) -> None:
     """Every line that decodes to an object has its row, in order, its seq the 0-based line
-    number (as --at counts); the turns are the report's (a prompt starts the next)."""
+    number (as --at counts); the turns are the report's (a prompt starts the next). (A subagent
+    file's rows, merged among them, are marked ``agent``.)"""
     log = Scenario(name).transcript
-    found = rows(sesstool, "--timeline", _rel(log))
+    found = [r for r in rows(sesstool, "--timeline", _rel(log)) if "agent" not in r]  # the session's own
     decoded = []
     for number, line in enumerate(log.read_bytes().split(b"\n")[:-1], 1):
         try:

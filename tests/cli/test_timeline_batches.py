@@ -61,8 +61,11 @@ class _LinePrinter:
             self.current_step = e.step
         if e.line is not None:  # a Claude Code / Codex row (line-addressed), printed line by line too
             time = safe_line(e.time) if e.time is not None else "-"
-            row = f"    line {e.line:<6} {time:<24} {safe_line(e.kind):<34} {safe_line(e.summary)}"
-            console.print(Text((row + (" (sidechain)" if e.sidechain else "")).rstrip()))
+            indent = "      " if e.agent is not None else "    "  # a subagent's row, merged (session 30)
+            row = f"{indent}line {e.line:<6} {time:<24} {safe_line(e.kind):<34} {safe_line(e.summary)}"
+            row += " (sidechain)" if e.sidechain else ""
+            row += f" [{safe_line(e.agent)}]" if e.agent is not None else ""
+            console.print(Text(row.rstrip()))
             return
         mark = " (replacement)" if e.shadowed else ""
         console.print(f"    seq {e.seq:<6} {safe_line(e.kind):<18} {safe_line(e.summary)}{mark}")

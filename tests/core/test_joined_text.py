@@ -8,7 +8,9 @@ bytes, a part at a time)."""
 from __future__ import annotations
 
 import io
+import itertools
 import pickle
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -143,3 +145,62 @@ def test_the_text_view_prints_the_held_texts_lines(parts: list[str]) -> None:
         return out.getvalue()
 
     assert printed(_joined(parts)) == printed("\n\n".join(parts))
+
+
+_LINES = st.lists(st.text(alphabet="ab", max_size=3), min_size=1, max_size=8)
+
+
+@st.composite
+def _groupings(draw: st.DrawFn, lines: list[str]) -> JoinedText:
+    """``"\\n".join(lines)`` as a JoinedText of runs of the lines (its part boundaries drawn)."""
+    cuts = sorted(draw(st.sets(st.integers(1, len(lines) - 1))) if len(lines) > 1 else set())
+    bounds = [0, *cuts, len(lines)]
+    return _joined(["\n".join(lines[s:e]) for s, e in itertools.pairwise(bounds)], "\n")
+
+
+@given(st.data(), _LINES, _LINES)
+def test_equal_exactly_when_the_texts_are(data: st.DataObject, lines: list[str], others: list[str]) -> None:
+    """Compared piece by piece whatever the part boundaries of either side: equal to the same
+    text cut elsewhere (or not cut), unequal to any other text."""
+    text = "\n".join(lines)
+    for other in (lines, others):
+        expected = "\n".join(other) == text
+        left, right = data.draw(_groupings(lines)), data.draw(_groupings(other))
+        assert (left == right) == expected and (right == left) == expected
+        assert (left == "\n".join(other)) == expected and ("\n".join(other) == left) == expected
+        assert (_joined([text, ""]) == "\n".join(other) + "\n\n") == expected  # an empty last part
+        assert (_joined(["\n".join(other) + "\n\n"]) == _joined([text, ""])) == expected
+
+
+def test_a_longer_text_is_unequal_from_either_side() -> None:
+    short, longer = _joined(["ab"]), _joined(["ab", "c"])
+    assert short != longer and longer != short and short != "ab\n\nc" and longer != "ab"
+
+
+def test_head_walks_only_the_parts_it_shows() -> None:
+    walked: list[str] = []
+
+    def make() -> Iterator[str]:
+        for part in ("ab", "cd", "ef", "gh"):
+            walked.append(part)
+            yield part
+
+    text = JoinedText(make, 4)
+    for limit, parts in ((0, 1), (1, 2), (2, 2), (4, 2), (5, 3), (6, 3)):  # a separator: the next part
+        walked.clear()
+        assert text.head(limit) == "ab\n\ncd\n\nef\n\ngh"[:limit]
+        assert len(walked) == parts, (limit, walked)
+
+
+def test_a_separator_must_be_whole_lines_at_both_ends() -> None:
+    for separator in (", ", "\n, ", ", \n", ""):
+        with pytest.raises(ValueError, match="whole lines"):
+            JoinedText(lambda: iter(()), 0, separator)
+    assert _joined(["a"], "\n---\n").separator == "\n---\n"
+
+
+def test_out_of_range_names_a_part_and_no_instance_dict() -> None:
+    text = _joined(["a", "b"])
+    with pytest.raises(IndexError, match=r"^part index out of range$"):
+        text[2]
+    assert not hasattr(text, "__dict__")  # slots: one of these per spilled span's message

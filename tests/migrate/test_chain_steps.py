@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sesstool.core.upgrade import Rec, UpgradeRefused
+from sesstool.core.upgrade import Rec, UpgradeRefused, UpgradeSpill
 from sesstool.core.upgrade import chain as chain_module
 from sesstool.core.upgrade.chain import chain, run_chain, step_for
 
@@ -58,6 +58,9 @@ class Tag:
 
     def header(self, header: dict[str, Any]) -> dict[str, Any]:
         return {**header, "trail": [*header.get("trail", []), self.name]}
+
+    def with_spill(self, spill: UpgradeSpill | None) -> Tag:
+        return self  # it holds nothing
 
     def run(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         self.seen.append(header)  # each step gets ITS source header

@@ -3,13 +3,20 @@
 A step turns a stream of ``Rec`` (a physical record's decoded events, with its original bytes
 while it is untouched) at version N into one at N+1; it never writes files. Steps compose in
 order; a missing edge or a refusal stops the chain with ``UpgradeRefused``.
+
+What a run holds past a fixed amount (issue 11 item 1) goes to the ``UpgradeSpill`` the engine
+gives the steps of that run (``Step.with_spill``): the core never touches files, and without a
+spill (the core used alone) everything stays in memory.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
+
+from sesstool.core.held_map import StringTable
 
 
 @dataclass(slots=True)
@@ -39,6 +46,48 @@ class UpgradeRefused(Exception):
         self.detail = detail
 
 
+class NumberedRows(Protocol):
+    """Values by number, read back in number order (``core.upgrade.slot_queue``: the events
+    v1 → v2 holds behind an undecided attempt, §1.3)."""
+
+    def put(self, n: int, value: Any) -> None:
+        """Store ``value`` (JSON values, bytes, ints, None, in tuples) as row ``n`` (replacing it)."""
+        ...
+
+    def drop(self, n: int) -> None: ...
+
+    def after(self, n: int) -> list[tuple[int, Any]]:
+        """The next rows past ``n`` in number order, removed: a page of a bounded size (at
+        least one row while any is left)."""
+        ...
+
+
+class SortedWords(Protocol):
+    """An array of integers that only grows in value, on disk (``core.upgrade.remap``)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int, /) -> int: ...
+    def __setitem__(self, i: int, value: int, /) -> None: ...
+    def append(self, value: int, /) -> None: ...
+    def bisect_left(self, value: int, /) -> int: ...
+
+
+class UpgradeSpill(Protocol):
+    """Where one run of the chain puts what outgrows memory (``store.run_spill.RunSpill``)."""
+
+    def strings(self, purpose: str) -> StringTable:
+        """A ``core.held_map.HeldMap``'s table (v0 → v1 retry chains, v2 → v3 message ids)."""
+        ...
+
+    def rows(self, purpose: str) -> NumberedRows:
+        """Numbered rows (v1 → v2's held events)."""
+        ...
+
+    def sorted_words(self, purpose: str, items: Sequence[int]) -> SortedWords:
+        """A growing array holding ``items`` first (``SeqRemap``'s change points, dropped runs)."""
+        ...
+
+
 class Step(Protocol):
     """One adjacent edge vN → vN+1."""
 
@@ -54,16 +103,21 @@ class Step(Protocol):
         """Upgrade the events. ``header`` is the SOURCE header of this step."""
         ...
 
+    def with_spill(self, spill: UpgradeSpill | None) -> Self:
+        """This step, its runs putting what outgrows memory in ``spill``."""
+        ...
+
 
 class StepShell:
     """What every ``Step`` shares: its name and edge (``class X(StepShell, name=..., source=N)``:
     the target is N+1), the check of its source header (``check``, before both ``header`` and
     ``run``), and a header that changes by its version alone unless ``edit_header`` says more.
-    A step writes ``events``."""
+    A step writes ``events``; its run's state takes ``self.spill`` (``with_spill``)."""
 
     name: str
     source: int
     target: int
+    spill: UpgradeSpill | None = None  # the steps of the dialects' chains: none (in memory)
 
     def __init_subclass__(cls, *, name: str, source: int, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -87,6 +141,12 @@ class StepShell:
 
     def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         raise NotImplementedError
+
+    def with_spill(self, spill: UpgradeSpill | None) -> Self:
+        """A copy of this step whose runs spill to ``spill`` (one per run: the engine's)."""
+        made = copy.copy(self)
+        made.spill = spill
+        return made
 
 
 def each_event(recs: Iterator[Rec]) -> Iterator[tuple[dict[str, Any], bytes | None, bool]]:

@@ -32,7 +32,7 @@ import orjson
 from sesstool.core.chunk_rows import expand_row
 from sesstool.core.jsonline import decode_fallback
 from sesstool.core.seq_ranges import decode_seqs
-from sesstool.core.upgrade import Step, StepShell, v1, v2, v3, v4
+from sesstool.core.upgrade import Step, StepShell, UpgradeSpill, v1, v2, v3, v4
 from sesstool.core.upgrade.records import encode_event, released_envelope
 from sesstool.core.vocabulary import PACKED_TAGS
 
@@ -80,12 +80,13 @@ def _lines(
     target: int,
 ) -> Iterator[bytes]:
     by_source = {step.source: (step, headers[i]) for i, step in enumerate(steps)}
-    out: list[bytes] = []
-    finishers: list[Callable[[], None]] = []
+    out: list[bytes] = []  # the lines of one record (or of one event v1 → v2 releases), then yielded
+    finishers: list[Callable[[], Iterator[None]]] = []
     into_v2, flush2, run2 = _v2_stage(by_source, _v3_on(by_source, out.append, target, finishers), finishers)
     normalise: Normalise | None = None
     if 0 in by_source:
-        normalise = v1._Normaliser(by_source[0][1]["id"]).event
+        step0, header0 = by_source[0]
+        normalise = v1._Normaliser(header0["id"], _spill_of(step0)).event
     finishers.reverse()  # the first step finishes first, its last records flowing on
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -109,24 +110,32 @@ def _lines(
                     run2.last_time = time
                     run2.prev_splice = None
                     run2.take(seq, time, turn, step, chunk)
-                    head = run2.buf[0]
+                    head = run2.buf.first()
                     attempt = head.attempt
                     if attempt is None or head is not attempt.slot or attempt.state != pending:
-                        flush2()
+                        for _ in flush2():
+                            yield from out
+                            out.clear()
                     continue
         _record(obj, raw, normalise, into_v2)
-        flush2()
+        for _ in flush2():
+            yield from out
+            out.clear()
         if out:
             yield from out
             out.clear()
     for closer in closers:
         _one(closer, None, normalise, into_v2)
-        flush2()
+        for _ in flush2():
+            yield from out
+            out.clear()
         if out:
             yield from out
             out.clear()
     for finish in finishers:
-        finish()
+        for _ in finish():
+            yield from out
+            out.clear()
     yield from out
 
 
@@ -159,11 +168,13 @@ def _one(event: dict[str, Any], raw: bytes | None, normalise: Normalise | None, 
 
 
 Stages = dict[int, tuple[Step, dict[str, Any]]]
+Finish = Callable[[], Iterator[None]]
+# events v1 → v2 may release from one flush into the lines of one record; a flush of more pauses
+# after each (a step closing behind every event it held releases them all)
+_PASSED_AT_ONCE = 64
 
 
-def _v3_on(
-    by_source: Stages, emit: Callable[[bytes], None], target: int, finishers: list[Callable[[], None]]
-) -> Push:
+def _v3_on(by_source: Stages, emit: Callable[[bytes], None], target: int, finishers: list[Finish]) -> Push:
     """The push into v2 → v3 (or v3 → v4, or the encoder: the first of them in the chain),
     each step pushing into the next and the last into the encoder (``records.encode_records``)."""
 
@@ -185,53 +196,77 @@ def _v3_on(
             else:
                 after4(event, raw)
 
-        def finish4() -> None:
+        def finish4() -> Iterator[None]:
             for rec in run4.finish():
                 for new in rec.events:
                     after4(new, None)
+            yield
 
         push = push4
         finishers.append(finish4)
     if 2 in by_source:
-        run3 = v3._Run(by_source[2][1])
+        step3, header2 = by_source[2]
+        run3 = v3._Run(header2, _spill_of(step3))
         after3 = push
 
         def push3(event: dict[str, Any], raw: bytes | None) -> None:
             for rec in run3.event(event, raw):
                 after3(rec.events[0], rec.raw)
 
+        def finish3() -> Iterator[None]:
+            run3.finish()
+            yield
+
         push = push3
-        finishers.append(run3.finish)
+        finishers.append(finish3)
     return push
 
 
 def _v2_stage(
-    by_source: Stages, after2: Push, finishers: list[Callable[[], None]]
-) -> tuple[Push, Callable[[], None], v2._Run | None]:
+    by_source: Stages, after2: Push, finishers: list[Finish]
+) -> tuple[Push, Callable[[], Iterable[None]], v2._Run | None]:
     """(the push into v1 → v2, its flush at a record's end, its state), or the push onward,
-    a flush that does nothing and None when the chain starts later."""
+    a flush that does nothing and None when the chain starts later. The flush and the finish
+    pause after each event they release (a step that closes may release every event held behind
+    its attempt: they are passed on, never gathered)."""
     if 1 not in by_source:
         return after2, _nothing, None
-    state2 = v2._Run(by_source[1][1])
+    step2, header1 = by_source[1]
+    state2 = v2._Run(header1, _spill_of(step2))
 
     def push2(event: dict[str, Any], raw: bytes | None) -> None:
         canonical = released_envelope(event)
         state2.event(canonical, raw if canonical is event else None)
 
-    def flush2() -> None:
+    def flush2() -> Iterable[None]:
+        if len(state2.buf) <= _PASSED_AT_ONCE:
+            for rec in state2.flush():
+                after2(rec.events[0], rec.raw)
+            return ()
+        return drain()
+
+    def drain() -> Iterator[None]:
         for rec in state2.flush():
             after2(rec.events[0], rec.raw)
+            yield
 
-    def finish2() -> None:
+    def finish2() -> Iterator[None]:
         for rec in state2.finish():
             after2(rec.events[0], rec.raw)
+            yield
 
     finishers.append(finish2)
     return push2, flush2, state2
 
 
-def _nothing() -> None:
-    pass
+def _nothing() -> Iterable[None]:
+    return ()
+
+
+def _spill_of(step: Step) -> UpgradeSpill | None:
+    """The spill the engine gave the step for this run (``Step.with_spill``)."""
+    assert isinstance(step, StepShell)
+    return step.spill
 
 
 __all__ = ["fusable", "fused_chain"]

@@ -3,7 +3,12 @@ remapping of every declared same-log reference.
 
 Old and new seqs both increase, so the map is stored as change points (old seq where the
 offset new − old changes) plus the dropped runs: a few numbers per consumed chunk attempt or
-inserted event, never one per event.
+inserted event, never one per event. A log can still make either grow with every event (issue
+11 item 1: an unclaimed chunk attempt per step, a changed ``request/header`` per line): past
+``HELD_AT`` numbers each pair of arrays moves to the run's spill (``UpgradeSpill.sorted_words``,
+injected by the engine; paged arrays searched by their values), so that a reference to any
+earlier seq still resolves exactly, and memory stays a fixed amount. Without a spill they stay
+arrays in memory.
 """
 
 from __future__ import annotations
@@ -11,42 +16,83 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
-from sesstool.core.upgrade import UpgradeRefused
+from sesstool.core.upgrade import SortedWords, UpgradeRefused, UpgradeSpill
+
+HELD_AT = 4096  # change points (and, apart, dropped runs) in memory; past them both arrays spill
+
+Words: TypeAlias = "array[int] | SortedWords"
+
+
+def _floor(values: Words, old: int) -> int:
+    """The index of the last value ≤ ``old`` in ``values`` (which only grow); -1 when none."""
+    if isinstance(values, array):
+        return bisect_right(values, old) - 1
+    return values.bisect_left(old + 1) - 1
 
 
 class SeqRemap:
-    def __init__(self) -> None:
-        self._points = array("q")  # old seqs where a new offset starts
-        self._offsets = array("q")  # new - old from that point on
-        self._dropped_start = array("q")
-        self._dropped_end = array("q")  # inclusive
+    def __init__(self, spill: UpgradeSpill | None = None) -> None:
+        self._spill = spill
+        self._points: Words = array("q")  # old seqs where a new offset starts
+        self._offsets: Words = array("q")  # new - old from that point on
+        self._dropped_start: Words = array("q")
+        self._dropped_end: Words = array("q")  # inclusive; the last one is ``_end`` until ``_settle``
+        # the last offset and the end of the last dropped run, as plain ints: a chunk (the bulk
+        # of a v0/v1 log) extends the run without touching an array, spilled or not
+        self._offset: int | None = None
+        self._end = -2
+        self._end_written = True
 
     def keep(self, old: int, new: int) -> None:
         """``old`` survives as ``new`` (calls come in increasing order)."""
         offset = new - old
-        if not self._offsets or self._offsets[-1] != offset:
+        if self._offset != offset:
+            self._offset = offset
             self._points.append(old)
             self._offsets.append(offset)
+            if len(self._points) > HELD_AT and isinstance(self._points, array) and self._spill is not None:
+                self._points = self._spilled(self._points)
+                self._offsets = self._spilled(self._offsets)
 
     def drop(self, old: int) -> None:
         """``old`` was consumed (a reference to it refuses)."""
-        if self._dropped_end and self._dropped_end[-1] == old - 1:
-            self._dropped_end[-1] = old
+        if self._end == old - 1:
+            self._end = old
+            self._end_written = False
         else:
+            self._settle()
+            self._end = old
             self._dropped_start.append(old)
             self._dropped_end.append(old)
+            starts = self._dropped_start
+            if len(starts) > HELD_AT and isinstance(starts, array) and self._spill is not None:
+                self._dropped_start = self._spilled(starts)
+                self._dropped_end = self._spilled(self._dropped_end)
+
+    def _spilled(self, values: Words) -> SortedWords:
+        assert self._spill is not None and isinstance(values, array)
+        return self._spill.sorted_words("the seq renumbering of a migration", values)
+
+    def _settle(self) -> None:
+        """The open run's end written to its array."""
+        if not self._end_written:
+            self._dropped_end[-1] = self._end
+            self._end_written = True
 
     def dropped(self, old: int) -> bool:
-        i = bisect_right(self._dropped_start, old) - 1
+        if old > self._end:  # past every dropped run (the common reference: no search)
+            return False
+        self._settle()
+        i = _floor(self._dropped_start, old)
         return i >= 0 and old <= self._dropped_end[i]
 
     def new(self, old: int) -> int | None:
         """The new seq of ``old``; None when it was dropped or never seen."""
         if self.dropped(old):
             return None
-        i = bisect_right(self._points, old) - 1
+        i = _floor(self._points, old)
         if i < 0:
             return None
         return old + self._offsets[i]

@@ -31,7 +31,7 @@ from typing import Any
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.held_map import HeldMap
 from sesstool.core.jsonline import dumps
-from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, check_header_keys
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, check_header_keys
 from sesstool.core.upgrade.records import released_envelope
 from sesstool.core.vocabulary import KNOWN, LEGACY_V0, RETIRED_V0
 
@@ -151,12 +151,13 @@ class _Normaliser:
 
     __slots__ = ("compaction_id", "retry_ids", "sid")
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, spill: UpgradeSpill | None = None) -> None:
         self.sid = session_id
         self.compaction_id: str | None = None
         # a chain (turn, step, provider, policy key: compact JSON) → its id. A v0 turn may name
         # a fresh chain on every line (issue 11 item 1): ``HeldMap`` keeps 4,096, then spills
-        self.retry_ids = HeldMap("the retry chains of a turn")
+        # to the run's spill (when the engine gave one)
+        self.retry_ids = HeldMap("the retry chains of a turn", spill.strings if spill is not None else None)
 
     def refuse(self, detail: str, event: dict[str, Any]) -> UpgradeRefused:
         seq = event.get("seq")
@@ -474,7 +475,7 @@ class V0ToV1(StepShell, name=NAME, source=0):
     check = staticmethod(check_header)
 
     def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
-        norm = _Normaliser(header["id"])
+        norm = _Normaliser(header["id"], self.spill)
         event = norm.event
         for rec in recs:
             events = rec.events

@@ -31,19 +31,23 @@ silent are listed here and in fixtures/migrate/v1-to-v2/README.md).
 
 Streaming: only the events whose output position still depends on an undecided attempt are
 held (from the first pending attempt of the current step to the point where it is decided), plus
-the ``SeqRemap``; the log itself is never held.
+the ``SeqRemap``; the log itself is never held. Both are bounded (issue 11 item 1): past a fixed
+amount the held events go, in order, to the run's spill (``core.upgrade.slot_queue``) and so do
+the remap's change points (``core.upgrade.remap``), when the engine gives the step one
+(``with_spill``).
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sesstool.core.header import MAX_SAFE
-from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, each_event
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, each_event
 from sesstool.core.upgrade.records import released_envelope
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
+from sesstool.core.upgrade.slot_queue import Slot as _Slot
+from sesstool.core.upgrade.slot_queue import SlotQueue
+from sesstool.core.upgrade.streams import StreamBuilder
 from sesstool.core.vocabulary import KNOWN, LEGACY_PREFIXES_V0, LEGACY_V0
 
 NAME = "session-format-v1-to-v2"
@@ -54,117 +58,7 @@ INVENTORY_V1: frozenset[str] = KNOWN[1] - LEGACY_V0
 
 _CHUNK_KEYS = frozenset({"type", "seq", "time", "data"})
 _CHUNK_DATA_KEYS = frozenset({"turn", "step", "chunk"})
-_TEXT_DELTA_KEYS = frozenset({"type", "index", "text"})
-_TOOL_DELTA_KEYS = frozenset({"type", "index", "id", "argumentsDelta"})
-_TOOL_DELTA_NAMED_KEYS = _TOOL_DELTA_KEYS | {"name"}
-_RUN_TYPE = {
-    "text-delta": "text-chunks",
-    "reasoning-delta": "reasoning-chunks",
-    "tool-call-delta": "tool-call-chunks",
-}
 _CLOSES_STEP_ATTEMPT = frozenset({"llm/retry", "llm/retry-started"})
-
-# -- embedded streams (§4.5) ------------------------------------------------------------------
-
-
-def _run_key(chunk: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The merge key of a delta chunk that may join a run record, or None when the chunk must
-    stay a raw ``chunk`` record: runs hold only deltas with exactly the whitelisted members, a
-    non-negative integer index and a non-empty text (tool calls: a non-empty id, an absent or
-    non-empty name and a non-empty argument fragment), so a run record loses nothing."""
-    kind = chunk.get("type")
-    index = chunk.get("index")
-    if type(index) is not int or not 0 <= index <= MAX_SAFE:
-        return None
-    keys = chunk.keys()
-    if kind in ("text-delta", "reasoning-delta"):
-        text = chunk.get("text")
-        if keys != _TEXT_DELTA_KEYS or type(text) is not str or not text:
-            return None
-        return (kind, index)
-    if kind == "tool-call-delta":
-        if keys != _TOOL_DELTA_KEYS and keys != _TOOL_DELTA_NAMED_KEYS:
-            return None
-        cid, args = chunk.get("id"), chunk.get("argumentsDelta")
-        if type(cid) is not str or not cid or type(args) is not str or not args:
-            return None
-        if "name" in chunk:
-            name = chunk["name"]
-            if type(name) is not str or not name:
-                return None
-            return (kind, index, cid, True, name)
-        return (kind, index, cid, False, None)
-    return None
-
-
-class StreamBuilder:
-    """Compacts an attempt's chunks into §4.5 records as they arrive: consecutive deltas with
-    the same merge key and a safe time gap form one run of any length ≥ 1 (``time0`` = the first
-    member's time, ``dt`` = the gaps, members never joined); everything else is
-    ``{type: 'chunk', time, chunk}``."""
-
-    __slots__ = ("_key", "_last_time", "records")
-
-    def __init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
-        self._key: tuple[Any, ...] | None = None  # merge key of the open run (the last record)
-        self._last_time = 0
-
-    def add(self, time: int, chunk: dict[str, Any]) -> None:
-        kind = chunk.get("type")
-        if kind == "text-delta" or kind == "reasoning-delta":
-            # the bulk of a stream, checked as ``_run_key`` checks it (issue 14)
-            index, text = chunk.get("index"), chunk.get("text")
-            if (
-                type(index) is int
-                and 0 <= index <= MAX_SAFE
-                and type(text) is str
-                and text
-                and chunk.keys() == _TEXT_DELTA_KEYS
-            ):
-                gap = time - self._last_time
-                self._last_time = time
-                open_key = self._key
-                if (
-                    open_key is not None
-                    and open_key[0] == kind
-                    and open_key[1] == index
-                    and len(open_key) == 2
-                    and -MAX_SAFE <= gap <= MAX_SAFE
-                ):
-                    run = self.records[-1]
-                    run["dt"].append(gap)
-                    run["texts"].append(text)
-                    return
-                self._key = (kind, index)
-                self.records.append(
-                    {"type": _RUN_TYPE[kind], "time0": time, "index": index, "dt": [], "texts": [text]}
-                )
-                return
-        key = _run_key(chunk)
-        if key is None:
-            self.records.append({"type": "chunk", "time": time, "chunk": chunk})
-            self._key = None
-            return
-        gap = time - self._last_time
-        self._last_time = time
-        member = chunk["argumentsDelta"] if key[0] == "tool-call-delta" else chunk["text"]
-        if key == self._key and -MAX_SAFE <= gap <= MAX_SAFE:
-            run = self.records[-1]
-            run["dt"].append(gap)
-            run["args" if key[0] == "tool-call-delta" else "texts"].append(member)
-            return
-        self._key = key
-        record: dict[str, Any] = {"type": _RUN_TYPE[key[0]], "time0": time, "index": key[1], "dt": []}
-        if key[0] == "tool-call-delta":
-            record["id"] = key[2]
-            if key[3]:
-                record["name"] = key[4]
-            record["args"] = [member]
-        else:
-            record["texts"] = [member]
-        self.records.append(record)
-
 
 # -- the step ---------------------------------------------------------------------------------
 
@@ -211,41 +105,19 @@ class _Attempt:
         return i == len(seqs)
 
 
-class _Slot:
-    """A pending output position: a source event (``old`` = its seq), a generated event
-    (``old`` None, ``origin`` = the source position it stands at) or an attempt placeholder."""
-
-    __slots__ = ("attempt", "event", "old", "origin", "raw", "touched")
-
-    def __init__(
-        self,
-        event: dict[str, Any] | None,
-        origin: int,
-        old: int | None = None,
-        raw: bytes | None = None,
-        touched: bool = False,
-        attempt: _Attempt | None = None,
-    ) -> None:
-        self.event = event
-        self.origin = origin
-        self.old = old
-        self.raw = raw
-        self.touched = touched
-        self.attempt = attempt
-
-
 class _Run:
     """The state of one v1 → v2 pass."""
 
-    def __init__(self, header: dict[str, Any]) -> None:
+    def __init__(self, header: dict[str, Any], spill: UpgradeSpill | None = None) -> None:
         self.header = header
         self.seeded = "seedLength" in header
         cut = header.get("seedLength", 0)
         self.cut = cut if type(cut) is int else 0
         self.cut_done = not self.seeded
-        self.remap = SeqRemap()
+        self.remap = SeqRemap(spill)
         self.next = 0
-        self.buf: deque[_Slot] = deque()
+        rows = (lambda: spill.rows("the events a v1→v2 migration holds")) if spill is not None else None
+        self.buf = SlotQueue(_resolved, rows)
         self.open: dict[tuple[int, int], _Attempt] = {}  # the attempt taking chunks, per key
         self.pending: list[_Attempt] = []  # unclaimed, unsettled attempts in creation order
         created = header.get("createdAt")
@@ -387,10 +259,14 @@ class _Run:
         # one buffered (its previous chunk came just before), that is the same position: the
         # slot stays, instead of a new one that supersedes it (an open attempt is pending, and
         # ``flush`` never passes a pending attempt's slot, so the slot is still buffered).
-        if not buf or buf[-1] is not attempt.slot:
+        last = buf.last()
+        if last is None or last is not attempt.slot:
+            before = attempt.slot
             slot = _Slot(None, seq, attempt=attempt)
             attempt.slot = slot
             buf.append(slot)
+            if before is not None:
+                buf.changed(before)  # superseded
         if chunk.get("type") == "finish":
             attempt.closed = True
             del self.open[key]
@@ -420,6 +296,8 @@ class _Run:
             self.check_cut(attempt, seq, "assistant/message")
             attempt.state = _CLAIMED
             self.pending.remove(attempt)
+            if attempt.slot is not None:
+                self.buf.changed(attempt.slot)
             if self.open.get((attempt.turn, attempt.step)) is attempt:
                 del self.open[attempt.turn, attempt.step]
             stream = attempt.stream.records
@@ -445,25 +323,14 @@ class _Run:
             for attempt in [a for a in self.pending if which(a)]:
                 attempt.state = _SETTLED
                 self.pending.remove(attempt)
+                if attempt.slot is not None:
+                    self.buf.changed(attempt.slot)
 
     # -- output
 
     def flush(self) -> Iterator[Rec]:
-        buf = self.buf
-        while buf:
-            slot = buf[0]
-            attempt = slot.attempt
-            if attempt is not None:
-                if slot is not attempt.slot:  # superseded: the attempt moved to a later chunk
-                    buf.popleft()
-                    continue
-                if attempt.state == _PENDING:
-                    return
-                buf.popleft()
-                if attempt.state == _SETTLED:
-                    yield from self.emit(_Slot(_attempt_event(attempt), attempt.last_seq))
-                continue
-            buf.popleft()
+        # a pending attempt's placeholder stops it: what follows waits (``SlotQueue.hold``)
+        for slot in self.buf.released():
             yield from self.emit(slot)
 
     def emit(self, slot: _Slot) -> Iterator[Rec]:
@@ -533,6 +400,18 @@ def _marker(seq: int, time: Any) -> dict[str, Any]:
     return {"type": "session/end-seed", "seq": seq, "time": time, "data": {"inherited": True}}
 
 
+def _resolved(slot: _Slot) -> _Slot | None:
+    """What an attempt's placeholder stands for now: itself while the attempt is pending, nothing
+    once it was superseded (the attempt moved to a later chunk) or claimed, its log-only
+    ``assistant/attempt`` once settled."""
+    attempt: _Attempt = slot.attempt
+    if slot is not attempt.slot or attempt.state == _CLAIMED:
+        return None
+    if attempt.state == _PENDING:
+        return slot
+    return _Slot(_attempt_event(attempt), attempt.last_seq)
+
+
 def _attempt_event(attempt: _Attempt) -> dict[str, Any]:
     return {
         "type": "assistant/attempt",
@@ -578,7 +457,7 @@ class V1ToV2(StepShell, name=NAME, source=1):
         return out
 
     def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
-        state = _Run(header)
+        state = _Run(header, self.spill)
         for event, raw, last in each_event(recs):
             canonical = released_envelope(event)
             state.event(canonical, raw if canonical is event else None)

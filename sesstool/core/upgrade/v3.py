@@ -47,7 +47,7 @@ from typing import Any
 
 from sesstool.core.held_map import HeldMap
 from sesstool.core.jsonline import dumps
-from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, each_event
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, each_event
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
 from sesstool.core.vocabulary import KNOWN, PTC_DISPATCH, SURFACE
 
@@ -93,11 +93,11 @@ def _renamed_sources(items: Any) -> Any:
 
 
 class _Run:
-    def __init__(self, header: dict[str, Any]) -> None:
+    def __init__(self, header: dict[str, Any], spill: UpgradeSpill | None = None) -> None:
         self.session_id = header.get("id")
         self.seeded = header.get("isSeeded") is True
         self.tagged = False
-        self.remap = SeqRemap()
+        self.remap = SeqRemap(spill)
         self.next = 0
         self.head: int | None = None  # target seq of the current protected head
         self.prompt = ""
@@ -109,8 +109,9 @@ class _Run:
         # memory, then a spill file), and a source id is looked up once, never compared with
         # every generated id (n² hashes before)
         self.head_anchor: int | None = None
-        self.generated_ids = HeldMap("the system message ids a v2→v3 migration generated")
-        self.prefixed_source_ids = HeldMap("the source message ids that carry the generated prefix")
+        tables = spill.strings if spill is not None else None
+        self.generated_ids = HeldMap("the system message ids a v2→v3 migration generated", tables)
+        self.prefixed_source_ids = HeldMap("the source message ids that carry the generated prefix", tables)
 
     def refuse(self, detail: str, seq: int | None = None, event_type: str | None = None) -> UpgradeRefused:
         return UpgradeRefused(NAME, 2, detail, seq, event_type)
@@ -376,7 +377,7 @@ class V2ToV3(StepShell, name=NAME, source=2):
         return out
 
     def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
-        state = _Run(header)
+        state = _Run(header, self.spill)
         for event, raw, _ in each_event(recs):
             yield from state.event(event, raw)
         state.finish()

@@ -68,7 +68,7 @@ class Compactions(ItemsEqual[Compaction]):
         if not self._items.spilled:
             self._uuids += len(compaction.preserved)
             if self._uuids > held.HELD_AT:
-                self._items._move(self._store())  # as a list of as many records would
+                self._items.move()  # as a list of as many records would
 
     def anchored(self, anchor: object) -> Iterator[Compaction]:
         """The compactions whose anchor equals ``anchor``, in file order (None: those without

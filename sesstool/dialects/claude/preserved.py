@@ -5,9 +5,10 @@ A ``compact_boundary`` names the entries it keeps (``compactMetadata.preservedMe
 spec agent-formats §1.6 "Compaction"); resume sends them after the compact summary (§1.7 C).
 Nothing limits how many a log writes, so derive no longer holds a set of them all: ``Preserved``
 maps each distinct preserved uuid to the first wanted line (on the chain or reattached) whose
-entry carries it, in a dict up to ``held.HELD_AT`` uuids and past them as rows of the
-derivation's spill file (store/spill.py; keyed by the exact uuid, so a look-up is one B-tree
-search and nothing is sorted or held in memory). ``missing_reason`` bounds what derive says of
+entry carries it, in a dict up to ``held.HELD_AT`` uuids or ``held.HELD_BYTES`` of their text
+(a uuid is as long as a log makes it) and past them as rows of the derivation's spill file
+(store/spill.py; keyed by the exact uuid, so a look-up is one B-tree search and nothing is
+sorted or held in memory). ``missing_reason`` bounds what derive says of
 the uuids not in the file: the first ``FIRST_SEEN`` each named once, then one note that there
 were more (``core/first_seen.py``; docs/format.md, "Memory").
 """
@@ -28,12 +29,14 @@ MORE_MISSING = f"compactions preserved more uuids that are not in the file (the 
 
 class Preserved:
     """The distinct uuids ``compactions`` preserve -> the first line ``note``d for each: a dict
-    up to ``held.HELD_AT`` uuids (read when used: the tests lower it), then a table in
-    ``store()`` (the derivation's spill file, shared with its index)."""
+    up to ``held.HELD_AT`` uuids and ``held.HELD_BYTES`` of them (read when used: the tests
+    lower them), then a table in ``store()`` (the derivation's spill file, shared with its
+    index)."""
 
     def __init__(self, compactions: Iterable[Compaction], store: Store) -> None:
         self._store = store
         self._held: dict[str, int] = {}
+        self._bytes = 0  # the length of the uuids held: a log's uuid can be as long as its line
         self._file: SpillFile | None = None
         self._name = ""
         for compaction in compactions:  # one compaction's uuids at a time (its line's worth)
@@ -49,8 +52,10 @@ class Preserved:
             self._file.executemany(f"INSERT OR IGNORE INTO {self._name} VALUES (?, ?)", rows)
             return
         for uuid in uuids:
-            self._held.setdefault(uuid, NOT_SEEN)
-        if len(self._held) > held.HELD_AT:
+            if uuid not in self._held:
+                self._held[uuid] = NOT_SEEN
+                self._bytes += len(uuid)
+        if len(self._held) > held.HELD_AT or self._bytes > held.HELD_BYTES:
             self._move(self._store())
 
     def _move(self, file: SpillFile) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 from sesstool.core.closer_list import Closers
 from sesstool.dialects.claude.held import HeldList, Store
 from sesstool.store.spill import IntArray, SpillFile
+from sesstool.store.spilling_list import paged
 
 Json = dict[str, Any]
 # the reply's members as (line, entry), in file order, decoded as they are walked
@@ -77,16 +78,13 @@ def or_itself(found: Members | None, line: int, entry: Json) -> Members:
 
 def paged_lines(store: SpillFile, table: str, kind: int, key: bytes) -> Iterator[int]:
     """The lines of ``table``'s rows (kind, key, line) of ``kind`` and ``key``, in order: read
-    back ``PAGE`` at a time, each page a statement of its own that starts past the last line
-    (no cursor is left open while the caller runs others on the same file)."""
-    last = -1
-    while True:
-        rows = store.execute(
+    back ``PAGE`` at a time past the last line (``store.spilling_list.paged``: no cursor is left
+    open while the caller runs others on the same file)."""
+
+    def page(last: int) -> list[Any]:
+        return store.execute(
             f"SELECT line FROM {table} WHERE kind = ? AND key = ? AND line > ? ORDER BY line LIMIT ?",
             (kind, key, last, PAGE),
         ).fetchall()
-        for row in rows:
-            yield int(row[0])
-        if not rows or len(rows) < PAGE:
-            return
-        last = int(rows[-1][0])
+
+    return (int(row[0]) for row in paged(page, -1, full=PAGE))

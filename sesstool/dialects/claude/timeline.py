@@ -86,8 +86,15 @@ def _note(entry: dict[str, Any], text: str) -> str:
 
 
 class ClaudeTimeline(SpanCollector):
+    # a subagent's own file (its first entry a sidechain entry naming its agent, as the transcript
+    # scanner tells): its calls are its own, so its results name their tool (docs/format.md
+    # "Subagent rows"); None until the first entry
+    subagent_file: bool | None = None
+
     def record(self, entry: dict[str, Any], line: int, offset: int) -> None:
         found = _classify(entry)
+        if self.subagent_file is None and entry.get("type") in vocab.CHAIN_TYPES:
+            self.subagent_file = found.sidechain and isinstance(entry.get("agentId"), str)
         before = self.open_turn
         names = [self.call_name(call_id) for call_id, _ in found.results]  # before the results close them
         if found.t is not None:
@@ -111,8 +118,8 @@ class ClaudeTimeline(SpanCollector):
             self.next_turn(t, line)
             return
         self.tick(line, None, t, offset)
-        if found.sidechain and found.kind == "assistant":
-            return  # a subagent's own calls are not the session's (its results still answer calls)
+        if found.sidechain and found.kind == "assistant" and not self.subagent_file:
+            return  # a subagent's calls inline are not the session's (its results still answer calls)
         for call_id, name in found.calls:
             self.start_call(call_id, name, t, None, line)
         for call_id, error in found.results:

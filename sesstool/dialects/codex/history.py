@@ -22,6 +22,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -173,11 +174,20 @@ class _Spill:
 
 
 _COLUMNS = (("segment", "q"), ("ref", "q"), ("sub", "q"), ("kind", "b"), ("key", "q"))
+_DEAD = 7  # the kind of an item a rollback dropped, until the columns are compacted
 
 
 class _Items:
     """The history as columns of machine words, in order; past ``SPILL_AT`` items (a
-    ``spill`` given) the columns are paged to a spill file."""
+    ``spill`` given) the columns are paged to a spill file.
+
+    A rollback costs what it drops (issue 11 item 1, stop 30): ``users`` lists where each
+    segment holding a user message starts (segments >= 0, oldest first), so the newest are
+    found without walking past the segments without one (which a rollback keeps); their items
+    are marked ``_DEAD`` where they are, the dead items at the end cut off, and the columns
+    compacted in place once the dead outnumber the living (each item moved at most once per
+    item dropped before it). The columns are never copied: ``n`` items of them are used, the
+    rest is room the next items overwrite."""
 
     def __init__(self, spill: _Spill | None = None) -> None:
         self.spill = spill
@@ -187,75 +197,90 @@ class _Items:
         self.sub: IntArray = array("q")
         self.kind: IntArray = array("b")
         self.key: IntArray = array("q")  # _call_key(call_id); -1: no call_id
+        self.users: IntArray = array("q")  # the first item of each segment holding a user message
+        self.n = self.users_n = self.dead = 0
 
     def __len__(self) -> int:
-        return len(self.ref)
+        return self.n
 
     def _move(self) -> None:
         assert self.spill is not None
         for name, typecode in _COLUMNS:
-            setattr(self, name, self.spill.array(typecode, getattr(self, name)))
+            setattr(self, name, self.spill.array(typecode, islice(getattr(self, name), self.n)))
+        self.users = self.spill.array("q", islice(self.users, self.users_n))
         self.spilled = True
 
     def append(self, segment: int, ref: int, sub: int, item: dict[str, Any]) -> None:
-        if not self.spilled and self.spill is not None and len(self.ref) >= SPILL_AT:
+        n = self.n
+        if not self.spilled and self.spill is not None and n >= SPILL_AT:
             self._move()
-        self.segment.append(segment)
-        self.ref.append(ref)
-        self.sub.append(sub)
-        self.kind.append(_kind(item))
+        kind = _kind(item)
         call_id = item.get("call_id")
-        self.key.append(-1 if call_id is None else _call_key(call_id))
+        self._put(n, segment, ref, sub, kind, -1 if call_id is None else _call_key(call_id))
+        self.n = n + 1
+        if kind != _USER or segment < 0:
+            return
+        users, top = self.users, self.users_n - 1
+        if top >= 0 and self.segment[users[top]] == segment:
+            return  # its segment already holds one
+        # where the segment starts: walked once, as it first holds a user message
+        while n > 0 and self.segment[n - 1] == segment and self.kind[n - 1] != _DEAD:
+            n -= 1
+        _put(users, top + 1, n)
+        self.users_n = top + 2
 
-    def keep(self, wanted: Callable[[int], bool]) -> _Items:
-        kept = _Items(self.spill)
-        if self.spilled:
-            kept._move()
-        for i in range(len(self)):
-            if wanted(i):
-                kept.segment.append(self.segment[i])
-                kept.ref.append(self.ref[i])
-                kept.sub.append(self.sub[i])
-                kept.kind.append(self.kind[i])
-                kept.key.append(self.key[i])
-        return kept
+    def _put(self, i: int, segment: int, ref: int, sub: int, kind: int, key: int) -> None:
+        """The columns' item ``i`` (at most one past the end of their room)."""
+        _put(self.segment, i, segment)
+        _put(self.ref, i, ref)
+        _put(self.sub, i, sub)
+        _put(self.kind, i, kind)
+        _put(self.key, i, key)
+
+    def roll_back(self, turns: int) -> None:
+        """Drop the newest ``turns`` segments that hold a user message (all of them when there
+        are fewer), keeping every other item in order."""
+        take = min(turns, self.users_n)
+        if take == 0:
+            return
+        segments, kinds, n = self.segment, self.kind, self.n
+        for top in range(self.users_n - 1, self.users_n - 1 - take, -1):
+            i = self.users[top]
+            segment = segments[i]
+            while i < n and segments[i] == segment:  # a segment's items are contiguous
+                kinds[i] = _DEAD
+                i += 1
+                self.dead += 1
+        self.users_n -= take
+        while n > 0 and kinds[n - 1] == _DEAD:
+            n -= 1
+            self.dead -= 1
+        self.n = n
+        if 2 * self.dead > n:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Move the living items down over the dead, in place (``users`` moved with them)."""
+        kinds, users = self.kind, self.users
+        w = u = 0
+        for r in range(self.n):
+            kind = kinds[r]
+            if kind == _DEAD:
+                continue
+            if u < self.users_n and users[u] == r:
+                users[u] = w
+                u += 1
+            if w != r:
+                self._put(w, self.segment[r], self.ref[r], self.sub[r], kind, self.key[r])
+            w += 1
+        self.n, self.dead = w, 0
 
 
-def _rollback_cutoff(items: _Items, turns: int) -> int | None:
-    """The oldest of the newest ``turns`` segments that hold a user message (all of them when
-    there are fewer); None when none does. Segments never decrease along the history (a
-    compaction's items, -1, come first; ``task_started`` only counts up), so they are found
-    walking back from the end, holding nothing per segment (issue 11 item 1: a set and a sorted
-    list of every user segment before, +5.7 MiB from 20,000 to 80,000 turns)."""
-    found, last = 0, None
-    for i in range(len(items) - 1, -1, -1):
-        segment = items.segment[i]
-        if segment >= 0 and segment != last and items.kind[i] == _USER:
-            found, last = found + 1, segment
-            if found == turns:
-                break
-    return last
-
-
-def _rolled_back(items: _Items, cutoff: int) -> Callable[[int], bool]:
-    """``_Items.keep``'s test (asked in increasing order) dropping every segment from ``cutoff``
-    on that holds a user message: a segment's items are contiguous, so whether it holds one is
-    read once per segment, when its first item is asked."""
-    run = [-2, False]  # the segment asked last, and whether it holds a user message
-
-    def wanted(i: int) -> bool:
-        segment = items.segment[i]
-        if segment < cutoff:
-            return True
-        if segment != run[0]:
-            j, n, user = i, len(items), False
-            while j < n and items.segment[j] == segment and not user:
-                user = items.kind[j] == _USER
-                j += 1
-            run[0], run[1] = segment, user
-        return not run[1]
-
-    return wanted
+def _put(column: IntArray, i: int, value: int) -> None:
+    if i < len(column):
+        column[i] = value
+    else:
+        column.append(value)
 
 
 class HistoryBuilder:
@@ -334,10 +359,7 @@ class HistoryBuilder:
     def _roll_back(self, turns: int) -> None:
         """Drop the newest ``turns`` segments that hold a user message (ThreadRolledBack)."""
         self._rollbacks += 1
-        items = self._items
-        cutoff = _rollback_cutoff(items, turns)
-        if cutoff is not None:
-            self._items = items.keep(_rolled_back(items, cutoff))
+        self._items.roll_back(turns)
 
     def derivation(self, item_at: Callable[[int, int], dict[str, Any]]) -> Derivation:
         """The derivation over the items as they stand, each read by ``item_at(ref, sub)``."""
@@ -429,6 +451,8 @@ class Derivation:
         items = self._items
         for i in range(len(items)):
             kind = items.kind[i]
+            if kind == _DEAD:
+                continue
             if kind in (_OUTPUT, _CUSTOM_OUTPUT):
                 known = self._custom_calls if kind == _CUSTOM_OUTPUT else self._function_calls
                 item = self._item(i)
