@@ -1,26 +1,32 @@
 """Issue 11 item 1, third round (test_claude_hostile.py), the closers of never-answered calls:
 ``inspect`` (text and ``--json``), ``repair`` and ``fork`` print or write a row, member or
 closer per call: they are walked, never held (``core.closer_list.Closers``, the dialect's rows a
-generator). The same transcript of N and of 4N calls, N = 20,000, each followed by a prompt
-hanging off it, the children run with the thresholds lowered to 1,024
-(``lowered.assert_hostile_flat``). Measured from N to 4N: +0.25, +0.02, +0.16 and +0.32 MiB; on
-the code before (closers a list, rows a tuple, the dangling calls a list in the JSON document)
-+81.1, +176.2, +69.0 and +69.0 MiB: each fails there."""
+generator). The same transcript of N and of 4N calls, N = 5,000 (20,000 until stop 31; still
+past the lowered 1,024 four times over), each followed by a prompt hanging off it, the children
+run with the thresholds and fixed buffers lowered (``test_claude_hostile.CACHES_LOWERED``,
+``lowered.assert_hostile_flat``). Measured from N to 4N: +0.69, +0.11, +0.50 and +0.41 MiB
+(+1.16, +0.97, +0.75, +1.32 with the buffers at full size, which N = 5,000 does not fill; at N =
+20,000: +0.25, +0.02, +0.16, +0.32); on the code before (b463436, the parent of 25169de: closers
+a list, rows a tuple, the dangling calls a list in the JSON document) +18.5, +43.2, +17.0 and
++18.8 MiB at N = 5,000 (+81.1, +176.2, +69.0, +69.0 at 20,000): each fails there."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.adversarial.lowered import LoweredRuns, assert_hostile_flat, hostile_cases, lowered_fixture
+from tests.adversarial.test_claude_hostile import CACHES_LOWERED
 
-pytestmark = pytest.mark.slow  # eight children, the larger on transcripts of 30 MB
+pytestmark = pytest.mark.slow  # eight children, the larger on a transcript of 15 MB
 
 _CASES = hostile_cases("never-answered", ["inspect", "inspect-json", "repair", "fork"])
 
 
-where = lowered_fixture("claude-hostile-closers")
+N = 5_000  # units of the pattern in the smaller transcript (lowered.HOSTILE_N is 20,000)
+
+where = lowered_fixture("claude-hostile-closers", CACHES_LOWERED)
 
 
 @pytest.mark.parametrize(("pattern", "command"), _CASES)
 def test_memory_does_not_grow_with_hostile_items(where: LoweredRuns, pattern: str, command: str) -> None:
-    assert_hostile_flat(where, pattern, command)
+    assert_hostile_flat(where, pattern, command, N)

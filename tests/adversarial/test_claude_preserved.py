@@ -7,26 +7,29 @@ first line, and a best-effort reason per preserved uuid not in the file. Now the
 derivation's spill file) and the reasons for missing ones stop at ``FIRST_SEEN`` (64), then one
 "more" reason (``core/first_seen.py``).
 
-Two transcripts, N and 4N preserved uuids, N = 20,000, ``PER`` (16) to a compaction (1,250 and
-5,000 compactions), every boundary and summary on the active chain: ``present`` — the preserved
-entries are in the file, pairs of a prompt and a reply on the chain before their boundary;
-``missing`` — 1,024 turns, then compactions whose uuids no entry has. The children run with the
-thresholds lowered to 1,024 (tests/adversarial/lowered.py), their peak RSS read from the kernel
-under an address-space limit, never timed.
+Two transcripts, N and 4N preserved uuids, N = 10,000 (20,000 until stop 31), ``PER`` (16) to
+a compaction (625 and 2,500 compactions), every boundary and summary on the active chain:
+``present`` — the preserved entries are in the file, pairs of a prompt and a reply on the chain
+before their boundary; ``missing`` — 1,024 turns, then compactions whose uuids no entry has. The
+children run with the thresholds and fixed buffers lowered (``CACHES_LOWERED``,
+test_claude_hostile.py), their peak RSS read from the kernel under an address-space limit, never
+timed.
 
 Measured from N to 4N, derive JSONL / JSON / Markdown / Markdown ``--redact`` / ``report``, then
-``validate`` / ``inspect`` (which walk the compactions' uuids and hold none): present +2.17 /
-+2.11 / +2.27 / +1.66 / +0.25, +0.75 / +0.32 MiB; missing +2.50 / +2.89 / +2.99 / +3.99 / +3.19,
-+1.25 / +1.10 MiB. On main's code (the same children): present +20.3 / +19.0 / +20.2 / +20.0 /
-+20.6 (validate +0.32, inspect +0.90), missing +31.9 / +49.8 / +31.8 / +39.4 / +21.0 (validate
-+1.29, inspect +1.86) MiB: every derive case fails there. The bound is 5 MiB, not the usual 2:
-derive reads its entries back through ``store/line_fetch.py``'s cache of the last lines, a fixed
-4 MiB of line bytes (``CACHE_BYTES``), which the smaller transcripts do not fill (traced in the
-``missing`` derive: 2.54 MiB of cached lines at N, 4.18 at 4N, the bound reached) — a constant,
-not the preserved uuids (main's code gains 19–50 MiB). Fewer, longer compactions (100
-uuids to one, 200 → 800 records) also showed ``validate`` growing by 8.8 MiB: the records stayed
-in memory up to ``held.HELD_AT`` of them whatever their length; they now move also past
-``HELD_AT`` uuids in all (compactions.py; tests/claude/test_preserved_spilled.py)."""
+``validate`` / ``inspect`` (which walk the compactions' uuids and hold none): present +1.21 / +1.18
+/ +1.34 / +0.74 / +0.75, +0.74 / +0.28 MiB; missing +1.59 / +1.57 / +1.52 / +0.82 / +1.52, +1.71 /
++1.41 MiB. On the code before (f76fb5c, the parent of a1bb627; the same children): present +9.69 /
++9.90 / +10.08 / +10.93 / +9.15, missing +14.71 / +26.13 / +14.09 / +19.72 / +9.01 MiB: every
+derive case fails there (at N = 20,000 with derive's line cache at 4 MiB, main's code then: present
++20.3 / +19.0 / +20.2 / +20.0 / +20.6 (validate +0.32, inspect +0.90), missing +31.9 / +49.8 /
++31.8 / +39.4 / +21.0 (validate +1.29, inspect +1.86)). The bound is 5 MiB, not the usual 2, from
+when derive's read-back cache of lines (``store/line_fetch.py``, ``CACHE_BYTES``, 4 MiB) was left
+at its size: the smaller transcripts did not fill it (traced in the ``missing`` derive at N =
+20,000: 2.54 MiB of cached lines at N, 4.18 at 4N) — a constant, not the preserved uuids. The cache
+is now lowered to 1 MiB, full at N, and the bound kept. Fewer, longer compactions (100 uuids to
+one, 200 → 800 records) also showed ``validate`` growing by 8.8 MiB: the records stayed in memory
+up to ``held.HELD_AT`` of them whatever their length; they now move also past ``HELD_AT`` uuids in
+all (compactions.py; tests/claude/test_preserved_spilled.py)."""
 
 from __future__ import annotations
 
@@ -40,12 +43,19 @@ import pytest
 from sesstool.dialects.claude.preserved import MORE_MISSING
 from tests.adversarial.claude_hostile import _entry
 from tests.adversarial.hostile_logs import MiB
-from tests.adversarial.lowered import DERIVE_COMMANDS, LoweredRuns, assert_flat, entries_to, lowered_runs
+from tests.adversarial.lowered import (
+    DERIVE_COMMANDS,
+    LoweredRuns,
+    assert_flat,
+    entries_to,
+    lowered_runs,
+)
+from tests.adversarial.test_claude_hostile import CACHES_LOWERED
 
-pytestmark = pytest.mark.slow  # 28 children on transcripts of up to 36 MB
+pytestmark = pytest.mark.slow  # 28 children on transcripts of up to 18 MB
 
-N = 20_000
-PER = 16  # preserved uuids to a compaction (more than 1,024 compactions at N: see below)
+N = 10_000
+PER = 16  # preserved uuids to a compaction (625 and 2,500 compactions: past HELD_AT uuids at N, see below)
 _COMMANDS = {**DERIVE_COMMANDS, "validate": ["validate"], "inspect": ["inspect"]}
 
 
@@ -121,7 +131,7 @@ _WRITERS = {"present": present, "missing": _missing}
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> LoweredRuns:
-    return lowered_runs(tmp_path_factory, "claude-preserved")
+    return lowered_runs(tmp_path_factory, "claude-preserved", CACHES_LOWERED)
 
 
 @pytest.mark.parametrize("command", sorted(_COMMANDS))
