@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sesstool.core.humanize import chosen
 from sesstool.core.model import ScanResult
 from sesstool.dialects.base import Row
 from sesstool.dialects.claude.scan_facts import ToolCall, TranscriptScan
@@ -105,7 +106,7 @@ def call_doc(c: ToolCall) -> dict[str, Any]:
 
 
 def _call(call: ToolCall) -> str:
-    return f"{call.name} {call.id} (line {call.line})"
+    return f"{chosen(call.name)} {chosen(call.id)} (line {call.line})"
 
 
 def body(t: TranscriptScan, subagent: bool) -> dict[str, Any]:
