@@ -376,7 +376,7 @@ class ClaudeDialect(Dialect):
         yield Row("cwd", ", ".join(t.cwds) + more_note("cwd", t.more) or "?")
         yield Row("git branch", ", ".join(t.git_branches) + more_note("git_branch", t.more) or "?")
         yield Row("model", ", ".join(t.models) + more_note("models", t.more) or "?")
-        by_type = ", ".join(f"{k} {n}" for k, n in t.by_type) + more_note("by_type", t.more)
+        by_type = ", ".join(f"{chosen(k)} {n}" for k, n in t.by_type) + more_note("by_type", t.more)
         yield Row("entries", f"{t.entries} in the graph, {t.lines} lines; " + by_type)
         yield (
             Row(

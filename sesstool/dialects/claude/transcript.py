@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from sesstool.core import rule_ids as R
 from sesstool.core.first_seen import FirstSeen, Tally
-from sesstool.core.humanize import chosen
+from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
@@ -143,7 +143,7 @@ class TranscriptScanner:
         if kind in vocab.CHAIN_TYPES:
             self._graph_entry(kind, entry, offset, lineno)
         elif kind not in vocab.METADATA_TYPES and new:
-            message = f"entry type {kind!r} is not one sesstool knows; kept as is"
+            message = f"entry type {chosen_repr(kind)} is not one sesstool knows; kept as is"
             self.found.add(CR.UNKNOWN_TYPE, message, offset, lineno)
 
     def _file_facts(self, entry: Json, offset: int, lineno: int) -> None:
