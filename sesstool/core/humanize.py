@@ -10,6 +10,11 @@ import orjson
 # What a one-line view shows of a tool call's arguments (inspect's dangling calls): enough to see
 # the command, bounded whatever the log holds.
 PREVIEW_CHARS = 160
+# What a finding, a reason or a note quotes of a value a log chose (a uuid, a parent, a tool or
+# call id, a tool name): whole up to this many characters (every id a CLI writes is shorter), else
+# these first ones and the value's length, so that the findings kept (``--max-findings``) hold a
+# bounded message each whatever the ids weigh (issue 11 item 1).
+CHOSEN_CHARS = 128
 
 
 def fmt_time(ms: int | None) -> str:
@@ -55,6 +60,28 @@ def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
     if text is None:
         return ""
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def chosen(value: object) -> str:
+    """``value`` (a value a log chose, ``str()`` of it) as a message quotes it: itself up to
+    ``CHOSEN_CHARS`` characters; a longer one cut to its first ``CHOSEN_CHARS`` and said so,
+    ``abc…[65,536 characters]`` (not escaped: the formats escape)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= CHOSEN_CHARS:
+        return text
+    return f"{text[:CHOSEN_CHARS]}…[{len(text):,} characters]"
+
+
+def chosen_repr(value: object) -> str:
+    """``repr(value)`` as a message quotes it: a long string's first ``CHOSEN_CHARS`` characters
+    quoted and said to be cut, ``'abc'…[65,536 characters]``; any other ``repr`` by ``chosen``."""
+    if isinstance(value, str):
+        return (
+            repr(value)
+            if len(value) <= CHOSEN_CHARS
+            else f"{value[:CHOSEN_CHARS]!r}…[{len(value):,} characters]"
+        )
+    return chosen(repr(value))
 
 
 def arguments_preview(arguments: Any) -> str | None:

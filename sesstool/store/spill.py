@@ -31,6 +31,7 @@ from typing import Any, Protocol, TypeVar, overload
 from sesstool.core.errors import InputError
 from sesstool.core.scan_state import SpilledTable
 from sesstool.core.sequences import ItemsEqual
+from sesstool.store.paging import paged, sized_page
 
 CACHE_KIB = 512  # SQLite's page cache
 PAGE = 2048  # items per page of a SpilledArray
@@ -334,7 +335,8 @@ class OrderedRows(SpilledTable):
     (surrogates passed through). ``core.scan_state.CallSpill``: a mini-agent log's waiting
     calls past ``core.scan_state.CALLS_SPILL_AT``."""
 
-    _SLICE = 1024  # rows read back per statement
+    _SLICE = 1024  # rows read back per statement ...
+    _PAGE_BYTES = 1 << 20  # ... and at most this many bytes of their keys and values (or one row)
 
     def __init__(self, spill: SpillFile, items: Iterable[tuple[str, Any]] = ()) -> None:
         self._spill = spill
@@ -397,22 +399,22 @@ class OrderedRows(SpilledTable):
         return found
 
     def _rows(self) -> Iterator[tuple[str, Any]]:
-        last = -1
-        while True:
-            rows = self._spill.execute(
-                f"SELECT n, key, value FROM {self._name} WHERE n > ? ORDER BY n LIMIT {self._SLICE}", (last,)
-            ).fetchall()
-            if not rows:
-                return
-            for _, key, value in rows:
-                yield bytes(key).decode("utf-8", "surrogatepass"), pickle.loads(value)
-            last = rows[-1][0]
+        """The rows in order, a page at a time: at most ``_SLICE`` rows and ``_PAGE_BYTES`` of
+        their keys and values (or one row, however long): a key or a value is as long as the log
+        chose it (``paging.sized_page``)."""
+
+        def page(last: int) -> list[Any]:
+            size, most = "length(key) + length(value)", self._PAGE_BYTES
+            return sized_page(self._spill, self._name, "n, key, value", size, last, self._SLICE, most)
+
+        for _, key, value in paged(page, -1):
+            yield bytes(key).decode("utf-8", "surrogatepass"), pickle.loads(value)
 
     def __iter__(self) -> Iterator[str]:
         return (key for key, _ in self._rows())
 
     def items(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]
-        """(key, value) in insertion order, read back a slice at a time (one statement each)."""
+        """(key, value) in insertion order, read back a page at a time (``_rows``)."""
         return self._rows()
 
     def values(self) -> Iterator[Any]:  # type: ignore[override]

@@ -2,9 +2,10 @@
 
 What only hostile input makes long — calls waiting for their result, turns never ended, parents
 named by no entry — is held as an ordered ``dict`` of str keys while it is short, and past
-``limits()`` (a count of keys, and optionally a number of bytes measured by ``size(value)``)
-moved, in order, to a ``store.spill.OrderedRows`` table of the file ``open_file()`` gives. From
-then on it lives there: memory no longer grows with it. Python's dict semantics are kept exactly
+``limits()`` (a count of keys, and optionally a number of bytes: each key's length plus
+``size(value)``; a key is as long as the log chose it, so it counts as a value does) moved, in
+order, to a ``store.spill.OrderedRows`` table of the file ``open_file()`` gives. From then on it
+lives there: memory no longer grows with it. Python's dict semantics are kept exactly
 on both sides (a key set again keeps its place and takes the later value; ``pop`` removes it;
 ``popitem`` removes the key set first most recently), so what a scan reports is the same whether
 or not it spilled (the differential tests of each user force the move at 0, 1 and 5 items).
@@ -26,7 +27,8 @@ _NO_SIZE = 1 << 62  # a byte limit never reached
 
 class SpillingRows:
     """An ordered ``dict`` of str keys: in memory up to ``limits()`` = (keys, bytes), then an
-    ``OrderedRows`` table of ``open_file()`` (``size`` None: only the count matters)."""
+    ``OrderedRows`` table of ``open_file()``. The bytes are the keys' lengths plus ``size`` of
+    each value (``size`` None: the keys' alone)."""
 
     __slots__ = ("_bytes", "_held", "_limits", "_open", "_rows", "_size")
 
@@ -69,15 +71,18 @@ class SpillingRows:
         if self._rows is not None:
             self._rows[key] = value
             return
-        held, size = self._held, self._size
-        if size is not None:
-            if key in held:  # a value set again gives back its size (None included)
-                self._bytes -= size(held[key])
-            self._bytes += size(value)
+        held = self._held
+        if key in held:  # a value set again gives back its size (None included)
+            self._bytes -= self._weight(key, held[key])
+        self._bytes += self._weight(key, value)
         held[key] = value
         at, most = self._limits()
         if len(held) > at or self._bytes > (_NO_SIZE if most is None else most):
             self._move()
+
+    def _weight(self, key: str, value: Any) -> int:
+        """What ``key`` and its ``value`` count toward the byte limit."""
+        return len(key) + (self._size(value) if self._size is not None else 0)
 
     def _move(self) -> None:
         from sesstool.store.spill import OrderedRows  # sqlite3: only when something grew this long
@@ -92,8 +97,7 @@ class SpillingRows:
         if key not in self._held:
             return default
         value = self._held.pop(key)
-        if self._size is not None:
-            self._bytes -= self._size(value)
+        self._bytes -= self._weight(key, value)
         return value
 
     def popitem(self) -> tuple[str, Any]:
@@ -101,8 +105,7 @@ class SpillingRows:
         if self._rows is not None:
             return self._rows.popitem()
         key, value = self._held.popitem()
-        if self._size is not None:
-            self._bytes -= self._size(value)
+        self._bytes -= self._weight(key, value)
         return key, value
 
     def last(self) -> tuple[str, Any] | None:

@@ -1,7 +1,8 @@
 """An append-only list and a sort of integer rows that move to a spill file past a threshold
 (issue 11 item 1): ``SpillingList``, ``SpillingOrder``; ``SharedSpill``, the one spill file a
-scan's structures share, opened at the first one to move; ``paged``, reading rows back a page
-at a time past the last key (the list's walk and derive's index of lines share it).
+scan's structures share, opened at the first one to move; ``paged`` (``store.paging``), reading
+rows back a page at a time past the last key (the list's walk and derive's index of lines share
+it).
 
 What only hostile input makes long — the tool ids of a run of calls never answered, the blocks of
 one reply, the items of one span of user entries, a transcript's compactions — is held as a list
@@ -29,6 +30,9 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Self, TypeVar
 import orjson
 
 from sesstool.core.sequences import ItemsEqual
+from sesstool.store.paging import paged, sized_page
+
+__all__ = ["Limits", "SharedSpill", "SpillingList", "SpillingOrder", "item_size", "paged", "sized_page"]
 
 if TYPE_CHECKING:
     from sesstool.store.spill import SpillFile
@@ -71,25 +75,6 @@ def item_size(item: object) -> int:
         return len(orjson.dumps(item))
     except TypeError:  # orjson.JSONEncodeError is one
         return len(pickle.dumps(item, pickle.HIGHEST_PROTOCOL))
-
-
-def paged(read: Callable[[int], Sequence[R]], last: int, key: int | None = 0, full: int = 0) -> Iterator[R]:
-    """The rows ``read(last)`` answers, a page at a time: ``read`` runs one statement that answers
-    the rows whose integer key is past ``last``, in its order; the next page starts past the key
-    of the last row of the one before (``row[key]``; ``key`` None: the rows are numbered one after
-    the other, so past ``last`` plus the rows read). No cursor stays open while the caller runs
-    other statements on the same file, and one page is held at a time. Ends at an empty page, or
-    at one shorter than ``full`` rows (``full`` 0: a page of any length may be followed by more)."""
-    while True:
-        rows = read(last)
-        if not rows:
-            return
-        last = last + len(rows) if key is None else int(rows[-1][key])
-        short = len(rows) < full
-        yield from rows
-        del rows
-        if short:
-            return
 
 
 class SpillingList(ItemsEqual[T], Generic[T]):
@@ -157,26 +142,12 @@ class SpillingList(ItemsEqual[T], Generic[T]):
             yield pickle.loads(value)
 
     def _page(self, last: int) -> list[Any]:
-        """The values of the rows past row ``last``: the sizes of the next ``page_rows`` first, then
-        the values of as many as fit ``page_bytes`` (one at least, however long)."""
+        """The values of the rows past row ``last``, a page of ``limits()`` (``sized_page``)."""
         assert self._file is not None
         limits = self._limits()
-        sizes = self._file.execute(
-            f"SELECT n, length(value) FROM {self._name} WHERE n > ? ORDER BY n LIMIT ?",
-            (last, limits.page_rows),
-        ).fetchall()
-        if not sizes:
-            return []
-        through, total = sizes[0][0], 0
-        for n, size in sizes:
-            total += size
-            if total > limits.page_bytes and n != sizes[0][0]:
-                break
-            through = n
-        values = self._file.execute(
-            f"SELECT value FROM {self._name} WHERE n > ? AND n <= ? ORDER BY n", (last, through)
+        return sized_page(
+            self._file, self._name, "value", "length(value)", last, limits.page_rows, limits.page_bytes
         )
-        return list(values.fetchall())
 
     def __getitem__(self, i: Any) -> Any:
         """By walking when spilled (``dangling[0]``: the first few are read back)."""

@@ -1,6 +1,8 @@
 """``store.spilling.SpillingRows`` (issue 11 item 1): whatever is done to it, it answers as the
 ``dict`` it stands for, in memory and after the move to its spill file; it moves exactly when a
-limit is first passed, once, and never holds the spilled rows."""
+limit is first passed, once, and never holds the spilled rows. Its bytes are each key's length
+plus its value's ``size``: a key is as long as a log chose it (a 64 KiB parent uuid counted 0
+bytes before)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,11 @@ def size(value: Any) -> int:
     return 1 + len(str(value))
 
 
+def weight(key: str, value: Any, sized: bool = True) -> int:
+    """What a key and its value count toward the byte limit (the key's length always)."""
+    return len(key) + (size(value) if sized else 0)
+
+
 def check(rows: SpillingRows, model: dict[str, Any]) -> None:
     assert len(rows) == len(model) and bool(rows) == bool(model)
     assert list(rows.items()) == list(model.items())
@@ -59,19 +66,22 @@ def test_it_answers_as_a_dict_before_and_after_the_move(ops: list[Any], at: int,
     for op in ops:
         if op[0] == "set":
             was_spilled = rows.spilled
-            held_bytes += size(op[2]) - (size(model[op[1]]) if op[1] in model else 0)
+            sized = most is not None
+            held_bytes += weight(op[1], op[2], sized) - (
+                weight(op[1], model[op[1]], sized) if op[1] in model else 0
+            )
             rows[op[1]] = model[op[1]] = op[2]
             # the move happens exactly when a limit is first passed, and only then
             passed = len(model) > at or (most is not None and held_bytes > most)
             assert rows.spilled == (was_spilled or passed)
         elif op[0] == "pop":
             if op[1] in model:
-                held_bytes -= size(model[op[1]])
+                held_bytes -= weight(op[1], model[op[1]], most is not None)
             assert rows.pop(op[1], "none") == model.pop(op[1], "none")
         elif op[0] == "popitem":
             if model:
                 pair = model.popitem()
-                held_bytes -= size(pair[1])
+                held_bytes -= weight(*pair, most is not None)
                 assert rows.popitem() == pair
             else:
                 with pytest.raises(KeyError):
@@ -85,7 +95,7 @@ def test_it_answers_as_a_dict_before_and_after_the_move(ops: list[Any], at: int,
             assert not rows.spilled
         check(rows, model)
         if not rows.spilled:
-            assert rows._bytes == (held_bytes if most is not None else 0)
+            assert rows._bytes == held_bytes
     assert len(files) <= 1 + sum(op[0] == "clear" for op in ops)  # one file per move, never more
     for twin, snapshot in copies:  # each copy kept what it had, whatever happened after
         check(twin, snapshot)
@@ -132,7 +142,7 @@ def test_without_a_byte_limit_only_the_count_moves_it() -> None:
     count of keys moves the rows."""
     rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (3, None), lambda value: 1 << 40)
     rows["a"], rows["b"], rows["c"] = 1, 2, 3
-    assert not rows.spilled and rows._bytes == 3 << 40
+    assert not rows.spilled and rows._bytes == 3 + (3 << 40)  # the keys' bytes too
     rows["d"] = 4
     assert rows.spilled
 
@@ -144,25 +154,25 @@ def test_it_holds_no_instance_dict() -> None:
 
 
 def test_a_key_set_again_counts_its_later_size_only() -> None:
-    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (5, 10), size)
-    rows["a"] = "xxxx"  # 5 bytes
-    rows["a"] = "y"  # 2 bytes: the 5 are given back
-    rows["b"] = "zzzzzz"  # 7: 9 in all, not past 10
-    assert not rows.spilled and rows._bytes == 9
-    rows["b"] = "zzzzzzz"  # 8: 10, still not past
-    assert not rows.spilled and rows._bytes == 10
-    rows["c"] = 1  # 2: past 10
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (5, 12), size)
+    rows["a"] = "xxxx"  # 1 + 5 bytes
+    rows["a"] = "y"  # 1 + 2 bytes: the 5 are given back
+    rows["b"] = "zzzzzz"  # 1 + 7: 11 in all, not past 12
+    assert not rows.spilled and rows._bytes == 11
+    rows["b"] = "zzzzzzz"  # 1 + 8: 12, still not past
+    assert not rows.spilled and rows._bytes == 12
+    rows["c"] = 1  # 1 + 2: past 12
     assert rows.spilled
 
 
 def test_a_none_set_again_gives_back_its_size() -> None:
     """A held value of None is a value: set again, its size is given back (not taken for a
     missing key, which would count it twice and move the rows early)."""
-    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (5, 10), size)
-    rows["a"] = None  # 5 bytes ("None")
-    rows["a"] = None  # still 5, not 10
-    rows["b"] = "xxx"  # 4: 9 in all
-    assert not rows.spilled and rows._bytes == 9
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (5, 12), size)
+    rows["a"] = None  # 1 + 5 bytes ("None")
+    rows["a"] = None  # still 6, not 12
+    rows["b"] = "xxx"  # 1 + 4: 11 in all
+    assert not rows.spilled and rows._bytes == 11
 
 
 def test_clear_drops_the_spilled_table_from_its_file() -> None:
@@ -186,12 +196,23 @@ def test_a_copy_in_memory_moves_on_its_own_limits() -> None:
         files.append(SpillFile("a test's rows"))
         return files[-1]
 
-    rows = SpillingRows(open_file, lambda: (2, 6), size)
+    rows = SpillingRows(open_file, lambda: (2, 8), size)
     rows["a"] = 1
     twin = rows.copy()
-    assert not twin.spilled and twin._bytes == 2
-    twin["b"] = 22  # 3 bytes: 5 in all
+    assert not twin.spilled and twin._bytes == 3
+    twin["b"] = 22  # 1 + 3 bytes: 7 in all
     assert not twin.spilled
     twin["c"] = 3  # past two keys
     assert twin.spilled and len(files) == 1 and list(twin.items()) == [("a", 1), ("b", 22), ("c", 3)]
     assert not rows.spilled and list(rows.items()) == [("a", 1)]
+
+
+def test_the_keys_count_toward_the_byte_limit() -> None:
+    """A long key moves the rows however small its value (``size`` None: the keys alone)."""
+    rows = SpillingRows(lambda: SpillFile("a test's rows"), lambda: (100, 1 << 16))
+    rows["k" * 40000] = None
+    assert not rows.spilled and rows._bytes == 40000
+    rows["j" * 40000] = None  # 80,000 bytes of keys: past 64 KiB, two keys of 100
+    assert rows.spilled and [len(k) for k, _ in rows.items()] == [40000, 40000]
+    rows.pop("j" * 40000)
+    assert list(rows.items()) == [("k" * 40000, None)]

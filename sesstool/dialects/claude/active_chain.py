@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sesstool.core.humanize import chosen
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, USER, EntryGraph
@@ -136,11 +137,12 @@ def _dangling(on: _Attached, subagent: bool, findings: Findings) -> HeldList[Too
         met[item] = 1
         call: ToolCall = book.waiting[book.ids.key(item)][1]
         offset = graph.offset(graph.find(call.entry))
+        said = f"{chosen(call.name)} call {chosen(call.id)} has no result"
         if subagent:
-            message = f"{call.name} call {call.id} has no result; the CLI leaves a subagent's file so"
+            message = f"{said}; the CLI leaves a subagent's file so"
             findings.add(CR.SUBAGENT_DANGLING, message, offset, call.line)
         else:
-            message = f"{call.name} call {call.id} has no result; resume appends an interrupted result"
+            message = f"{said}; resume appends an interrupted result"
             findings.add(CR.DANGLING_TOOL_USE, message, offset, call.line)
         dangling.append(call)
     return dangling
@@ -158,7 +160,7 @@ def _orphans(on: _Attached, findings: Findings) -> HeldList[str]:
         tool_id = on.book.ids.key(item)
         findings.add(
             CR.ORPHAN_TOOL_RESULT,
-            f"result for {tool_id} has no tool_use on the active chain; resume drops it",
+            f"result for {chosen(tool_id)} has no tool_use on the active chain; resume drops it",
             graph.offset(entry),
             graph.lines[entry],
         )

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.closer_list import Closers
+from sesstool.core.humanize import chosen
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.scan_facts import Closing
 
@@ -130,7 +131,7 @@ def describe(record: Json) -> str:
     if record.get("type") == "user":
         block = record["message"]["content"][0]
         return (
-            f"user       tool_result for {block['tool_use_id']}: interrupted (is_error), "
-            f"parent {record['parentUuid']}"
+            f"user       tool_result for {chosen(block['tool_use_id'])}: interrupted (is_error), "
+            f"parent {chosen(record['parentUuid'])}"
         )
-    return f"assistant  {vocab.NO_RESPONSE_TEXT!r} (stop_sequence), parent {record['parentUuid']}"
+    return f"assistant  {vocab.NO_RESPONSE_TEXT!r} (stop_sequence), parent {chosen(record['parentUuid'])}"

@@ -35,6 +35,7 @@ from typing import Any
 
 from sesstool.core.closer_list import Closers
 from sesstool.core.first_seen import FIRST_SEEN, FirstSeen, said_once
+from sesstool.core.humanize import chosen_repr
 from sesstool.core.jsonline import loads
 from sesstool.dialects.base import counting_pass
 from sesstool.dialects.claude import vocabulary as vocab
@@ -187,9 +188,8 @@ class _Builder:
         every line; docs/format.md, "Memory")."""
         named, tail = repr(value), (f": {then}" if then else "")
         more = f"{what} beyond the first {FIRST_SEEN} named{tail}"
-        reason = said_once(
-            self.chosen.setdefault(what, FirstSeen()), named, _CHOSEN[what].format(named) + tail, more
-        )
+        said = _CHOSEN[what].format(chosen_repr(value)) + tail  # told apart whole, quoted cut
+        reason = said_once(self.chosen.setdefault(what, FirstSeen()), named, said, more)
         if reason is not None:
             self.reasons[reason] = None
 

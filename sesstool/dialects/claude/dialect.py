@@ -16,6 +16,7 @@ from sesstool.core.closer_list import Closers
 from sesstool.core.errors import Address, UnsupportedError, UsageError
 from sesstool.core.first_seen import FIRST_SEEN, more_note
 from sesstool.core.fork_plan import ForkPlan
+from sesstool.core.humanize import chosen
 from sesstool.core.jsonline import dumps
 from sesstool.core.model import Boundaries, OpenState, ScanResult, Tail
 from sesstool.core.options import ScanOptions
@@ -365,21 +366,22 @@ class ClaudeDialect(Dialect):
         facts = _facts(scan)
         t = facts.scan
         # made as they are printed: a row per dangling call, read back (issue 11 item 1)
-        yield Row("session", (t.session_id or "?") + (" (subagent file)" if facts.subagent else ""))
+        yield Row("session", chosen(t.session_id or "?") + (" (subagent file)" if facts.subagent else ""))
         others = [s for s in t.sessions if s != t.session_id]
         if others or "sessions" in t.more:
-            yield Row("", "also in this file: " + ", ".join(others) + more_note("sessions", t.more), "yellow")
+            also = ", ".join(map(chosen, others)) + more_note("sessions", t.more)
+            yield Row("", "also in this file: " + also, "yellow")
         versions = ", ".join(f"Claude Code {v} ({n} entries)" for v, n in t.versions)
         yield Row("written by", versions + more_note("versions", t.more) or "?")
         yield Row("cwd", ", ".join(t.cwds) + more_note("cwd", t.more) or "?")
         yield Row("git branch", ", ".join(t.git_branches) + more_note("git_branch", t.more) or "?")
         yield Row("model", ", ".join(t.models) + more_note("models", t.more) or "?")
-        by_type = ", ".join(f"{k} {n}" for k, n in t.by_type) + more_note("by_type", t.more)
+        by_type = ", ".join(f"{chosen(k)} {n}" for k, n in t.by_type) + more_note("by_type", t.more)
         yield Row("entries", f"{t.entries} in the graph, {t.lines} lines; " + by_type)
         yield (
             Row(
                 "active chain",
-                f"{len(t.chain)} entries, leaf {t.leaf or '-'}"
+                f"{len(t.chain)} entries, leaf {chosen(t.leaf or '-')}"
                 + (f"; {t.branches} other branch(es)" if t.branches else ""),
             )
         )
@@ -393,7 +395,7 @@ class ClaudeDialect(Dialect):
             )
         )
         for call in t.dangling:
-            yield Row("", f"{call.name} {call.id} (line {call.line}): {call.input}", "yellow")
+            yield Row("", f"{chosen(call.name)} {chosen(call.id)} (line {call.line}): {call.input}", "yellow")
         if t.compactions:
             yield Row("compactions", _compactions(t.compactions))
         if t.subagent_calls or t.sidechain_entries:

@@ -6,7 +6,9 @@ Per entry: its uuid (exactly: key_index.py), flags, line and offset. The parent 
 entry before it in the file unless recorded otherwise — the CLI appends each entry to its
 parent, so exceptions (roots, parallel results, rewinds, forks) are few. The entries of one
 streamed reply (same ``message.id``) are linked to the first of them while that id is among the
-last ``MESSAGE_WINDOW`` ids seen (a reply's blocks are written together; docs/format.md).
+last ``MESSAGE_WINDOW`` ids seen, and the last ``MESSAGE_BYTES`` of them (an id is as long as the
+log chose it; the newest is kept whatever its length): a reply's blocks are written together
+(docs/format.md).
 
 Past ``SPILL_AT`` entries the arrays move to a spill file (store/spill.py: pages on disk, a few
 in memory) and so do the uuids (key_index.py), and the walks of ``finish`` build their per-entry
@@ -19,6 +21,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
+from sesstool.core.humanize import chosen
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude.findings import Findings
 from sesstool.dialects.claude.held import HeldList, HeldRows, Store
@@ -28,8 +31,10 @@ from sesstool.store.spill import IntArray, SpilledArray, SpillFile, bisect
 SIDECHAIN, DUPLICATE, ASSISTANT, USER, RESULTS, LOCAL, MESSAGE = 1, 2, 4, 8, 16, 32, 64
 ROOT, MISSING = -1, -2
 MESSAGE_WINDOW = 4096
+MESSAGE_BYTES = 1 << 20  # ... and at most this many characters of them (the newest kept, however long)
 _BATCH = 4096  # branches read back from the spill file at a time
-SPILL_AT = 1 << 15  # graph entries held in memory; past them the graph moves to a spill file
+SPILL_AT = 1 << 15  # graph entries held in memory; past them the graph moves to a spill file ...
+SPILL_BYTES = 8 << 20  # ... and so it does past this many bytes of text keys (its and the tool book's)
 _SORTED = ("_parent_at", "_group_at", "_session_at")  # appended in entry order
 _SPILLED = {"flags": "B", "lines": "i", "_low": "I", "_parent_to": "i", "_group_of": "i", "_session_of": "i"}
 
@@ -52,6 +57,7 @@ class EntryGraph:
         self._group_at: IntArray = array("i")  # entries of a reply after its first…
         self._group_of: IntArray = array("i")  # …and that first entry
         self._recent: dict[str, int] = {}  # the last MESSAGE_WINDOW message ids -> first entry
+        self._recent_bytes = 0  # the characters of the ids in ``_recent``
         self._session_at: IntArray = array("i")  # runs of entries of one session: first entry…
         self._session_of: IntArray = array("i")  # …and the session's number in ``sessions``
         self.sessions: list[str | None] = []
@@ -116,8 +122,13 @@ class EntryGraph:
         first = self._recent.get(msg)
         if first is None:
             self._recent[msg] = node
-            if len(self._recent) > MESSAGE_WINDOW:
-                del self._recent[next(iter(self._recent))]
+            self._recent_bytes += len(msg)
+            while len(self._recent) > MESSAGE_WINDOW or (
+                self._recent_bytes > MESSAGE_BYTES and len(self._recent) > 1
+            ):
+                oldest = next(iter(self._recent))
+                del self._recent[oldest]
+                self._recent_bytes -= len(oldest)
         else:
             self._group_at.append(node)
             self._group_of.append(first)
@@ -152,7 +163,7 @@ class EntryGraph:
             list(self.sessions),
             dict(self._number),
         )
-        twin._before = self._before
+        twin._before, twin._recent_bytes = self._before, self._recent_bytes
         return twin
 
     # -- per entry ------------------------------------------------------------------------------
@@ -198,7 +209,7 @@ class EntryGraph:
         for key, (parent, uuid, kind) in self._unseen.items():
             node = int(key)
             if self.find(parent) < 0 and not self.flags[node] & DUPLICATE:
-                message = f"{kind} {uuid} names parent {parent}, which is not in the file"
+                message = f"{kind} {chosen(uuid)} names parent {chosen(parent)}, which is not in the file"
                 findings.add(CR.PARENT_MISSING, message, self.offset(node), self.lines[node])
                 lines.append(self.lines[node])
         return lines

@@ -22,10 +22,10 @@ from typing import TypeVar
 
 from sesstool.store.spill import SpillFile
 from sesstool.store.spilling import SpillingRows
-from sesstool.store.spilling_list import Limits, SharedSpill, SpillingList, SpillingOrder
+from sesstool.store.spilling_list import Limits, SharedSpill, SpillingList, SpillingOrder, item_size
 
 HELD_AT = 4096  # items in memory; past them a structure moves to the spill file
-HELD_BYTES = 8 << 20  # ... or past this many bytes of a HeldList's items (pickled): each as long as its line
+HELD_BYTES = 8 << 20  # ... or past this many bytes of them (a HeldRows' keys too): each as long as its line
 _SLICE = 1024  # rows read back per statement
 _PAGE_BYTES = 1 << 20  # at most this many bytes of a HeldList's items read back at once (or one item)
 
@@ -36,8 +36,8 @@ def _limits() -> Limits:
     return Limits(HELD_AT, HELD_BYTES, _PAGE_BYTES, _SLICE)  # read when used (the tests lower them)
 
 
-def _rows_limits() -> tuple[int, None]:
-    return HELD_AT, None
+def _rows_limits() -> tuple[int, int]:
+    return HELD_AT, HELD_BYTES
 
 
 class Store(SharedSpill):
@@ -49,12 +49,14 @@ class Store(SharedSpill):
 
 
 class HeldRows(SpillingRows):
-    """An ordered ``dict`` of str keys, moved to ``store()`` past ``HELD_AT`` keys."""
+    """An ordered ``dict`` of str keys, moved to ``store()`` past ``HELD_AT`` keys or
+    ``HELD_BYTES`` of keys and values (``item_size``): a key (a parent's uuid, a tool id) is as
+    long as the log chose it."""
 
     __slots__ = ()
 
     def __init__(self, store: Store) -> None:
-        super().__init__(store, _rows_limits)
+        super().__init__(store, _rows_limits, item_size)
 
 
 class HeldList(SpillingList[T]):

@@ -8,11 +8,13 @@ picks a slot of the open-addressing table, so a collision costs a probe, never a
 (docs/format.md, "Memory"). Items are numbered in append order; an item whose key was indexed
 already is appended but not indexed again, so a lookup answers the first item with that key.
 
-Past ``spill`` (a large transcript, entry_graph.SPILL_AT), the items are moved to a spill file
-(store/spill.py) every ``FLUSH_AT`` items: there each item's key (by item) and each key's first
-item (by key, exactly, as bytes). A fixed Bloom filter of the moved keys (``BLOOM_BITS``, three
-probes from the slot hash) answers most "never seen" lookups without reading the file; a
-"maybe" is always settled by the file, so the filter changes the time, never an answer.
+Past ``spill`` (a large transcript, entry_graph.SPILL_AT, or long text keys,
+entry_graph.SPILL_BYTES), the items are moved to a spill file (store/spill.py) every
+``FLUSH_AT`` items or ``FLUSH_BYTES`` of their text keys, whichever comes first: there each
+item's key (by item) and each key's first item (by key, exactly, as bytes). A fixed Bloom filter
+of the moved keys (``BLOOM_BITS``, three probes from the slot hash) answers most "never seen"
+lookups without reading the file; a "maybe" is always settled by the file, so the filter changes
+the time, never an answer.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _MASK64 = (1 << 64) - 1
 _EMPTY = 0
 _UUID_KIND, _TEXT_KIND = 0, 1
-FLUSH_AT = 1 << 12  # items held in memory between moves to the spill file, once spilled
+FLUSH_AT = 1 << 12  # items held in memory between moves to the spill file, once spilled ...
+FLUSH_BYTES = 1 << 20  # ... or this many bytes of their text keys (a key is as long as a log chose it)
 BLOOM_BITS = 1 << 23  # 1 MiB
 _SLICE = 1024  # items moved to the spill file per statement
 
@@ -181,7 +184,7 @@ class KeyIndex:
             self._indexed += 1
         if self._by_key is not None:
             self._hashes.append(hashed)
-            if len(self.kind) >= FLUSH_AT:
+            if len(self.kind) >= FLUSH_AT or len(self.arena) >= FLUSH_BYTES:
                 self._flush()
         return first
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sesstool.core.first_seen import FIRST_SEEN, FirstSeen, said_once
+from sesstool.core.humanize import chosen
 from sesstool.dialects.claude import held
 from sesstool.dialects.claude.compactions import Compaction
 from sesstool.dialects.claude.held import Store
@@ -107,4 +108,6 @@ def missing_reason(seen: FirstSeen[None], uuid: str) -> str | None:
     """The best-effort reason derive gives for a preserved ``uuid`` not in the file: its own for
     the first ``FIRST_SEEN`` distinct ones (``seen``: those of one pass), then ``MORE_MISSING``;
     None for one already named."""
-    return said_once(seen, uuid, f"compaction preserved {uuid}, which is not in the file", MORE_MISSING)
+    return said_once(
+        seen, uuid, f"compaction preserved {chosen(uuid)}, which is not in the file", MORE_MISSING
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.model import ScanResult
 from sesstool.dialects.base import Row
 from sesstool.dialects.claude.scan_facts import ToolCall, TranscriptScan
@@ -75,7 +76,7 @@ def meta_text(content: dict[str, Any]) -> str:
     elif finished is _ABSENT:
         parts.append("no finished mark")  # the CLI writes ``finished: true`` when the agent ends
     else:
-        parts.append(f"finished {finished!r}")
+        parts.append(f"finished {chosen_repr(finished)}")
     return " · ".join(parts)
 
 
@@ -105,7 +106,7 @@ def call_doc(c: ToolCall) -> dict[str, Any]:
 
 
 def _call(call: ToolCall) -> str:
-    return f"{call.name} {call.id} (line {call.line})"
+    return f"{chosen(call.name)} {chosen(call.id)} (line {call.line})"
 
 
 def body(t: TranscriptScan, subagent: bool) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sesstool.core.humanize import chosen
 from sesstool.core.timeline import SpanCollector, event_time, preview
 from sesstool.dialects.claude import vocabulary as vocab
 
@@ -142,9 +143,9 @@ def _summary(found: _Entry, names: list[str | None]) -> str:
     results it brings (tool name and id), or else the start of a message's text."""
     if found.prompt is not None:
         return f"prompt: {preview(found.prompt)}"
-    parts = [f"call {name} {call_id}" for call_id, name in found.calls]
+    parts = [f"call {chosen(name)} {chosen(call_id)}" for call_id, name in found.calls]
     for (call_id, error), name in zip(found.results, names, strict=True):
-        said = f"result {name} {call_id}" if name is not None else f"result {call_id}"
+        said = f"result {chosen(name)} {chosen(call_id)}" if name is not None else f"result {chosen(call_id)}"
         parts.append(said + (" (error)" if error else ""))
     if parts:
         return "; ".join(parts)

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from sesstool.core import rule_ids as R
 from sesstool.core.first_seen import FirstSeen, Tally
+from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.rules import Finding, Severity
 from sesstool.core.timeline import SpanCollector
@@ -142,7 +143,7 @@ class TranscriptScanner:
         if kind in vocab.CHAIN_TYPES:
             self._graph_entry(kind, entry, offset, lineno)
         elif kind not in vocab.METADATA_TYPES and new:
-            message = f"entry type {kind!r} is not one sesstool knows; kept as is"
+            message = f"entry type {chosen_repr(kind)} is not one sesstool knows; kept as is"
             self.found.add(CR.UNKNOWN_TYPE, message, offset, lineno)
 
     def _file_facts(self, entry: Json, offset: int, lineno: int) -> None:
@@ -199,7 +200,7 @@ class TranscriptScanner:
             results, flags, prompt = self._user(entry, message, session, flags)
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
             self._compaction(entry, uuid, lineno)
-        if node == self.spill_at and self.graph.store is None:
+        if self.graph.store is None and (node >= self.spill_at or self._keys_long()):
             store = self.held()
             self.graph.spill(store)
             self.book.spill(store)
@@ -211,6 +212,11 @@ class TranscriptScanner:
             self.book.call(node, call, block)
         self.turns += prompt and not sidechain and first < 0
         self._added(node, uuid, first, entry, results)
+
+    def _keys_long(self) -> bool:
+        """The text keys held (odd uuids, tool ids: as long as the log chose them) are past
+        ``entry_graph.SPILL_BYTES``: the graph and the book move to the spill file then too."""
+        return len(self.graph.uuids.arena) + len(self.book.ids.arena) > entry_graph.SPILL_BYTES
 
     def _assistant(self, message: Json, uuid: str, lineno: int) -> tuple[str | None, list[ToolCall]]:
         msg_id = fields.as_str(message.get("id"))
@@ -272,7 +278,7 @@ class TranscriptScanner:
         line, offset, flags = graph.lines[node], graph.offset(node), graph.flags[node]
         session = graph.session_of(node)
         if first >= 0:
-            message = f"uuid {uuid} was already used by line {graph.lines[first]}"
+            message = f"uuid {chosen(uuid)} was already used by line {graph.lines[first]}"
             self.found.add(CR.DUPLICATE_UUID, message, offset, line)
         elif not flags & SIDECHAIN and self._candidate(session):
             self.leaves[session] = uuid
@@ -286,7 +292,7 @@ class TranscriptScanner:
             if earlier >= 0 and first < 0:
                 self.found.add(
                     CR.CONCURRENT_WRITERS,
-                    f"a second result for {tool_id} (the first is on line {graph.lines[earlier]}): "
+                    f"a second result for {chosen(tool_id)} (the first is on line {graph.lines[earlier]}): "
                     "two writers appended to this session at once; resume uses the first",
                     offset,
                     line,
@@ -431,8 +437,8 @@ class TranscriptScanner:
             many = f"more than {len(self.sessions)}" if self.sessions.more else str(count)
             found.add(
                 CR.SEVERAL_SESSIONS,
-                f"{many} session ids in one file; resume follows {session}, "
-                f"not {', '.join(others)}" + (", …" if self.sessions.more else ""),
+                f"{many} session ids in one file; resume follows {chosen(session)}, "
+                f"not {', '.join(map(chosen, others))}" + (", …" if self.sessions.more else ""),
                 None,
                 first_other,
             )

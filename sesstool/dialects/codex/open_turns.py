@@ -30,7 +30,8 @@ SPILL_BYTES = 8 << 20  # ... or past this much text (turn ids, root turn ids) in
 
 
 def _size(turn: OpenTurn) -> int:
-    return 64 + sum(len(x) for x in (turn.turn_id, turn.root_turn_id) if x is not None)
+    """A turn's bytes but its turn id's: that is its key, which ``SpillingRows`` counts itself."""
+    return 64 + (len(turn.root_turn_id) if turn.root_turn_id is not None else 0)
 
 
 def _limits() -> tuple[int, int]:

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from sesstool.core.closer_list import Closers
+from sesstool.core.humanize import chosen
 from sesstool.dialects.codex.history import aborted_output
 from sesstool.dialects.codex.model import CodexFacts
 
@@ -86,8 +87,10 @@ def encode_line(record: dict[str, Any]) -> bytes:
 def describe_closer(record: dict[str, Any]) -> str:
     payload = record.get("payload") or {}
     if record.get("type") == "response_item":
-        return f'response_item {payload.get("type")} call_id {payload.get("call_id")}: output "aborted"'
-    return f"event_msg turn_aborted turn {payload.get('turn_id')} reason interrupted"
+        return (
+            f'response_item {payload.get("type")} call_id {chosen(payload.get("call_id"))}: output "aborted"'
+        )
+    return f"event_msg turn_aborted turn {chosen(payload.get('turn_id'))} reason interrupted"
 
 
 def fork_session_meta(meta_line: dict[str, Any], child_id: str) -> dict[str, Any]:

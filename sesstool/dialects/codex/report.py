@@ -8,7 +8,7 @@ from typing import Any
 
 from sesstool.core.closer_list import Closers
 from sesstool.core.first_seen import more_note
-from sesstool.core.humanize import plural, preview
+from sesstool.core.humanize import chosen, plural, preview
 from sesstool.dialects.codex.model import CodexFacts
 from sesstool.dialects.codex.vocabulary import USAGE_KEYS
 
@@ -33,7 +33,7 @@ def inspect_lines(f: CodexFacts) -> Iterator[tuple[str, str, str | None]]:
         ("cwd", f.cwd or "?", None),
     ]
     if f.forked_from_id:
-        rows.append(("forked", f"from thread {f.forked_from_id}", None))
+        rows.append(("forked", f"from thread {chosen(f.forked_from_id)}", None))
     lines = f"{plural(f.lines, 'line')} · {f.blank_lines} blank"
     if f.skipped_lines:
         lines += f" · {f.skipped_lines} Codex skips on load"
@@ -47,7 +47,7 @@ def inspect_lines(f: CodexFacts) -> Iterator[tuple[str, str, str | None]]:
     rows.append(("turns", turns, "yellow" if f.open_turns else None))
     yield from rows
     for turn in f.open_turns:
-        yield ("", f"unfinished turn {turn.turn_id} (line {turn.line})", "yellow")
+        yield ("", f"unfinished turn {chosen(turn.turn_id)} (line {turn.line})", "yellow")
     calls = (
         f"{f.calls} calls · {f.answered} answered · {len(f.dangling)} dangling · "
         f"{f.orphan_outputs} outputs without a call"
@@ -55,10 +55,11 @@ def inspect_lines(f: CodexFacts) -> Iterator[tuple[str, str, str | None]]:
     yield ("tool calls", calls, "yellow" if f.dangling else None)
     rows = []
     for call in f.dangling:
-        name = f" {call.name}" if call.name else ""
+        name = f" {chosen(call.name)}" if call.name else ""
+        said = f"pending {chosen(call.call_id)} {call.kind}{name} (line {call.line})"
         yield (
             "",
-            f"pending {call.call_id} {call.kind}{name} (line {call.line}): {preview(call.arguments)}",
+            f"{said}: {preview(call.arguments)}",
             "yellow",
         )
     if f.usage is not None:

@@ -19,6 +19,7 @@ from sesstool.core import rule_ids as R
 from sesstool.core.dropped import Dropped
 from sesstool.core.errors import Address
 from sesstool.core.first_seen import FirstSeen, Tally
+from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.model import ScanResult, Usage
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
@@ -237,7 +238,7 @@ class CodexScanner:
                     if handler is not None:
                         handler(payload, offset, lineno, frame)
                     elif kind not in ROLLOUT_ITEM_TYPES:
-                        self._unknown(f"line type {kind!r}", offset, lineno, frame)
+                        self._unknown("line type", kind, offset, lineno, frame)
             offset += len(line) + 1
             lineno += 1
         self._lines += len(lines)
@@ -392,7 +393,7 @@ class CodexScanner:
         if self._meta_problem is None and self._meta is None:
             self._meta_problem = (
                 CX.MISSING_SESSION_META,
-                f"the first line is {kind!r}, not session_meta: Codex 0.171 refuses the rollout "
+                f"the first line is {chosen_repr(kind)}, not session_meta: Codex 0.171 refuses the rollout "
                 '("does not start with session metadata")',
                 self._address(offset, lineno, frame),
             )
@@ -427,7 +428,7 @@ class CodexScanner:
         if mode is not None and mode not in HISTORY_MODES:
             self._add(
                 CX.UNKNOWN_HISTORY_MODE,
-                f"history_mode {mode!r} is unknown to Codex 0.171: it refuses to load the rollout",
+                f"history_mode {chosen_repr(mode)} is unknown to Codex 0.171: it refuses to load the rollout",
                 address,
             )
         version = cli_version(payload.get("cli_version"))
@@ -439,16 +440,14 @@ class CodexScanner:
                 address,
             )
 
-    def _unknown(self, what: str, offset: int, lineno: int, frame: int | None) -> None:
-        if not self._unknown_reported.fresh(what, None):
+    def _unknown(self, label: str, kind: object, offset: int, lineno: int, frame: int | None) -> None:
+        if not self._unknown_reported.fresh(what := f"{label} {kind!r}", None):  # told apart whole
             return
         # past FIRST_SEEN kinds one not kept is said again at each line: it may not be the first
         where = "first seen here" if what in self._unknown_reported else "one of more than 64 such kinds"
-        self._add(
-            CX.UNKNOWN_ITEM_TYPE,
-            f"{what} is unknown to Codex 0.171 ({where}; tolerated, never sent to the model)",
-            self._address(offset, lineno, frame),
-        )
+        said = f"{label} {chosen_repr(kind)}"
+        message = f"{said} is unknown to Codex 0.171 ({where}; tolerated, never sent to the model)"
+        self._add(CX.UNKNOWN_ITEM_TYPE, message, self._address(offset, lineno, frame))
 
     def _response_item(
         self, payload: dict[str, Any], kind: str, offset: int, lineno: int, frame: int | None
@@ -467,12 +466,12 @@ class CodexScanner:
                 self._orphans += 1
                 self._add(
                     CX.OUTPUT_WITHOUT_CALL,
-                    f"{kind} for call_id {call_id!r}: no call "
+                    f"{kind} for call_id {chosen_repr(call_id)}: no call "
                     "with that id is waiting for an output; Codex drops it from the prompt",
                     self._address(offset, lineno, frame),
                 )
         else:
-            self._unknown(f"response item type {kind!r}", offset, lineno, frame)
+            self._unknown("response item type", kind, offset, lineno, frame)
 
     def _dangling(self) -> Sequence[CodexCall]:
         return self._pending.view(_call)
@@ -538,7 +537,7 @@ class CodexScanner:
         for call in dangling:  # read back from the spill file past waiting.SPILL_AT
             self._add(
                 CX.CALL_WITHOUT_OUTPUT,
-                f"{call.kind} {call.name or ''} call_id {call.call_id} has no output: Codex "
+                f"{call.kind} {chosen(call.name or '')} call_id {chosen(call.call_id)} has no output: Codex "
                 'sends {"output": "aborted"} right after it on every resume',
                 Address(self.path, call.offset, call.line),
             )
@@ -546,7 +545,7 @@ class CodexScanner:
         for turn in open_turns:  # read back from the spill file past open_turns.SPILL_AT
             self._add(
                 CX.UNFINISHED_TURN,
-                f"turn {turn.turn_id} started and never completed or "
+                f"turn {chosen(turn.turn_id)} started and never completed or "
                 "aborted: the CLI was killed (Codex writes no turn_aborted after SIGKILL)",
                 Address(self.path, turn.offset, turn.line),
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sesstool.core.humanize import chosen
 from sesstool.core.timeline import SpanCollector, event_time, preview
 from sesstool.dialects.codex.vocabulary import CALL_TYPES, OUTPUT_TYPES, TURN_END_EVENTS
 
@@ -63,9 +64,9 @@ def _summary(kind: Any, inner: Any, payload: dict[str, Any], name: str | None) -
     call_id = call_id if isinstance(call_id, str) else "(no call_id)"
     if kind == "response_item" and inner in CALL_TYPES:
         called = payload.get("name")
-        return f"call {called if isinstance(called, str) else inner} {call_id}"
+        return f"call {chosen(called if isinstance(called, str) else inner)} {chosen(call_id)}"
     if kind == "response_item" and inner in OUTPUT_TYPES:
-        said = f"result {name} {call_id}" if name is not None else f"result {call_id}"
+        said = f"result {chosen(name)} {chosen(call_id)}" if name is not None else f"result {chosen(call_id)}"
         return said + (" (error)" if _failed(payload) else "")
     if kind == "response_item" and inner == "message":
         role = payload.get("role")

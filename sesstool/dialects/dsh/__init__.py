@@ -9,6 +9,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
+from sesstool.core.humanize import chosen
 from sesstool.core.model import ScanResult
 from sesstool.core.physical import FRAME_0_MORE_LINES, FRAME_0_OPEN_LINE, FramingFact
 from sesstool.core.profile import HeaderProblem, Profile
@@ -88,7 +89,8 @@ class DshDialect(EnvelopeDialect):
             call = msg["source"]["callId"]
             cites = record.get("sourceEventSeqs")
             why = f"cites tool/call seq {cites[0]}" if cites else "no tool/call was recorded"
-            return f"seq {seq:<5} tool/result  {call}: {data['error']['code']} ({why}), id {msg['id']}"
+            said = f"{chosen(call)}: {data['error']['code']} ({why}), id {chosen(msg['id'])}"
+            return f"seq {seq:<5} tool/result  {said}"
         if t == "step/end":
             return f"seq {seq:<5} step/end     turn {data['turn']} step {data['step']}"
         return f"seq {seq:<5} turn/end     turn {data['turn']} reason {data['reason']['kind']}"

@@ -13,7 +13,7 @@ import orjson
 from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import is_safe_nonneg
-from sesstool.core.humanize import arguments_preview
+from sesstool.core.humanize import arguments_preview, chosen
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
@@ -206,7 +206,7 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
     rel = st.rel
     st.stats.started_total += 1
     if cid in rel.started:
-        st.report(R.TOOL_CALL_DUPLICATE, f"tool call {cid} started twice in one step")
+        st.report(R.TOOL_CALL_DUPLICATE, f"tool call {chosen(cid)} started twice in one step")
     rel.started[cid] = seq
     entry = rel.advertised.get(cid)
     if entry is not None:
@@ -216,7 +216,9 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
         rel.advertised[cid] = entry  # kept in its place (a spilled table holds a copy)
     rel.grew()
     if st.timeline is not None:
-        st.timeline.append(TimelineEntry(seq, rel.open_turn, rel.open_step, t, f"{data.get('name')} {cid}"))
+        st.timeline.append(
+            TimelineEntry(seq, rel.open_turn, rel.open_step, t, f"{chosen(data.get('name'))} {chosen(cid)}")
+        )
 
 
 def request_record(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -> None:
@@ -416,7 +418,7 @@ def _assistant(st: EventState, data: dict[str, Any], message: Any) -> None:
                 continue
             st.stats.advertised_total += 1
             if cid in rel.advertised:
-                st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
+                st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {chosen(cid)} advertised twice")
             arguments = arguments_preview(block.get("arguments"))
             rel.advertised[cid] = [step, rel.started.get(cid), block.get("name"), arguments]
             rel.grew()
@@ -444,7 +446,8 @@ def _tool_result(st: EventState, seq: int, data: dict[str, Any], appended: bool)
         stats.never_started += 1
     else:
         st.report(
-            R.TOOL_RESULT_UNMATCHED, f"tool/result for {cid} resolves no pending tool/call of this step"
+            R.TOOL_RESULT_UNMATCHED,
+            f"tool/result for {chosen(cid)} resolves no pending tool/call of this step",
         )
     rel.advertised.pop(cid, None)
 

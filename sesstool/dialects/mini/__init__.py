@@ -9,6 +9,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.header import Header
+from sesstool.core.humanize import chosen
 from sesstool.core.model import ScanResult
 from sesstool.core.profile import HeaderProblem, Profile, ReplaceRules
 from sesstool.core.upgrade import Step, UpgradeRefused
@@ -81,7 +82,7 @@ class MiniDialect(EnvelopeDialect):
         if record["type"] == "tool/result":
             cites = record.get("sourceEventSeqs")
             why = f"outcome unknown, cites tool/call seq {cites[0]}" if cites else "never started"
-            return f"seq {seq:<5} tool/result  {data['message']['tool_call_id']}: {why}"
+            return f"seq {seq:<5} tool/result  {chosen(data['message']['tool_call_id'])}: {why}"
         return f"seq {seq:<5} turn/end     turn {data['turn']} reason {data['reason']}"
 
     def plan_fork(self, request: ForkInput) -> ForkPlan:

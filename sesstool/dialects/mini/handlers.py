@@ -17,7 +17,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import Header, is_safe_nonneg
-from sesstool.core.humanize import arguments_preview
+from sesstool.core.humanize import arguments_preview, chosen
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
@@ -152,7 +152,7 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
         st.report(R.EVENT_DATA, "tool/call arguments must be a JSON string")
     st.stats.started_total += 1
     if cid in st.rel.started:
-        st.report(R.TOOL_CALL_DUPLICATE, f"tool call {cid} started twice")
+        st.report(R.TOOL_CALL_DUPLICATE, f"tool call {chosen(cid)} started twice")
     st.rel.started[cid] = seq
     entry = st.rel.advertised.get(cid)
     if entry is not None:
@@ -165,7 +165,9 @@ def tool_call(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) 
         st.rel.advertised[cid] = [0, seq, d.get("name"), arguments_preview(d.get("arguments"))]
     st.rel.grew()
     if st.timeline is not None:
-        st.timeline.append(TimelineEntry(seq, st.rel.open_turn, None, t, f"{d.get('name')} {cid}"))
+        st.timeline.append(
+            TimelineEntry(seq, st.rel.open_turn, None, t, f"{chosen(d.get('name'))} {chosen(cid)}")
+        )
 
 
 def _message_problem(t: str, message: Any) -> tuple[str, str] | None:
@@ -243,13 +245,15 @@ def _tool_result(
     if call_seq is not None:
         if cited is not None and not cited.is_single(call_seq):
             shown = list(islice(cited, 10)) + (["…"] if len(cited) > 10 else [])
-            st.report(R.TOOL_RESULT_SHAPE, f"tool/result cites {shown} but the call {cid} is seq {call_seq}")
+            st.report(
+                R.TOOL_RESULT_SHAPE, f"tool/result cites {shown} but the call {chosen(cid)} is seq {call_seq}"
+            )
         del st.rel.started[cid]
         st.stats.answered += 1
     elif cid in st.rel.advertised:
         st.stats.never_started += 1  # answered without ever starting (a synthetic result)
     else:
-        st.report(R.TOOL_RESULT_UNMATCHED, f"tool/result for {cid} answers no tool call")
+        st.report(R.TOOL_RESULT_UNMATCHED, f"tool/result for {chosen(cid)} answers no tool call")
     st.rel.advertised.pop(cid, None)
 
 
@@ -267,7 +271,7 @@ def _assistant(st: EventState, data: dict[str, Any], message: dict[str, Any]) ->
         cid = call["id"]
         st.stats.advertised_total += 1
         if cid in st.rel.advertised:
-            st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {cid} advertised twice")
+            st.report(R.TOOL_CALL_DUPLICATE, f"tool call id {chosen(cid)} advertised twice")
         fn = call.get("function")
         name = fn.get("name") if isinstance(fn, dict) else None
         arguments = arguments_preview(fn.get("arguments")) if isinstance(fn, dict) else None
