@@ -7,7 +7,9 @@ waiting calls, ``core.held_map.HELD_AT``), so that both sizes are far past them.
 What grew on main's code before this stop (N → 4N, docs/reliability.md "Audit, stop 29"):
 
 * ``migrate`` of a v0 turn naming a fresh ``llm/retry`` chain per line: the v0→v1 step kept
-  each chain in a dict keyed by orjson's bytes (which keep their 4 KiB growth buffer);
+  each chain in a dict keyed by orjson's bytes (which keep their 4 KiB growth buffer); (stop
+  30's ``SlotQueue`` grew here again, 49.65 → 98.96: it kept every released event it had not
+  measured until one blocked, and none ever does in this log; it now forgets them when it drains)
 * ``migrate`` of a v2 log whose message ids carry the generated ``v2-to-v3-system-`` prefix:
   the v2→v3 step kept them in a set (and compared each with every generated id: n² hashes);
 * ``redact`` and ``derive --redact`` of a log with a fresh credential per message: the
@@ -19,8 +21,11 @@ What grew on main's code before this stop (N → 4N, docs/reliability.md "Audit,
 
 Stop 30 (docs/reliability.md "Audit, stop 29" (1), (2)): ``migrate`` of a v1 step of one
 block-start chunk nobody claims, then N user messages (the v1→v2 step held every one until the
-step closed: 63.46 → 158.06 on main's code, a74b652; now 37.08 → 37.98, ``core.upgrade.slot_queue``
-spills them), and of 2N v1 steps of one unclaimed chunk each (``SeqRemap``'s dropped runs: 37.29
+step closed: 63.46 → 158.06 on main's code, a74b652; now 37.70 → 37.99, ``core.upgrade.slot_queue``
+spills them; its queue lowered to 64 slots and 64 KiB in memory, so that both sizes are far past
+it: at its 1,024 slots the two runs' peaks differed by 1.3 to 2.2 MiB from run to run, a bounded
+step, not growth — 20,000, 80,000, 320,000 and 1,280,000 messages peaked at 37.9, 39.1, 39.2 to
+40.3 and 41.0 MiB), and of 2N v1 steps of one unclaimed chunk each (``SeqRemap``'s dropped runs: 37.29
 → 40.37; now 38.88 → 39.14, past ``remap.HELD_AT`` in the run's spill). A v2 log of changed
 request/headers (``changed_headers``: a change point per header) is measured on the chain alone
 (tests/migrate/test_run_spill_memory.py): through ``migrate`` it still grows by about 2 MiB from
@@ -66,6 +71,8 @@ except ImportError:  # main's code before stop 29: no held map
 try:
     from sesstool.core.upgrade import remap
     remap.HELD_AT = 1024
+    from sesstool.core.upgrade import slot_queue
+    slot_queue.HELD_SLOTS, slot_queue.HELD_BYTES = 64, 1 << 16
 except ImportError:  # main's code before stop 30
     pass
 """

@@ -142,6 +142,7 @@ class SlotQueue:
             if not head:
                 if not self._spilled and not self._tail:
                     self._last = None
+                    self._unmeasured.clear()  # all released: none is left to measure
                     return
                 self._read_back()
                 continue
