@@ -33,6 +33,19 @@ from sesstool.core import fold
 from sesstool.engine import derive_read
 fold.SPILL_AT = derive_read.SORT_AT = 4096
 """  # a dsh log's fold and derive's read-back sort (test_derive_read_spill.py)
+# LOWERED, and three buffers of a fixed size that a small N does not fill (their filling between
+# N and 4N is not what is measured): derive's read-back cache of lines (line_fetch.CACHE_BYTES,
+# 4 MiB) to 1 MiB, SQLite's page cache of a spill file (spill.CACHE_KIB, 512 KiB) and a held
+# list's page read back (held._PAGE_BYTES, 1 MiB) to 64 KiB. At full size, N = 6,500 grew derive
+# of missing parents by +2.03 MiB (the line cache; +1.20 with it lowered: the page) and of 6,500
+# chosen values by +1.50 (the page caches). Used by test_claude_hostile*.py,
+# test_claude_preserved.py and test_claude_derive_reasons.py.
+CACHES_LOWERED = f"""{LOWERED}from sesstool.store import line_fetch, spill
+line_fetch.LineFetcher.__init__.__defaults__ = ({1 << 20},)
+spill.SpillFile.__init__.__defaults__ = ("a scan's state", 64)
+spill.ArraySpill.__init__.__defaults__ = (64,)
+held._PAGE_BYTES = {64 << 10}
+"""
 
 DERIVE_COMMANDS = {  # what a derive memory test runs: every format, and the page that reads them
     "jsonl": ["derive", "--format", "jsonl"],

@@ -7,7 +7,7 @@ used, then says once that there were more (docs/format.md, "Memory").
 
 The memory test: the same transcript of N and 4N chosen values, N = 6,500 (13,000 for
 ``report``; 20,000 until stop 31), children run with the thresholds and fixed buffers lowered
-(``test_claude_hostile.CACHES_LOWERED``), their peak RSS read from the kernel, never timed.
+(``lowered.CACHES_LOWERED``), their peak RSS read from the kernel, never timed.
 Measured from N to 4N, derive JSONL / JSON / Markdown / Markdown ``--redact`` / ``report``: +0.46
 / +0.46 / +0.30 / −0.09 / +0.79 MiB. On the code before this change (21fc290, the parent of
 a2489ab) the same children grew +14.7 / +29.6 / +14.8 / +21.4 / +15.9 MiB (+49.6 / +104.7 /
@@ -24,8 +24,7 @@ from pathlib import Path
 import pytest
 
 from sesstool.core.first_seen import FIRST_SEEN
-from tests.adversarial.lowered import DERIVE_COMMANDS, LoweredRuns, assert_flat, lowered_runs
-from tests.adversarial.test_claude_hostile import CACHES_LOWERED
+from tests.adversarial.lowered import CACHES_LOWERED, DERIVE_COMMANDS, LoweredRuns, assert_flat, lowered_runs
 
 N = 6_500  # chosen values in the smaller transcript (the docstring: what the code before grew)
 N_OF = {"report": 13_000}  # report grew the least a value on the code before: a larger N

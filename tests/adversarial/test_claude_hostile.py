@@ -8,7 +8,7 @@ dangling call). The same kind of transcript of N and of 4N entries, N = 13,000 m
 or 6,500 never-answered calls (``N``; 20,000 until stop 31), the children run with the
 thresholds lowered to 1,024 (``sitecustomize``: both sizes far past them; the key index's flush
 too, else the key index still ramps up to its fixed height between N and 4N: +1.1 MiB with
-missing parents, and +0.2 from 4N to 16N) and fixed buffers lowered (``CACHES_LOWERED``), their
+missing parents, and +0.2 from 4N to 16N) and fixed buffers lowered (``lowered.CACHES_LOWERED``), their
 peak RSS read from the kernel under an address-space limit, never timed
 (``lowered.assert_hostile_flat``).
 
@@ -34,7 +34,7 @@ import pytest
 
 from tests.adversarial.claude_hostile import PATTERNS
 from tests.adversarial.lowered import (
-    LOWERED,
+    CACHES_LOWERED,
     LoweredRuns,
     assert_hostile_flat,
     hostile_cases,
@@ -50,18 +50,6 @@ _CASES += hostile_cases("never-answered", ["validate", "derive"])
 
 N = {"missing-parents": 13_000, "never-answered": 6_500}  # units in the smaller transcript (see above)
 
-# The held thresholds lowered (lowered.py), and three buffers of a fixed size that a small N does
-# not fill (their filling between N and 4N is not what is measured): derive's read-back cache of
-# lines (line_fetch.CACHE_BYTES, 4 MiB) to 1 MiB, SQLite's page cache of a spill file
-# (spill.CACHE_KIB, 512 KiB) and a held list's page read back (held._PAGE_BYTES, 1 MiB) to 64
-# KiB. At full size, N = 6,500 grew derive of missing parents by +2.03 MiB (the line cache;
-# +1.20 with it lowered: the page) and of 6,500 chosen values by +1.50 (the page caches).
-CACHES_LOWERED = f"""{LOWERED}from sesstool.store import line_fetch, spill
-line_fetch.LineFetcher.__init__.__defaults__ = ({1 << 20},)
-spill.SpillFile.__init__.__defaults__ = ("a scan's state", 64)
-spill.ArraySpill.__init__.__defaults__ = (64,)
-held._PAGE_BYTES = {64 << 10}
-"""
 where = lowered_fixture("claude-hostile", CACHES_LOWERED)
 
 

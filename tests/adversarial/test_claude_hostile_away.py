@@ -2,7 +2,7 @@
 a prompt hanging off it, the call's result hanging off the prompt (the book remembers each: it
 could be an orphan). The same transcript of N and of 4N units, N = 10,000 (20,000 until stop
 31), the children run with the thresholds and fixed buffers lowered
-(``test_claude_hostile.CACHES_LOWERED``, ``lowered.assert_hostile_flat``). Measured,
+(``lowered.CACHES_LOWERED``, ``lowered.assert_hostile_flat``). Measured,
 ``validate``/``derive``/``inspect`` from N to 4N: −0.06/−0.05/+0.04 MiB (at N = 20,000:
 −0.23/+0.09/+0.08); the same children on the code before (e1d6f95, the parent of 8f4a2b8: the
 graph's and derive's thresholds lowered alike; ``held`` did not exist) grew +5.58/+5.30/+5.32
@@ -14,8 +14,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.adversarial.lowered import LoweredRuns, assert_hostile_flat, hostile_cases, lowered_fixture
-from tests.adversarial.test_claude_hostile import CACHES_LOWERED
+from tests.adversarial.lowered import (
+    CACHES_LOWERED,
+    LoweredRuns,
+    assert_hostile_flat,
+    hostile_cases,
+    lowered_fixture,
+)
 
 pytestmark = pytest.mark.slow  # six children, the larger on a transcript of 45 MB
 

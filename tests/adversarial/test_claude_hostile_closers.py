@@ -3,7 +3,7 @@
 closer per call: they are walked, never held (``core.closer_list.Closers``, the dialect's rows a
 generator). The same transcript of N and of 4N calls, N = 5,000 (20,000 until stop 31; still
 past the lowered 1,024 four times over), each followed by a prompt hanging off it, the children
-run with the thresholds and fixed buffers lowered (``test_claude_hostile.CACHES_LOWERED``,
+run with the thresholds and fixed buffers lowered (``lowered.CACHES_LOWERED``,
 ``lowered.assert_hostile_flat``). Measured from N to 4N: +0.69, +0.11, +0.50 and +0.41 MiB
 (+1.16, +0.97, +0.75, +1.32 with the buffers at full size, which N = 5,000 does not fill; at N =
 20,000: +0.25, +0.02, +0.16, +0.32); on the code before (b463436, the parent of 25169de: closers
@@ -14,8 +14,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.adversarial.lowered import LoweredRuns, assert_hostile_flat, hostile_cases, lowered_fixture
-from tests.adversarial.test_claude_hostile import CACHES_LOWERED
+from tests.adversarial.lowered import (
+    CACHES_LOWERED,
+    LoweredRuns,
+    assert_hostile_flat,
+    hostile_cases,
+    lowered_fixture,
+)
 
 pytestmark = pytest.mark.slow  # eight children, the larger on a transcript of 15 MB
 

@@ -11,9 +11,8 @@ Two transcripts, N and 4N preserved uuids, N = 10,000 (20,000 until stop 31), ``
 a compaction (625 and 2,500 compactions), every boundary and summary on the active chain:
 ``present`` — the preserved entries are in the file, pairs of a prompt and a reply on the chain
 before their boundary; ``missing`` — 1,024 turns, then compactions whose uuids no entry has. The
-children run with the thresholds and fixed buffers lowered (``CACHES_LOWERED``,
-test_claude_hostile.py), their peak RSS read from the kernel under an address-space limit, never
-timed.
+children run with the thresholds and fixed buffers lowered (``lowered.CACHES_LOWERED``),
+their peak RSS read from the kernel under an address-space limit, never timed.
 
 Measured from N to 4N, derive JSONL / JSON / Markdown / Markdown ``--redact`` / ``report``, then
 ``validate`` / ``inspect`` (which walk the compactions' uuids and hold none): present +1.21 / +1.18
@@ -44,13 +43,13 @@ from sesstool.dialects.claude.preserved import MORE_MISSING
 from tests.adversarial.claude_hostile import _entry
 from tests.adversarial.hostile_logs import MiB
 from tests.adversarial.lowered import (
+    CACHES_LOWERED,
     DERIVE_COMMANDS,
     LoweredRuns,
     assert_flat,
     entries_to,
     lowered_runs,
 )
-from tests.adversarial.test_claude_hostile import CACHES_LOWERED
 
 pytestmark = pytest.mark.slow  # 28 children on transcripts of up to 18 MB
 
