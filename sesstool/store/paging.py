@@ -1,7 +1,8 @@
 """Reading rows of a spill file's table back a page at a time (issue 11 item 1): ``paged`` walks
 pages past the last key, ``sized_page`` answers a page bounded by bytes as well as by rows. Shared
 by ``store.spilling_list`` (a spilled list's walk), ``store.spill.OrderedRows`` (a spilled dict's
-read-back) and derive's index of lines; nothing here opens or names a file."""
+read-back), ``store.run_spill.NumberedRowsTable`` (the upgrade chain's held events) and derive's
+index of lines; nothing here opens or names a file."""
 
 from __future__ import annotations
 

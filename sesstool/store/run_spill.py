@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sesstool.core.held_map import StringTable
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.upgrade import NumberedRows, SortedWords
+from sesstool.store.paging import sized_page
 
 if TYPE_CHECKING:
     from sesstool.store.spill import SpillFile
@@ -85,22 +86,11 @@ class NumberedRowsTable:
     def after(self, n: int) -> list[tuple[int, Any]]:
         """The rows past ``n``, up to ``PAGE_ROWS`` rows and ``PAGE_BYTES`` bytes (at least one),
         removed from the table: their sizes are read first (SQLite knows a blob's length
-        without reading it), then the values of the rows that fit."""
-        sizes = self._spill.execute(
-            f"SELECT n, length(value) FROM {self._name} WHERE n > ? ORDER BY n LIMIT {PAGE_ROWS}", (n,)
-        ).fetchall()
-        if not sizes:
+        without reading it), then the values of the rows that fit (``store.paging.sized_page``)."""
+        rows = sized_page(self._spill, self._name, "n, value", "length(value)", n, PAGE_ROWS, PAGE_BYTES)
+        if not rows:
             return []
-        last, total = sizes[0][0], 0
-        for row, size in sizes:
-            total += size
-            if total > PAGE_BYTES and row != sizes[0][0]:
-                break
-            last = row
-        rows = self._spill.execute(
-            f"SELECT n, value FROM {self._name} WHERE n > ? AND n <= ? ORDER BY n", (n, last)
-        ).fetchall()
-        self._spill.execute(f"DELETE FROM {self._name} WHERE n > ? AND n <= ?", (n, last))
+        self._spill.execute(f"DELETE FROM {self._name} WHERE n > ? AND n <= ?", (n, rows[-1][0]))
         return [(row, pickle.loads(value)) for row, value in rows]
 
 
