@@ -69,6 +69,8 @@ class FirstSeen(Generic[V]):
 
     def add(self, key: str, value: V) -> bool:
         """Keep ``key`` with ``value`` when new and there is room; True when it was kept now."""
+        if key in self.kept:  # a short key kept already: one look-up, the common case
+            return False
         return self._keep(held_key(key), key, value)
 
     def _keep(self, held: object, key: str, value: V) -> bool:
@@ -86,6 +88,8 @@ class FirstSeen(Generic[V]):
         """``add``, answering whether ``key`` was not among the kept keys before: past the limit
         a key not kept is fresh every time it comes (it cannot be told apart from one dropped),
         so what is said once per key is said again rather than never."""
+        if key in self.kept:
+            return False
         held = held_key(key)
         if held in self.kept:
             return False
