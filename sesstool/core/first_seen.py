@@ -7,16 +7,35 @@ small value (a count, a line), and past them only that there were more: a count 
 beyond would need every value seen, and outputs say "and more" instead of a number. What a
 scan says once per value (an unknown type) it says again for a value past them, never not at
 all (``fresh``): the findings are capped by ``--max-findings`` and the rest weighed anyway.
+
+Nor is a kept value held whole whatever its length (stop 32): one up to ``CHOSEN_CHARS`` (128)
+characters is held as it is, as before; a longer one as it is quoted (``humanize.chosen``: its
+first 128 characters and its length, what every output then prints: iteration gives this form)
+with a 32-byte BLAKE2b digest of the whole value, by which values are told apart (``held_key``):
+two long values alike in their first 128 characters and their length are two values, printed
+alike. A field holds at most ``FIRST_SEEN`` short values or quoted forms and digests.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Generic, TypeVar
+
+from sesstool.core.humanize import CHOSEN_CHARS, chosen
 
 FIRST_SEEN = 64  # distinct values kept per field; a recorded session has a handful
 
 V = TypeVar("V")
+
+
+def held_key(value: object) -> object:
+    """What a kept value is told apart by: a string longer than ``CHOSEN_CHARS`` by the BLAKE2b
+    digest (32 bytes, never equal to a string) of its whole UTF-8, lone surrogates passed
+    through; anything else by itself."""
+    if isinstance(value, str) and len(value) > CHOSEN_CHARS:
+        return hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+    return value
 
 
 def more_note(name: str, more: Iterable[str]) -> str:
@@ -36,21 +55,31 @@ def said_once(seen: FirstSeen[None], key: str, said: str, more: str) -> str | No
 
 class FirstSeen(Generic[V]):
     """The first ``limit`` distinct keys, in first-seen order, each with a value; ``more``
-    once a key beyond them was offered."""
+    once a key beyond them was offered. ``kept`` maps each key's ``held_key`` to its value
+    (a key up to ``CHOSEN_CHARS`` is its own: the hot loops count known types in it directly),
+    ``shown`` a long key's digest to its quoted form."""
 
-    __slots__ = ("kept", "limit", "more")
+    __slots__ = ("kept", "limit", "more", "shown")
 
     def __init__(self, limit: int = FIRST_SEEN) -> None:
         self.limit = limit
-        self.kept: dict[str, V] = {}
+        self.kept: dict[object, V] = {}
+        self.shown: dict[object, str] = {}
         self.more = False
 
     def add(self, key: str, value: V) -> bool:
         """Keep ``key`` with ``value`` when new and there is room; True when it was kept now."""
-        if key in self.kept:
+        if key in self.kept:  # a short key kept already: one look-up, the common case
+            return False
+        return self._keep(held_key(key), key, value)
+
+    def _keep(self, held: object, key: str, value: V) -> bool:
+        if held in self.kept:
             return False
         if len(self.kept) < self.limit:
-            self.kept[key] = value
+            self.kept[held] = value
+            if held is not key:
+                self.shown[held] = chosen(key)
             return True
         self.more = True
         return False
@@ -61,24 +90,40 @@ class FirstSeen(Generic[V]):
         so what is said once per key is said again rather than never."""
         if key in self.kept:
             return False
-        self.add(key, value)
+        held = held_key(key)
+        if held in self.kept:
+            return False
+        self._keep(held, key, value)
         return True
 
+    def entries(self) -> Iterator[tuple[object, str, V]]:
+        """(held key, the key as printed, value) of each kept key, in first-seen order."""
+        shown = self.shown
+        for held, value in self.kept.items():
+            yield held, shown[held] if held in shown else str(held), value
+
+    def items(self) -> Iterator[tuple[str, V]]:
+        """(the key as printed, value) of each kept key, in first-seen order."""
+        for _, key, value in self.entries():
+            yield key, value
+
     def __contains__(self, key: object) -> bool:
-        return key in self.kept
+        return key in self.kept or held_key(key) in self.kept  # a hit on a short key: one look-up
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.kept)
+        """The kept keys as printed: a long one cut (``humanize.chosen``)."""
+        for _, key, _ in self.entries():
+            yield key
 
     def __len__(self) -> int:
         return len(self.kept)
 
     def __getitem__(self, key: str) -> V:
-        return self.kept[key]
+        return self.kept[held_key(key)]
 
     def copy(self) -> FirstSeen[V]:
         twin: FirstSeen[V] = FirstSeen(self.limit)
-        twin.kept, twin.more = dict(self.kept), self.more
+        twin.kept, twin.shown, twin.more = dict(self.kept), dict(self.shown), self.more
         return twin
 
 
@@ -89,12 +134,17 @@ class Tally(FirstSeen[int]):
 
     def count(self, key: str) -> bool:
         """Count one ``key``; True when it is new and kept now."""
-        if key in self.kept:
-            self.kept[key] += 1
+        kept = self.kept
+        if key in kept:  # a short key: itself
+            kept[key] += 1
             return False
-        return self.add(key, 1)
+        held = held_key(key)
+        if held in kept:
+            kept[held] += 1
+            return False
+        return self._keep(held, key, 1)
 
     def copy(self) -> Tally:
         twin = Tally(self.limit)
-        twin.kept, twin.more = dict(self.kept), self.more
+        twin.kept, twin.shown, twin.more = dict(self.kept), dict(self.shown), self.more
         return twin

@@ -41,9 +41,9 @@ def statistics(state: EventState, next_seq: int, last_time: int, pending: Sequen
     timed = st.first_time is not None
     return Stats(
         events=next_seq,
-        by_type=tuple(sorted(st.counts.kept.items())),
+        by_type=tuple(sorted(st.counts.items())),
         turns=st.turns,
-        turn_ends=tuple(sorted(st.turn_ends.kept.items())),
+        turn_ends=tuple(sorted(st.turn_ends.items())),
         steps=st.steps,
         tool_calls=ToolCallStats(
             st.advertised_total,

@@ -35,6 +35,7 @@ from sesstool.core.envelope import count_only, envelope_problems, plain_surface,
 from sesstool.core.errors import Address
 from sesstool.core.first_seen import FirstSeen
 from sesstool.core.header import MAX_SAFE
+from sesstool.core.humanize import chosen
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import Boundaries, PendingCall, ScanResult
@@ -505,13 +506,11 @@ class Scanner:
             )
             return
         if obj.get("ignorable") is True:
-            self.report_once(
-                R.UNKNOWN_IGNORABLE_EVENT, t, f'unknown event type "{t}" marked ignorable: kept opaque'
-            )
+            said = f'unknown event type "{chosen(t)}"'  # told apart whole, quoted cut (first_seen.py)
+            self.report_once(R.UNKNOWN_IGNORABLE_EVENT, t, f"{said} marked ignorable: kept opaque")
             if ("surfaceOp" in obj or "sourceEventSeqs" in obj) and not profile.ignorable_surface_meta:
-                self.report(
-                    R.SURFACE_META_ON_LOG_ONLY, f"ignorable {t} carries surface metadata (allowed only in v4)"
-                )
+                meta = f"ignorable {chosen(t)} carries surface metadata (allowed only in v4)"
+                self.report(R.SURFACE_META_ON_LOG_ONLY, meta)
             return
         self.report(*refusal(profile, t, seq, self.state.session_id()))
 

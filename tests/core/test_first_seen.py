@@ -10,7 +10,8 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sesstool.core.first_seen import FIRST_SEEN, FirstSeen, Tally, more_note, said_once
+from sesstool.core.first_seen import FIRST_SEEN, FirstSeen, Tally, held_key, more_note, said_once
+from sesstool.core.humanize import CHOSEN_CHARS, chosen
 
 _KEYS = st.lists(st.text(alphabet="abcdefgh", max_size=2), max_size=200)
 
@@ -82,3 +83,88 @@ def test_said_once_says_a_kept_key_once_and_more_for_each_beyond(keys: list[str]
         (f"said {k}" if i == keys.index(k) else None) if k in kept else "more" for i, k in enumerate(keys)
     ]
     assert list(seen) == kept
+
+
+# -- long keys: held by their quoted form and a digest, told apart whole (stop 32) ----------------
+
+_PREFIX = "a" * (CHOSEN_CHARS - 1)
+# short keys, and long ones that share their first 128 characters and often their length (so
+# that their quoted forms are alike while the keys are not); a lone surrogate among them
+_LONG = st.builds(lambda tail: _PREFIX + tail, st.text(alphabet="ab\ud800", min_size=2, max_size=4))
+_MIXED = st.lists(st.one_of(st.text(alphabet="ab\ud800", max_size=3), _LONG), max_size=120)
+
+
+class _Whole:
+    """The old ``FirstSeen``/``Tally`` (before stop 32): the first ``limit`` keys held whole."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.kept, self.more = limit, dict[str, int](), False
+
+    def count(self, key: str) -> bool:
+        if key in self.kept:
+            self.kept[key] += 1
+            return False
+        if len(self.kept) < self.limit:
+            self.kept[key] = 1
+            return True
+        self.more = True
+        return False
+
+
+@given(_MIXED, st.integers(min_value=0, max_value=12))
+def test_long_keys_behave_as_the_whole_keys_printed_cut(keys: list[str], limit: int) -> None:
+    """Whatever the keys, every answer is the old one on the whole keys, and what is listed is
+    the old list with each key as ``humanize.chosen`` quotes it; short keys: the old kept dict."""
+    old, tally, seen, fresh = _Whole(limit), Tally(limit), FirstSeen[int](limit), FirstSeen[None](limit)
+    for i, key in enumerate(keys):
+        was_in = key in old.kept
+        assert (key in tally) == was_in and (key in seen) == was_in
+        assert tally.count(key) == old.count(key)
+        assert seen.add(key, i) == (old.kept.get(key) == 1 and not was_in)
+        assert fresh.fresh(key, None) == (not was_in)
+    assert list(tally.items()) == [(chosen(k), n) for k, n in old.kept.items()]
+    assert list(seen) == [chosen(k) for k in old.kept]
+    assert all(tally[k] == n and seen[k] == keys.index(k) for k, n in old.kept.items())
+    assert (tally.more, seen.more, len(tally), len(seen)) == (
+        old.more,
+        old.more,
+        len(old.kept),
+        len(old.kept),
+    )
+    if all(len(k) <= CHOSEN_CHARS for k in keys):
+        assert tally.kept == old.kept and not tally.shown
+    twin = tally.copy()
+    twin.count(_PREFIX + "copy only")
+    assert list(tally.items()) == [(chosen(k), n) for k, n in old.kept.items()]
+
+
+def test_two_long_values_alike_when_cut_are_two_values() -> None:
+    one, two = _PREFIX + "xy" + "1" * 1000, _PREFIX + "xy" + "2" * 1000  # the same 128, the same length
+    assert chosen(one) == chosen(two) and one != two
+    tally = Tally()
+    for key in (one, two, one, "short", one):
+        tally.count(key)
+    cut = f"{_PREFIX}x…[1,129 characters]"
+    assert list(tally.items()) == [(cut, 3), (cut, 1), ("short", 1)]
+    assert (tally[one], tally[two], tally["short"]) == (3, 1, 1)
+    assert one in tally and two in tally and cut not in tally and _PREFIX + "xy" not in tally
+    assert said_once(FirstSeen(1), one, "said", "more") == "said"
+    seen: FirstSeen[None] = FirstSeen(1)
+    assert [said_once(seen, key, "said", "more") for key in (one, one, two)] == ["said", None, "more"]
+
+
+def test_what_is_held_of_a_long_value_is_bounded_whatever_its_length() -> None:
+    """A kept long key is a 32-byte digest and its quoted form: nothing of it grows with it."""
+    for length in (129, 1 << 16, 1 << 20):
+        tally = Tally()
+        for i in range(FIRST_SEEN + 3):
+            tally.count(f"{i} ".ljust(length, "v"))
+        assert len(tally) == FIRST_SEEN and tally.more
+        assert all(isinstance(k, bytes) and len(k) == 32 for k in tally.kept)
+        assert all(
+            len(text) <= CHOSEN_CHARS + len("…[1,048,576 characters]") for text in tally.shown.values()
+        )
+        assert next(iter(tally)) == chosen("0 ".ljust(length, "v"))
+    # a pair of lone surrogates is not the character they would encode: two values
+    assert held_key("\ud800\udc00" + "x" * 200) != held_key("\U00010000" + "x" * 201)
+    assert held_key("x" * 128) == "x" * 128 and held_key(None) is None

@@ -367,16 +367,16 @@ class ClaudeDialect(Dialect):
         t = facts.scan
         # made as they are printed: a row per dangling call, read back (issue 11 item 1)
         yield Row("session", chosen(t.session_id or "?") + (" (subagent file)" if facts.subagent else ""))
-        others = [s for s in t.sessions if s != t.session_id]
-        if others or "sessions" in t.more:
-            also = ", ".join(map(chosen, others)) + more_note("sessions", t.more)
+        others = [s for i, s in enumerate(t.sessions) if i != t.session_index]
+        if others or "sessions" in t.more:  # the kept values are as quoted already (first_seen.py)
+            also = ", ".join(others) + more_note("sessions", t.more)
             yield Row("", "also in this file: " + also, "yellow")
         versions = ", ".join(f"Claude Code {v} ({n} entries)" for v, n in t.versions)
         yield Row("written by", versions + more_note("versions", t.more) or "?")
         yield Row("cwd", ", ".join(t.cwds) + more_note("cwd", t.more) or "?")
         yield Row("git branch", ", ".join(t.git_branches) + more_note("git_branch", t.more) or "?")
         yield Row("model", ", ".join(t.models) + more_note("models", t.more) or "?")
-        by_type = ", ".join(f"{chosen(k)} {n}" for k, n in t.by_type) + more_note("by_type", t.more)
+        by_type = ", ".join(f"{k} {n}" for k, n in t.by_type) + more_note("by_type", t.more)
         yield Row("entries", f"{t.entries} in the graph, {t.lines} lines; " + by_type)
         yield (
             Row(

@@ -83,3 +83,6 @@ class TranscriptScan:
     verdict_rule: str | None  # the rule of the finding that decided it
     # the --json names of the lists above cut at ``first_seen.FIRST_SEEN`` values (issue 11 item 1)
     more: tuple[str, ...] = ()
+    # where ``session_id`` is among ``sessions`` (told apart whole: a long id is kept as quoted,
+    # ``first_seen.py``), None when it is not among them
+    session_index: int | None = None

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from sesstool.core import rule_ids as R
-from sesstool.core.first_seen import FirstSeen, Tally
+from sesstool.core.first_seen import FirstSeen, Tally, held_key
 from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.jsonline import LineError, loads
 from sesstool.core.rules import Finding, Severity
@@ -62,9 +62,10 @@ class TranscriptScanner:
         self.found = Findings(path, max_findings)
         # the values the log chooses, the first FIRST_SEEN of each (first_seen.py, issue 11 item 1)
         self.sessions: FirstSeen[int] = FirstSeen()  # session id -> its first line
+        self.first_session: str | None = None  # whole: resume may choose it (§1.6, §1.8), as ``leaves``
         self.expected_at: int | None = None  # the first line of ``expected_session``, kept or not
         self.versions = Tally()
-        self.version_at: dict[str, tuple[int, int]] = {}  # where each kept version first wrote
+        self.version_at: dict[object, tuple[int, int]] = {}  # by held_key: where each kept one first wrote
         self.cwds: FirstSeen[None] = FirstSeen()
         self.branches_seen: FirstSeen[None] = FirstSeen()
         self.models: FirstSeen[None] = FirstSeen()
@@ -151,11 +152,13 @@ class TranscriptScanner:
         session = entry.get("sessionId")
         if isinstance(session, str):
             self.sessions.add(session, lineno)
+            if self.first_session is None:
+                self.first_session = session
             if session == self.expected_session and self.expected_at is None:
                 self.expected_at = lineno
         version = entry.get("version")
         if isinstance(version, str) and self.versions.count(version):
-            self.version_at[version] = (offset, lineno)
+            self.version_at[held_key(version)] = (offset, lineno)
         stamp = entry.get("timestamp")
         if isinstance(stamp, str):
             if self.first_time is None or stamp < self.first_time:
@@ -310,7 +313,7 @@ class TranscriptScanner:
         twin.spill_at, twin.held = self.spill_at, self.held
         for key in (
             "lines", "committed", "first_time", "last_time", "subagent_calls", "sidechain_entries", "turns",
-            "expected_at",
+            "expected_at", "first_session",
         ):  # fmt: skip
             setattr(twin, key, getattr(self, key))
         twin.graph, twin.book, twin.usage = self.graph.copy(), self.book.copy(), self.usage.copy()
@@ -376,11 +379,12 @@ class TranscriptScanner:
             torn_bytes=torn[1] if torn else 0,
             session_id=session,
             sessions=tuple(self.sessions),
+            session_index=self._index(session),
             versions=versions,
             cwds=tuple(self.cwds),
             git_branches=tuple(self.branches_seen),
             models=tuple(self.models),
-            by_type=tuple(sorted(self.by_type.kept.items())),
+            by_type=tuple(sorted(self.by_type.items())),
             entries=len(self.graph),
             turns=self.turns,
             tool_uses=calls,
@@ -413,32 +417,37 @@ class TranscriptScanner:
     def _candidate(self, session: str | None) -> bool:
         """Whether resume can still choose ``session`` (§1.6, §1.8: the expected session when
         the file has it, else the first): only these keep a leaf, an envelope, a prompt id."""
-        first = next(iter(self.sessions), None)
-        return session is None or session == first or session == self.expected_session
+        return session is None or session == self.first_session or session == self.expected_session
 
     def _other(self) -> str:
         """The one session id the graph gets for the entries of every session resume cannot
         choose (so it numbers at most four): none of the candidates."""
         other = "\0other sessions"
-        while other in (next(iter(self.sessions), None), self.expected_session):
+        while other in (self.first_session, self.expected_session):
             other += "\0"
         return other
 
     def _session(self) -> str | None:
         if self.expected_session is not None and self.expected_at is not None:
             return self.expected_session
-        return next(iter(self.sessions), None)
+        return self.first_session
+
+    def _index(self, session: str | None) -> int | None:
+        """Where ``session`` is among the kept session ids (told apart whole), None: not kept."""
+        held = held_key(session)
+        return next((i for i, (key, _, _) in enumerate(self.sessions.entries()) if key == held), None)
 
     def _several_sessions(self, session: str | None, found: Findings) -> None:
         count = len(self.sessions) + (session is not None and session not in self.sessions)
         if count > 1 or self.sessions.more:
-            others = [s for s in self.sessions if s != session]
-            first_other = min((self.sessions[s] for s in others), default=self.expected_at)
+            held = held_key(session)
+            others = [(s, line) for key, s, line in self.sessions.entries() if key != held]
+            first_other = min((line for _, line in others), default=self.expected_at)
             many = f"more than {len(self.sessions)}" if self.sessions.more else str(count)
-            found.add(
+            found.add(  # the kept ids are as quoted already (first_seen.py)
                 CR.SEVERAL_SESSIONS,
                 f"{many} session ids in one file; resume follows {chosen(session)}, "
-                f"not {', '.join(map(chosen, others))}" + (", …" if self.sessions.more else ""),
+                f"not {', '.join(s for s, _ in others)}" + (", …" if self.sessions.more else ""),
                 None,
                 first_other,
             )
@@ -452,7 +461,8 @@ class TranscriptScanner:
         return tuple(name for name, seen in cut if seen.more)
 
     def _versions(self, found: Findings) -> tuple[tuple[str, int], ...]:
-        versions = tuple(sorted(self.versions.kept.items(), key=lambda kv: vocab.version_key(kv[0])))
+        kept = sorted(self.versions.entries(), key=lambda e: vocab.version_key(e[1]))
+        versions = tuple((version, n) for _, version, n in kept)  # a long one as quoted
         if versions:
             newest = versions[-1][0]
             note = ""
@@ -462,7 +472,7 @@ class TranscriptScanner:
             found.add(
                 CR.WRITER_VERSION,
                 "written by Claude Code " + ", ".join(v for v, _ in versions) + more + note,
-                *self.version_at[newest],  # where the newest version first wrote
+                *self.version_at[kept[-1][0]],  # where the newest version first wrote
             )
         return versions
 
