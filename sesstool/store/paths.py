@@ -209,11 +209,14 @@ def _path_limits() -> Limits:
     return Limits(PATHS_HELD, PATHS_BYTES, 0, _PAGE_ROWS)  # read when used
 
 
-def _spill_of_paths() -> SharedSpill:
+def walk_spill(purpose: str = "the paths of a directory's walk") -> SharedSpill:
+    """One spill file for the ``SortedPaths`` of a walk (and what its caller keeps beside them),
+    made when the first of them outgrows memory."""
+
     def make() -> SpillFile:
         from sesstool.store.spill import SpillFile  # sqlite3: only for a directory this large
 
-        return SpillFile("the paths of a directory's walk")
+        return SpillFile(purpose)
 
     return SharedSpill(make)
 
@@ -227,7 +230,7 @@ class SortedPaths(Collection[str]):
     share ``spill`` (one spill file, made at the first that outgrows memory)."""
 
     def __init__(self, paths: Iterable[str] = (), spill: SharedSpill | None = None) -> None:
-        self._spill = spill if spill is not None else _spill_of_paths()
+        self._spill = spill if spill is not None else walk_spill()
         self._order = SpillingOrder(self._spill, _path_limits)
         self._added = 0
         for path in paths:
@@ -281,7 +284,7 @@ def bounded_walk(
     max_depth = WALK_MAX_DEPTH if max_depth is None else max_depth
     max_entries = WALK_MAX_ENTRIES if max_entries is None else max_entries
     wanted = tuple(s.lower() for s in suffixes)
-    spill = _spill_of_paths()
+    spill = walk_spill()
     found = SortedPaths(spill=spill)
     entries = deeper = unreadable = 0
     level: Collection[str] = [str(directory)]
@@ -389,11 +392,11 @@ def _pattern(part: str) -> Callable[[str], re.Match[str] | None]:
     return _PATTERNS[part]
 
 
-def _folders(folder: str) -> Iterator[str]:
+def _folders(folder: str, spill: SharedSpill) -> Iterator[str]:
     """What ``Path(folder).rglob`` starts from: ``folder`` and every directory under it, links
     not followed; each directory's subdirectories held as ``SortedPaths`` while it is walked."""
     yield folder
-    below = SortedPaths()
+    below = SortedPaths(spill=spill)
     try:
         with os.scandir(folder) as listing:
             for entry in listing:
@@ -402,19 +405,23 @@ def _folders(folder: str) -> Iterator[str]:
     except PermissionError:
         return
     for path in below:
-        yield from _folders(path)
+        yield from _folders(path, spill)
 
 
-def walk_logs(directory: str | Path, suffixes: tuple[str, ...]) -> SortedPaths:
+def walk_logs(
+    directory: str | Path, suffixes: tuple[str, ...], spill: SharedSpill | None = None
+) -> SortedPaths:
     """Every file under ``directory`` (recursively, no bound: ``validate`` checks a fixture tree
     whole, a CI check must not skip a log) whose name ends in a log suffix, sorted: what
-    ``Path(directory).rglob("*")`` finds, a file or a link to one, streamed into ``SortedPaths``."""
+    ``Path(directory).rglob("*")`` finds, a file or a link to one, streamed into ``SortedPaths``
+    (in ``spill``, when given)."""
     wanted = tuple(s.lower() for s in suffixes)
     base = str(Path(directory))
-    found = SortedPaths()
+    spill = spill or walk_spill()
+    found = SortedPaths(spill=spill)
     if not _is(base, stat.S_ISDIR):
         return found
-    for folder in _folders(base):
+    for folder in _folders(base, spill):
         try:
             with os.scandir(folder) as listing:
                 for entry in listing:
@@ -448,9 +455,10 @@ def is_glob(arg: str) -> bool:
     return arg != "-" and any(ch in arg for ch in "*?[") and not os.path.exists(arg)
 
 
-def glob_matches(pattern: str) -> SortedPaths:
-    """What ``glob.glob(pattern, recursive=True)`` matches, sorted and each once (``SortedPaths``)."""
-    return SortedPaths(glob.iglob(pattern, recursive=True))
+def glob_matches(pattern: str, spill: SharedSpill | None = None) -> SortedPaths:
+    """What ``glob.glob(pattern, recursive=True)`` matches, sorted and each once (``SortedPaths``,
+    in ``spill`` when given)."""
+    return SortedPaths(glob.iglob(pattern, recursive=True), spill)
 
 
 def is_directory(arg: str | Path) -> bool:
