@@ -12,6 +12,7 @@ temporary file) that the views walk (issue 11 item 1: a session's 800 subagent f
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
@@ -74,8 +75,9 @@ def summed_up(path: str, report: ScanReport, sidecar: Sidecar | None) -> Compani
     )
 
 
-def companion_paths(path: str, dialect: Dialect) -> list[str]:
-    """The side files of the log at ``path``, sorted; none for a stream or a remote object."""
+def companion_paths(path: str, dialect: Dialect) -> Collection[str]:
+    """The side files of the log at ``path``, sorted (``store.paths.SortedPaths``: a session of
+    many side files holds a fixed amount of their paths); none for a stream or a remote object."""
     if is_url(path) or is_stream(path):
         return []
     patterns = dialect.companion_patterns(path)

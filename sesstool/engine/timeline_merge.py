@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pickle
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePath
 
@@ -93,7 +93,7 @@ def _entry(row: bytes, turn: int | None) -> TimelineEntry:
 
 
 def merged(
-    own: Callable[[Sink], None], sides: list[str], options: ScanOptions, limits: ReadLimits
+    own: Callable[[Sink], None], sides: Collection[str], options: ScanOptions, limits: ReadLimits
 ) -> Callable[[Sink], None]:
     """The timeline of ``own`` (the log's rows, in file order) with the rows of the files
     ``sides`` placed by time: a side row comes before the first of the log's rows whose time

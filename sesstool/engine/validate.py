@@ -13,18 +13,21 @@ fleet, one file at a time) gives the whole ``FileResult``s.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 
 from sesstool.core.errors import Address, InputError, NotASessionLog, UsageError
+from sesstool.core.held_map import HeldMap, StringTable, TableMaker
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects import registry
 from sesstool.engine.companions import companion_paths
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
-from sesstool.store.paths import glob_matches, is_directory, is_glob, walk_logs
+from sesstool.store.paths import glob_matches, is_directory, is_glob, walk_logs, walk_spill
 from sesstool.store.source import ReadLimits
+from sesstool.store.spilling_list import SharedSpill
 from sesstool.store.spool import ItemSpool
 
 
@@ -71,32 +74,40 @@ class ValidateReport:
 
 
 def expand_paths(args: tuple[str, ...]) -> list[str]:
+    """Every path ``iter_paths`` gives, each once (the fleet's listing of a local directory)."""
+    return list(dict.fromkeys(iter_paths(args)))
+
+
+def iter_paths(args: tuple[str, ...], spill: SharedSpill | None = None) -> Iterator[str]:
     """Files as given; directories walked for logs (``store.paths.walk_logs``: a registered
-    suffix in any case, sorted); unexpanded globs expanded.
+    suffix in any case, sorted); unexpanded globs expanded (sorted). A path may come twice.
 
     In a directory every log file counts (a fixture tree), not just the highest generation; a
     log is a file ending in a registered dialect's suffix (``.jsonl``, ``.jsonl.zst``,
     ``.jsonl.zstd``), in any case. A directory holding no log, or a glob matching nothing, is a
-    usage error (exit 2): a mistyped path must not pass CI by checking nothing.
+    usage error (exit 2), raised here before any path is given: a mistyped path must not pass CI
+    by checking nothing. A directory's or a glob's paths are a ``store.paths.SortedPaths`` (in
+    memory up to ``PATHS_HELD``, then sorted in ``spill``'s file: issue 11 item 1).
     """
-    out: list[str] = []
+    spill = spill or walk_spill()
+    found: list[Iterable[str]] = []
     for arg in args:
         if is_glob(arg):
-            matches = glob_matches(arg)
+            matches = glob_matches(arg, spill)
             if not matches:
                 raise UsageError(f"no file matches {arg!r}")
-            out.extend("./-" if m == "-" else m for m in matches)  # a file named -, not stdin
+            found.append("./-" if m == "-" else m for m in matches)  # a file named -, not stdin
         elif is_directory(arg):
-            found = walk_logs(arg, registry.log_suffixes())
-            if not found:
+            logs = walk_logs(arg, registry.log_suffixes(), spill)
+            if not logs:
                 endings = ", ".join("*" + s for s in registry.log_suffixes())
                 raise UsageError(
                     f"no session log found in directory {arg!r} (looked for {endings}, in any case)"
                 )
-            out.extend(found)
+            found.append(logs)
         else:
-            out.append(arg)
-    return list(dict.fromkeys(out))
+            found.append((arg,))
+    return chain.from_iterable(found)
 
 
 def run_validate(request: ValidateRequest, progress: Progress | None = None) -> ValidateReport:
@@ -105,31 +116,58 @@ def run_validate(request: ValidateRequest, progress: Progress | None = None) -> 
     return ValidateReport(tuple(validate_each(request, progress)), request.fail_on)
 
 
+DONE_HELD = "the paths validate checked"  # a ``HeldMap``'s purpose: in memory up to ``HELD_AT``
+
+
 def validate_each(request: ValidateRequest, progress: Progress | None = None) -> Iterator[FileResult]:
-    """The ``FileResult`` of every path given (``run_validate``), one at a time as it is made."""
-    paths = expand_paths(request.paths)
-    done: set[str] = set()
-    while paths:
-        path = paths.pop(0)
-        key = path if path == "-" else os.path.normpath(path)
-        if key in done:
-            continue
-        done.add(key)
-        options = ScanOptions(
-            fixture=request.fixture,
-            assume_version=request.assume_version,
-            max_findings=request.max_findings,
-            strict=request.strict,
-        )
-        try:
-            report = scan_source(path, options, request.limits, progress)
-        except (InputError, NotASessionLog) as err:  # reported per file: the run goes on
-            yield FileResult(path, None, err.message, isinstance(err, NotASessionLog))
-            continue
-        yield FileResult(path, report, None)
-        if request.companions:
-            sides = companion_paths(path, report.dialect)
-            paths[:0] = [p for p in sides if os.path.normpath(p) not in done]
+    """The ``FileResult`` of every path given (``run_validate``), one at a time as it is made: a
+    path is checked once (by ``os.path.normpath``; the paths checked are a ``core.held_map.HeldMap``,
+    past ``HELD_AT`` in a spill file), a log's side files right after it (pushed ahead of the
+    paths still to come, walked as they were found). The walks' sorts and the paths checked
+    share one spill file, made when the first outgrows memory and given back at the end."""
+    spill = walk_spill("the paths validate walks and checks")
+    ahead: list[Iterator[str]] = [iter_paths(request.paths, spill)]
+    done = HeldMap(DONE_HELD, _strings_in(spill))
+    options = ScanOptions(
+        fixture=request.fixture,
+        assume_version=request.assume_version,
+        max_findings=request.max_findings,
+        strict=request.strict,
+    )
+    try:
+        while ahead:
+            path = next(ahead[-1], None)
+            if path is None:
+                ahead.pop()
+                continue
+            key = path if path == "-" else os.path.normpath(path)
+            if key in done:
+                continue
+            done.put(key, "")
+            try:
+                report = scan_source(path, options, request.limits, progress)
+            except (InputError, NotASessionLog) as err:  # reported per file: the run goes on
+                yield FileResult(path, None, err.message, isinstance(err, NotASessionLog))
+                continue
+            yield FileResult(path, report, None)
+            if request.companions:
+                sides = companion_paths(path, report.dialect)
+                if sides:
+                    ahead.append(iter(sides))
+    finally:
+        if spill.file is not None:
+            spill.file.close()
+
+
+def _strings_in(spill: SharedSpill) -> TableMaker:
+    """A ``HeldMap``'s table past ``HELD_AT`` in ``spill``'s file."""
+
+    def make(purpose: str) -> StringTable:
+        from sesstool.store.spilled_strings import SpilledStrings  # sqlite3: only when this large
+
+        return SpilledStrings(purpose, spill())
+
+    return make
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,19 +13,26 @@ the fleet never stat, walk or glob themselves (``tests/test_architecture.py``).
 
 from __future__ import annotations
 
+import errno
+import fnmatch
 import glob
 import os
+import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sesstool.core.errors import WriteRefusedError
 from sesstool.core.physical import Encoding
 from sesstool.store.generations import generations
 from sesstool.store.publish import FileIdentity
 from sesstool.store.source import is_stdin, open_error, sniff, special_kind
+from sesstool.store.spilling_list import Limits, SharedSpill, SpillingOrder
+
+if TYPE_CHECKING:
+    from sesstool.store.spill import SpillFile
 
 Kind = Literal[
     "stdin",
@@ -50,7 +57,7 @@ class Group:
     name), or by their suffix (``layout`` None)."""
 
     layout: str | None
-    logs: tuple[str, ...]
+    logs: Collection[str]  # sorted: a ``SortedPaths`` (a remote prefix's, a session directory's: a tuple)
 
 
 # How far ``classify_path`` searches a directory that is neither a session directory nor a
@@ -158,7 +165,7 @@ def _classify_directory(arg: str | Path, text: str, layouts: Layouts, suffixes: 
     try:
         if generations(directory):
             return PathClass(text, "session-dir")
-        groups = [Group(name, tuple(root_logs(directory, patterns))) for name, patterns in layouts]
+        groups = [Group(name, root_logs(directory, patterns)) for name, patterns in layouts]
         found = tuple(g for g in groups if g.logs)
         if found:
             return PathClass(text, "root", groups=found)
@@ -166,7 +173,7 @@ def _classify_directory(arg: str | Path, text: str, layouts: Layouts, suffixes: 
     except OSError as err:
         return PathClass(text, "unreadable", _reason(arg, err))
     if logs:
-        return PathClass(text, "log-dir", groups=(Group(None, tuple(logs)),), walk=walk)
+        return PathClass(text, "log-dir", groups=(Group(None, logs),), walk=walk)
     return PathClass(text, "empty-dir", walk=walk)
 
 
@@ -190,67 +197,257 @@ def is_log_name(name: str, suffixes: tuple[str, ...]) -> bool:
     return name.lower().endswith(tuple(s.lower() for s in suffixes))
 
 
+# Paths of one directory's walk sorted in memory up to this many, or this many bytes of them;
+# past either a spill file's table sorts them (issue 11 item 1: a root of many logs costs a fixed
+# amount, not a path each). The tests lower them.
+PATHS_HELD = 1024
+PATHS_BYTES = 1 << 20
+_PAGE_ROWS = 256  # paths read back from a spilled sort a statement at a time
+
+
+def _path_limits() -> Limits:
+    return Limits(PATHS_HELD, PATHS_BYTES, 0, _PAGE_ROWS)  # read when used
+
+
+def walk_spill(purpose: str = "the paths of a directory's walk") -> SharedSpill:
+    """One spill file for the ``SortedPaths`` of a walk (and what its caller keeps beside them),
+    made when the first of them outgrows memory."""
+
+    def make() -> SpillFile:
+        from sesstool.store.spill import SpillFile  # sqlite3: only for a directory this large
+
+        return SpillFile(purpose)
+
+    return SharedSpill(make)
+
+
+class SortedPaths(Collection[str]):
+    """Paths added in any order (a walk's), walked sorted as Python sorts ``str`` (by code point)
+    and each once, as often as wanted: a ``store.spilling_list.SpillingOrder`` of one ``bytes``
+    column, the path's UTF-8 with a lone surrogate (an undecodable byte of a name) passed through
+    — that encoding keeps the code points' order, so SQLite's ``memcmp`` order past
+    ``PATHS_HELD`` paths (or ``PATHS_BYTES``) is the in-memory sort's. Structures of one walk
+    share ``spill`` (one spill file, made at the first that outgrows memory)."""
+
+    def __init__(self, paths: Iterable[str] = (), spill: SharedSpill | None = None) -> None:
+        self._spill = spill if spill is not None else walk_spill()
+        self._order = SpillingOrder(self._spill, _path_limits)
+        self._added = 0
+        for path in paths:
+            self.add(path)
+
+    def add(self, path: str) -> None:
+        self._order.add((path.encode("utf-8", "surrogatepass"),))
+        self._added += 1
+
+    @property
+    def spilled(self) -> bool:
+        return self._order.spilled
+
+    def __bool__(self) -> bool:
+        return self._added > 0
+
+    def __len__(self) -> int:
+        """The distinct paths (a walk counts them: a path added twice is one)."""
+        return sum(1 for _ in self)
+
+    def __contains__(self, path: object) -> bool:
+        return any(p == path for p in self)
+
+    def __iter__(self) -> Iterator[str]:
+        last = None
+        for (key,) in self._order.sorted():
+            if key != last:
+                last = key
+                yield bytes(key).decode("utf-8", "surrogatepass")
+
+    def __repr__(self) -> str:
+        return f"SortedPaths({self._added} added{', spilled' if self.spilled else ''})"
+
+    def close(self) -> None:
+        """Give back the spill file now, if the walk made one (else it goes with the object)."""
+        if self._spill.file is not None:
+            self._spill.file.close()
+
+
 def bounded_walk(
     directory: str | Path,
     suffixes: tuple[str, ...],
     max_depth: int | None = None,
     max_entries: int | None = None,
-) -> tuple[list[str], WalkBound]:
+) -> tuple[SortedPaths, WalkBound]:
     """The files under ``directory`` whose name ends in a log suffix (any case), sorted, found
     breadth first no deeper than ``max_depth`` directory levels and among at most
     ``max_entries`` entries; links to directories are not followed. The bound says what was not
-    searched. Raises OSError only when ``directory`` itself cannot be listed."""
+    searched. Raises OSError only when ``directory`` itself cannot be listed. The files found and
+    each level's directories are ``SortedPaths``: past ``PATHS_HELD`` in the walk's spill file."""
     max_depth = WALK_MAX_DEPTH if max_depth is None else max_depth
     max_entries = WALK_MAX_ENTRIES if max_entries is None else max_entries
     wanted = tuple(s.lower() for s in suffixes)
-    found: list[str] = []
+    spill = walk_spill()
+    found = SortedPaths(spill=spill)
     entries = deeper = unreadable = 0
-    level = [str(directory)]
+    level: Collection[str] = [str(directory)]
     depth = 0
     while level:
-        below: list[str] = []
+        below = SortedPaths(spill=spill)
         for folder in level:
             try:
                 with os.scandir(folder) as listing:
                     for entry in listing:
                         entries += 1
                         if entries > max_entries:
-                            bound = WalkBound(max_depth, max_entries, max_entries, deeper, unreadable, True)
-                            return sorted(found), bound
+                            cut = WalkBound(max_depth, max_entries, max_entries, deeper, unreadable, True)
+                            return found, cut
                         if entry.is_dir(follow_symlinks=False):
                             if depth < max_depth:
-                                below.append(entry.path)
+                                below.add(entry.path)
                             else:
                                 deeper += 1
                         elif entry.name.lower().endswith(wanted) and entry.is_file():
-                            found.append(entry.path)
+                            found.add(entry.path)
             except OSError:
                 if depth == 0:
                     raise
                 unreadable += 1
-        level, depth = sorted(below), depth + 1
-    return sorted(found), WalkBound(max_depth, max_entries, entries, deeper, unreadable)
+        level, depth = below, depth + 1
+    return found, WalkBound(max_depth, max_entries, entries, deeper, unreadable)
 
 
-def walk_logs(directory: str | Path, suffixes: tuple[str, ...]) -> list[str]:
+# -- pathlib's globbing, streamed ----------------------------------------------------------------
+# ``Path.glob``/``rglob`` list each directory whole before yielding from it, intern each name of
+# a path parsed from text, and ``rglob`` keeps a set of every path it yielded: a path or more per
+# log held (issue 11 item 1). The walks below find the same files under the same rules (Python
+# 3.11's selectors: a wildcard part matched by ``fnmatch`` case-sensitively, a hidden name
+# included; a literal part by ``is_dir``/``exists``; links to directories followed by a
+# pattern's parts, never by ``**``; a directory that cannot be listed, ``PermissionError``,
+# yields nothing; ENOENT, ENOTDIR, EBADF and ELOOP read as "no such file"), as the same text
+# (``str(Path(root))`` joined by ``/``), one entry at a time.
+
+_IGNORED = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})  # pathlib's "no such file"
+
+
+def _mode(path: str, follow: bool) -> int | None:
+    """``path``'s mode, or None where pathlib's ``is_*`` answer False (other OSErrors raise)."""
+    try:
+        return (os.stat if follow else os.lstat)(path).st_mode
+    except OSError as err:
+        if err.errno not in _IGNORED:
+            raise
+        return None
+    except ValueError:
+        return None
+
+
+def _is(path: str, test: Callable[[int], bool], follow: bool = True) -> bool:
+    mode = _mode(path, follow)
+    return mode is not None and test(mode)
+
+
+def _child(base: str, name: str) -> str:
+    """``str(Path(base) / name)`` for a ``base`` that is already a ``str(Path(...))``."""
+    if base == ".":
+        return name
+    return base + name if base.endswith("/") else f"{base}/{name}"
+
+
+def _entry_is_dir(entry: os.DirEntry[str], follow: bool) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=follow)
+    except OSError as err:
+        if err.errno not in _IGNORED:
+            raise
+        return False
+
+
+def _matches(folder: str, parts: tuple[str, ...]) -> Iterator[str]:
+    """What ``Path(folder).glob("/".join(parts))`` yields (its selectors, streamed)."""
+    if not parts:
+        yield folder
+        return
+    part, rest = parts[0], parts[1:]
+    try:
+        if not any(ch in part for ch in "*?["):
+            path = _child(folder, part)
+            if _is(path, stat.S_ISDIR) if rest else _mode(path, True) is not None:
+                yield from _matches(path, rest)
+            return
+        match = _pattern(part)
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if rest and not _entry_is_dir(entry, True):
+                    continue
+                if match(entry.name):
+                    yield from _matches(_child(folder, entry.name), rest)
+    except PermissionError:
+        return
+
+
+_PATTERNS: dict[str, Callable[[str], re.Match[str] | None]] = {}
+
+
+def _pattern(part: str) -> Callable[[str], re.Match[str] | None]:
+    if part not in _PATTERNS:
+        _PATTERNS[part] = re.compile(fnmatch.translate(part)).fullmatch
+    return _PATTERNS[part]
+
+
+def _folders(folder: str, spill: SharedSpill) -> Iterator[str]:
+    """What ``Path(folder).rglob`` starts from: ``folder`` and every directory under it, links
+    not followed; each directory's subdirectories held as ``SortedPaths`` while it is walked."""
+    yield folder
+    below = SortedPaths(spill=spill)
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if _entry_is_dir(entry, False):
+                    below.add(_child(folder, entry.name))
+    except PermissionError:
+        return
+    for path in below:
+        yield from _folders(path, spill)
+
+
+def walk_logs(
+    directory: str | Path, suffixes: tuple[str, ...], spill: SharedSpill | None = None
+) -> SortedPaths:
     """Every file under ``directory`` (recursively, no bound: ``validate`` checks a fixture tree
-    whole, a CI check must not skip a log) whose name ends in a log suffix, sorted."""
+    whole, a CI check must not skip a log) whose name ends in a log suffix, sorted: what
+    ``Path(directory).rglob("*")`` finds, a file or a link to one, streamed into ``SortedPaths``
+    (in ``spill``, when given)."""
     wanted = tuple(s.lower() for s in suffixes)
-    return sorted(
-        str(p) for p in Path(directory).rglob("*") if p.name.lower().endswith(wanted) and p.is_file()
-    )
+    base = str(Path(directory))
+    spill = spill or walk_spill()
+    found = SortedPaths(spill=spill)
+    if not _is(base, stat.S_ISDIR):
+        return found
+    for folder in _folders(base, spill):
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    if entry.name.lower().endswith(wanted):
+                        path = _child(folder, entry.name)
+                        if _is(path, stat.S_ISREG):
+                            found.add(path)
+        except PermissionError:
+            continue
+    return found
 
 
-def root_logs(root: Path, patterns: tuple[str, ...]) -> list[str]:
-    """Every file under ``root`` matching one of ``patterns`` (relative globs), sorted, no links
-    followed out of the root. Each kept as its ``str`` as soon as it is found: a ``Path`` costs
-    several times its text, and a root may hold many logs (issue 11 item 1)."""
-    found: set[str] = set()
+def root_logs(root: Path, patterns: tuple[str, ...]) -> SortedPaths:
+    """Every file under ``root`` matching one of ``patterns`` (relative globs, matched as
+    ``Path.glob`` does, streamed), sorted and each once; a link is not kept (a pattern's
+    directories may be links). Each kept as its ``str``, in ``SortedPaths``: a root may hold
+    many logs (issue 11 item 1)."""
+    base = str(root)
+    found = SortedPaths()
+    if not _is(base, stat.S_ISDIR):
+        return found
     for pattern in patterns:
-        for path in root.glob(pattern):
-            if path.is_file() and not path.is_symlink():
-                found.add(str(path))
-    return sorted(found)
+        for path in _matches(base, tuple(p for p in pattern.split("/") if p and p != ".")):
+            if _is(path, stat.S_ISREG) and not _is(path, stat.S_ISLNK, follow=False):
+                found.add(path)
+    return found
 
 
 def is_glob(arg: str) -> bool:
@@ -258,8 +455,10 @@ def is_glob(arg: str) -> bool:
     return arg != "-" and any(ch in arg for ch in "*?[") and not os.path.exists(arg)
 
 
-def glob_matches(pattern: str) -> list[str]:
-    return sorted(glob.glob(pattern, recursive=True))
+def glob_matches(pattern: str, spill: SharedSpill | None = None) -> SortedPaths:
+    """What ``glob.glob(pattern, recursive=True)`` matches, sorted and each once (``SortedPaths``,
+    in ``spill`` when given)."""
+    return SortedPaths(glob.iglob(pattern, recursive=True), spill)
 
 
 def is_directory(arg: str | Path) -> bool:

@@ -177,31 +177,42 @@ class SpillingList(ItemsEqual[T], Generic[T]):
 
 
 class SpillingOrder:
-    """Rows of integers handed back sorted (as tuples compare): a list sort in memory, SQLite's
-    sorter (bounded cache, sorted runs merged from its temporary files) past ``limits().items``
-    rows. A row is as wide as its owner makes it and its integers are 64-bit (what SQLite
-    stores), so a count of rows bounds their bytes: no size is measured."""
+    """Rows handed back sorted (as tuples compare): a list sort in memory, SQLite's sorter
+    (bounded cache, sorted runs merged from its temporary files) past ``limits().items`` rows or
+    ``limits().bytes`` bytes of their ``bytes`` columns. A row is as wide as its owner makes it;
+    each column holds integers (64-bit: what SQLite stores) or ``bytes`` throughout, never both,
+    and compares alike in both places: integers by value, bytes as ``memcmp`` does (a list of
+    paths found by a walk: ``store.paths.SortedPaths``). Integer rows count no bytes: a count of
+    them bounds their size."""
 
     def __init__(self, store: Callable[[], SpillFile], limits: Callable[[], Limits]) -> None:
         self._store, self._limits = store, limits
-        self._rows: list[tuple[int, ...]] = []
+        self._rows: list[tuple[int | bytes, ...]] = []
+        self._bytes = 0  # the length of the ``bytes`` columns of the rows in memory
         self._file: SpillFile | None = None
         self._name = ""
         self._width = 0
 
-    def add(self, row: tuple[int, ...]) -> None:
+    def add(self, row: tuple[int | bytes, ...]) -> None:
         if self._file is not None:
             self._file.execute(f"INSERT INTO {self._name} VALUES ({', '.join('?' * self._width)})", row)
             return
         self._rows.append(row)
-        if len(self._rows) > self._limits().items:
+        self._bytes += sum(len(c) for c in row if isinstance(c, bytes))
+        limits = self._limits()
+        if len(self._rows) > limits.items or self._bytes > limits.bytes > 0:
             self._file, self._width = self._store(), len(row)
-            self._name = self._file.table(", ".join(f"c{i} INTEGER NOT NULL" for i in range(self._width)))
+            kinds = ("BLOB" if isinstance(c, bytes) else "INTEGER" for c in row)
+            self._name = self._file.table(", ".join(f"c{i} {k} NOT NULL" for i, k in enumerate(kinds)))
             marks = ", ".join("?" * self._width)
             self._file.executemany(f"INSERT INTO {self._name} VALUES ({marks})", self._rows)
-            self._rows = []
+            self._rows, self._bytes = [], 0
 
-    def sorted(self) -> Iterator[tuple[int, ...]]:
+    @property
+    def spilled(self) -> bool:
+        return self._file is not None
+
+    def sorted(self) -> Iterator[tuple[Any, ...]]:
         if self._file is None:
             yield from sorted(self._rows)
             return

@@ -79,7 +79,7 @@ def test_a_directory_of_logs_any_case_and_every_registered_suffix(tmp_path: Path
     found = classify(str(tmp_path))
     assert found.kind == "log-dir" and found.listable and [g.layout for g in found.groups] == [None]
     assert found.logs == tuple(str(tmp_path / n) for n in sorted(names[:3]))
-    assert walk_logs(tmp_path, registry.log_suffixes()) == list(found.logs)
+    assert list(walk_logs(tmp_path, registry.log_suffixes())) == list(found.logs)
     assert is_log_name("X.JSONL.ZST", registry.log_suffixes()) and not is_log_name("x.json", (".jsonl",))
 
 
