@@ -69,13 +69,20 @@ class FirstSeen(Generic[V]):
 
     def add(self, key: str, value: V) -> bool:
         """Keep ``key`` with ``value`` when new and there is room; True when it was kept now."""
-        if key in self.kept:  # a short key kept already: one look-up, the common case
-            return False
-        return self._keep(held_key(key), key, value)
+        held = self._new(key)
+        return held is not None and self._keep(held, key, value)
+
+    def _new(self, key: str) -> object | None:
+        """``key``'s ``held_key`` when it is not kept, else None: a short key is looked up once
+        (it is its own held key), a long one by its digest as well."""
+        kept = self.kept
+        if key in kept:
+            return None
+        held = held_key(key)
+        return None if held is not key and held in kept else held
 
     def _keep(self, held: object, key: str, value: V) -> bool:
-        if held in self.kept:
-            return False
+        """Keep ``key`` (not kept: ``_new``) under ``held`` when there is room."""
         if len(self.kept) < self.limit:
             self.kept[held] = value
             if held is not key:
@@ -88,10 +95,8 @@ class FirstSeen(Generic[V]):
         """``add``, answering whether ``key`` was not among the kept keys before: past the limit
         a key not kept is fresh every time it comes (it cannot be told apart from one dropped),
         so what is said once per key is said again rather than never."""
-        if key in self.kept:
-            return False
-        held = held_key(key)
-        if held in self.kept:
+        held = self._new(key)
+        if held is None:
             return False
         self._keep(held, key, value)
         return True
@@ -139,7 +144,7 @@ class Tally(FirstSeen[int]):
             kept[key] += 1
             return False
         held = held_key(key)
-        if held in kept:
+        if held is not key and held in kept:  # a long key kept: by its digest
             kept[held] += 1
             return False
         return self._keep(held, key, 1)

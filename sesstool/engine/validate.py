@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from sesstool.core.errors import Address, InputError, NotASessionLog, UsageError
-from sesstool.core.held_map import HeldMap, StringTable, TableMaker
+from sesstool.core.held_map import HeldMap
 from sesstool.core.options import ScanOptions
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects import registry
@@ -26,6 +26,7 @@ from sesstool.engine.companions import companion_paths
 from sesstool.engine.scan import Progress, ScanReport, scan_source
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.paths import glob_matches, is_directory, is_glob, walk_logs, walk_spill
+from sesstool.store.run_spill import strings_in
 from sesstool.store.source import ReadLimits
 from sesstool.store.spilling_list import SharedSpill
 from sesstool.store.spool import ItemSpool
@@ -127,7 +128,7 @@ def validate_each(request: ValidateRequest, progress: Progress | None = None) ->
     share one spill file, made when the first outgrows memory and given back at the end."""
     spill = walk_spill("the paths validate walks and checks")
     ahead: list[Iterator[str]] = [iter_paths(request.paths, spill)]
-    done = HeldMap(DONE_HELD, _strings_in(spill))
+    done = HeldMap(DONE_HELD, strings_in(spill))
     options = ScanOptions(
         fixture=request.fixture,
         assume_version=request.assume_version,
@@ -157,17 +158,6 @@ def validate_each(request: ValidateRequest, progress: Progress | None = None) ->
     finally:
         if spill.file is not None:
             spill.file.close()
-
-
-def _strings_in(spill: SharedSpill) -> TableMaker:
-    """A ``HeldMap``'s table past ``HELD_AT`` in ``spill``'s file."""
-
-    def make(purpose: str) -> StringTable:
-        from sesstool.store.spilled_strings import SpilledStrings  # sqlite3: only when this large
-
-        return SpilledStrings(purpose, spill())
-
-    return make
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import functools
 import glob
 import os
 import re
@@ -383,13 +384,9 @@ def _matches(folder: str, parts: tuple[str, ...]) -> Iterator[str]:
         return
 
 
-_PATTERNS: dict[str, Callable[[str], re.Match[str] | None]] = {}
-
-
+@functools.lru_cache(maxsize=256)  # a layout's parts, and an escaped session name each: bounded
 def _pattern(part: str) -> Callable[[str], re.Match[str] | None]:
-    if part not in _PATTERNS:
-        _PATTERNS[part] = re.compile(fnmatch.translate(part)).fullmatch
-    return _PATTERNS[part]
+    return re.compile(fnmatch.translate(part)).fullmatch
 
 
 def _folders(folder: str, spill: SharedSpill) -> Iterator[str]:

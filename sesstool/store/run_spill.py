@@ -5,17 +5,18 @@ change points and dropped runs — all in one private ``store.spill.SpillFile``,
 first table (a log that outgrows nothing opens none; sqlite3 is imported only then) and given
 back by ``close``.
 
-Also ``spilled_strings``: the maker of a ``HeldMap``'s table on its own (the redactor's)."""
+Also ``spilled_strings``: the maker of a ``HeldMap``'s table on its own (the redactor's), and
+``strings_in``: one whose tables go in a file the caller shares (validate's paths checked)."""
 
 from __future__ import annotations
 
 import pickle
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from sesstool.core.held_map import StringTable
+from sesstool.core.held_map import StringTable, TableMaker
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH
 from sesstool.core.upgrade import NumberedRows, SortedWords
 from sesstool.store.paging import sized_page
@@ -25,6 +26,18 @@ if TYPE_CHECKING:
 
 PAGE_BYTES = 1 << 20  # bytes of rows ``NumberedRowsTable.after`` reads back at most (or one row)
 PAGE_ROWS = 256  # and rows
+
+
+def strings_in(spill: Callable[[], SpillFile]) -> TableMaker:
+    """A ``HeldMap``'s table maker whose tables are in the file ``spill()`` answers (a run's, a
+    walk's ``store.spilling_list.SharedSpill``), made only when the map outgrows memory."""
+
+    def make(purpose: str) -> StringTable:
+        from sesstool.store.spilled_strings import SpilledStrings  # sqlite3: only when this large
+
+        return SpilledStrings(purpose, spill())
+
+    return make
 
 
 def spilled_strings(purpose: str) -> StringTable:
@@ -49,9 +62,7 @@ class RunSpill:
         return self._file
 
     def strings(self, purpose: str) -> StringTable:
-        from sesstool.store.spilled_strings import SpilledStrings
-
-        return SpilledStrings(purpose, self._spill())
+        return strings_in(self._spill)(purpose)
 
     def rows(self, purpose: str) -> NumberedRows:
         return NumberedRowsTable(self._spill())

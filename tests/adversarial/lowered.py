@@ -72,14 +72,16 @@ class LoweredRuns:
             write(log)
         return log
 
-    def run(self, log: Path, args: list[str], ok: tuple[int, ...] = (0, 1)) -> Measured:
-        """``sesstool ARGS LOG`` in a child under a 2 GiB address space; its exit status one of
-        ``ok`` (1: validate's verdict on a damaged file)."""
+    def run(
+        self, log: Path, args: list[str], ok: tuple[int, ...] = (0, 1), env: dict[str, str] | None = None
+    ) -> Measured:
+        """``sesstool ARGS LOG`` in a child under a 2 GiB address space (``env`` added to its
+        environment); its exit status one of ``ok`` (1: validate's verdict on a damaged file)."""
         measured = run_measured(
             [*args, str(log)],
             address_space=2 << 30,
             cwd=log.parent,
-            env={"PYTHONPATH": f"{self.where / 'site'}:{ROOT}"},
+            env={"PYTHONPATH": f"{self.where / 'site'}:{ROOT}", **(env or {})},
         )
         assert measured.exit_code in ok, measured.stderr
         return measured

@@ -28,7 +28,14 @@ from sesstool.core.first_seen import FIRST_SEEN
 from sesstool.core.humanize import chosen
 from tests.adversarial.claude_hostile import SESSION, _entry
 from tests.adversarial.codex_hostile import Lines, meta
-from tests.adversarial.hostile_logs import FIXED_MMAP, assert_flat, json_objects, output_of, run_measured
+from tests.adversarial.hostile_logs import (
+    FIXED_MMAP,
+    V4_HEADER,
+    assert_flat,
+    json_objects,
+    output_of,
+    run_measured,
+)
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # 12 children on logs of 8 to 31 MB
@@ -73,15 +80,7 @@ def codex(length: int) -> Iterator[bytes]:
 
 
 def dsh(length: int) -> Iterator[bytes]:
-    header = {
-        "type": "session",
-        "version": 4,
-        "id": "s",
-        "createdAt": 1000,
-        "isSeeded": False,
-        "delegationDepth": 0,
-    }
-    yield orjson.dumps(header) + b"\n"
+    yield V4_HEADER
     for i in range(COUNT):
         seq, when, turn = 3 * i, 1001 + i, i + 1
         reason = {"kind": _long(i, "k", length)}

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.adversarial.hostile_logs import FIXED_MMAP, Measured, MiB, assert_flat, run_measured
+from tests.adversarial.hostile_logs import FIXED_MMAP, Measured, MiB, assert_flat
+from tests.adversarial.lowered import LoweredRuns
 from tests.adversarial.many_files import SEED, SESSION
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -57,11 +57,8 @@ def write_home(home: Path, n: int) -> None:
         (project / f"{session}.jsonl").write_bytes(json.dumps(entry).encode() + b"\n")
 
 
-class Runs:
-    def __init__(self, where: Path) -> None:
-        self.where = where
-        (where / "site").mkdir(exist_ok=True)
-        (where / "site" / "sitecustomize.py").write_text(LOWERED)
+class Runs(LoweredRuns):
+    """A Claude Code home of ``n`` transcripts per size, written once, run as ``LoweredRuns``."""
 
     def home(self, n: int) -> Path:
         home = self.where / f"home-{n}"
@@ -69,32 +66,25 @@ class Runs:
             write_home(home, n)
         return home
 
-    def run(self, n: int, args: list[str]) -> Measured:
-        measured = run_measured(
-            [*args, str(self.home(n))],
-            address_space=2 << 30,
-            cwd=self.where,
-            env={"PYTHONPATH": f"{self.where / 'site'}:{ROOT}", **FIXED_MMAP},
-        )
-        assert measured.exit_code in (0, 1), measured.stderr
-        return measured
+    def run_home(self, n: int, args: list[str]) -> Measured:
+        return self.run(self.home(n), args, env=FIXED_MMAP)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    return Runs(tmp_path_factory.mktemp("many-logs"))
+    return Runs(tmp_path_factory.mktemp("many-logs"), LOWERED)
 
 
 def test_every_log_is_listed_and_checked(runs: Runs) -> None:
-    listed = runs.run(200, ["list"]).stdout.decode()
+    listed = runs.run_home(200, ["list"]).stdout.decode()
     assert "200 session logs: 200 clean" in listed
-    checked = runs.run(200, ["validate", "--format", "json"]).stdout
+    checked = runs.run_home(200, ["validate", "--format", "json"]).stdout
     assert json.loads(checked)["summary"]["files"] == 200
 
 
 @pytest.mark.parametrize("args", CASES, ids=["-".join(a.lstrip("-") for a in c) for c in CASES])
 def test_memory_does_not_grow_with_the_logs(runs: Runs, args: list[str]) -> None:
-    small = runs.run(N, args).peak_rss
-    large = runs.run(4 * N, args).peak_rss
+    small = runs.run_home(N, args).peak_rss
+    large = runs.run_home(4 * N, args).peak_rss
     print(args, N, round(small / MiB, 2), "→", round(large / MiB, 2))
     assert_flat(small, large, BOUND)
