@@ -58,6 +58,9 @@ def test_key_index_answers_like_a_dict(slot_hash: Any, keys: list[str], probe: s
     assert index.find("only in the twin") == first.get("only in the twin", -1)
 
 
+_STAMPS = [f"2026-01-01T00:00:0{k}.{ms:03d}Z" for k in range(4) for ms in (0, 500)]
+
+
 @st.composite
 def transcripts(draw: st.DrawFn) -> list[Entry]:
     count = draw(st.integers(1, 30))
@@ -76,6 +79,9 @@ def transcripts(draw: st.DrawFn) -> list[Entry]:
             "root": None,
         }[parent_kind]
         entry: Entry = {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": SESSION}
+        stamp = draw(st.sampled_from([*_STAMPS, *_STAMPS, None, "2026-01-01 00:00:02", 1767225602000]))
+        if stamp is not None:  # a bridge over a missing parent goes by them (entry_graph.bridge)
+            entry["timestamp"] = stamp
         if draw(st.integers(0, 12)) == 0:
             entry["sessionId"] = "s-other"
         if draw(st.integers(0, 10)) == 0:
@@ -137,8 +143,32 @@ def _model(entries: list[Entry]) -> dict[str, Any]:
         blocks(i, "tool_result", "tool_use_id") if entries[i]["type"] == "user" else []
         for i in range(len(entries))
     ]
+
+    def stamp(i: int) -> str | None:
+        value = entries[i].get("timestamp")
+        return value if isinstance(value, str) else None
+
+    def bridge(current: int, walked: list[int], bridged: dict[int, str]) -> int | None:
+        """2.1.332: the newest earlier tip written no later (last on a tie), not walked, not a
+        system root."""
+        at = stamp(current)
+        if at is None:
+            return None
+        earlier = [j for j in range(current) if eligible(j) and stamp(j) is not None and str(stamp(j)) <= at]
+        named = {bridged.get(j, entries[j]["parentUuid"]) for j in earlier}
+        best = None
+        for j in earlier:
+            if j in walked or entries[j]["uuid"] in named:
+                continue
+            if entries[j]["type"] == "system" and entries[j]["parentUuid"] is None:
+                continue
+            if best is None or str(stamp(j)) >= str(stamp(best)):
+                best = j
+        return best
+
     leaf = next((i for i in range(len(entries) - 1, -1, -1) if eligible(i)), None)
     chain: list[int] = []
+    bridged: dict[int, str] = {}
     current = leaf
     while current is not None and current not in chain:
         chain.append(current)
@@ -146,8 +176,10 @@ def _model(entries: list[Entry]) -> dict[str, Any]:
         if parent is None:
             break
         found = index.get(parent)
-        if found is None and results[current]:
-            found = next((j for j in range(current - 1, -1, -1) if eligible(j)), None)
+        if found is None and len(bridged) < 16:
+            found = bridge(current, chain, bridged)
+            if found is not None:
+                bridged[current] = entries[found]["uuid"]
         current = found
     chain.reverse()
     groups: dict[str, list[int]] = {}

@@ -409,8 +409,8 @@ class Derivation:
             builder.messages.clear()
         if scan.parents_missing:
             builder.reasons[
-                "a parentUuid names no entry: the chain is cut there (a tool_result is bridged to "
-                "the entry before it, as 2.1.332 was measured doing)"
+                "a parentUuid names no entry: the chain is bridged over it to the newest earlier "
+                "entry written no later, or cut there when there is none (as 2.1.332 does)"
             ] = None
         # the calls still pending that resume closes: one walk of the dangling calls (read back
         # past ``held.HELD_AT``), holding no more ids than the pending ones (a table of them in

@@ -23,20 +23,30 @@ from collections.abc import Iterable, Iterator
 
 from sesstool.core.humanize import chosen
 from sesstool.dialects.claude import rule_ids as CR
+from sesstool.dialects.claude.entry_stamps import NONE, ODD, stamp_key, stamp_text
 from sesstool.dialects.claude.findings import Findings
 from sesstool.dialects.claude.held import HeldList, HeldRows, Store
 from sesstool.dialects.claude.key_index import KeyIndex
 from sesstool.store.spill import IntArray, SpilledArray, SpillFile, bisect
 
-SIDECHAIN, DUPLICATE, ASSISTANT, USER, RESULTS, LOCAL, MESSAGE = 1, 2, 4, 8, 16, 32, 64
+SIDECHAIN, DUPLICATE, ASSISTANT, USER, RESULTS, LOCAL, MESSAGE, SYSTEM = 1, 2, 4, 8, 16, 32, 64, 128
 ROOT, MISSING = -1, -2
+BRIDGES = 16  # missing parents 2.1.332 bridges on one walk; past them one ends the chain
 MESSAGE_WINDOW = 4096
 MESSAGE_BYTES = 1 << 20  # ... and at most this many characters of them (the newest kept, however long)
 _BATCH = 4096  # branches read back from the spill file at a time
 SPILL_AT = 1 << 15  # graph entries held in memory; past them the graph moves to a spill file ...
 SPILL_BYTES = 8 << 20  # ... and so it does past this many bytes of text keys (its and the tool book's)
 _SORTED = ("_parent_at", "_group_at", "_session_at")  # appended in entry order
-_SPILLED = {"flags": "B", "lines": "i", "_low": "I", "_parent_to": "i", "_group_of": "i", "_session_of": "i"}
+_SPILLED = {
+    "flags": "B",
+    "lines": "i",
+    "_low": "I",
+    "_stamps": "q",
+    "_parent_to": "i",
+    "_group_of": "i",
+    "_session_of": "i",
+}
 
 
 class EntryGraph:
@@ -47,6 +57,8 @@ class EntryGraph:
         self.flags: IntArray = bytearray()
         self.lines: IntArray = array("i")
         self._low: IntArray = array("I")  # offsets, low 32 bits…
+        self._stamps: IntArray = array("q")  # timestamps (entry_stamps.stamp_key)…
+        self._odd_stamps = HeldRows(self.held)  # …and the text of those not canonical, by str(entry)
         self._high_at = array("i")  # …and runs of their high bits: the first entry of a run…
         self._high_of = array("i")  # …and its high bits
         self._parent_at: IntArray = array("i")  # entries whose parent is not the entry before them…
@@ -86,11 +98,18 @@ class EntryGraph:
         """An empty array of entries, in the spill file once the graph is there."""
         return SpilledArray("i", self.store.pages()) if self.store is not None else array("i")
 
-    def add(self, uuid: str, parent: str | None, kind: str, at: tuple[int, int], flags: int) -> int:
-        """Append an entry at (line, offset); answer the entry that used its uuid first when it
-        is a duplicate, else -1. Its session and message id come with ``session``/``message``."""
+    def add(
+        self, uuid: str, parent: str | None, kind: str, at: tuple[int, int], flags: int, stamp: object = None
+    ) -> int:
+        """Append an entry at (line, offset) written at ``stamp`` (its ``timestamp``); answer the
+        entry that used its uuid first when it is a duplicate, else -1. Its session and message
+        id come with ``session``/``message``."""
         line, offset = at
         node = len(self.flags)
+        key = stamp_key(stamp)
+        if key == ODD:
+            self._odd_stamps[str(node)] = (stamp,)
+        self._stamps.append(key)
         if parent is None:
             self._except(node, ROOT)
         elif parent != self._before:
@@ -157,8 +176,9 @@ class EntryGraph:
                 setattr(twin, key, bytearray(value))
             else:
                 setattr(twin, key, array(value.typecode, value))
-        twin._unseen, twin._recent, twin.sessions, twin._number = (
+        twin._unseen, twin._odd_stamps, twin._recent, twin.sessions, twin._number = (
             self._unseen.copy(),
+            self._odd_stamps.copy(),
             dict(self._recent),
             list(self.sessions),
             dict(self._number),
@@ -217,21 +237,63 @@ class EntryGraph:
     def active_chain(self, session: str | None) -> tuple[IntArray, IntArray]:
         """§1.7: the latest entry of the session (not a sidechain, not a replayed uuid) back to
         its root, root first, and a byte per entry marking the chain. Measured (lane): resume
-        continues from the newest entry, attachments included."""
+        continues from the newest entry, attachments included; a parent missing from the file is
+        bridged over as 2.1.332 does (``bridge``, at most ``BRIDGES`` times a walk)."""
         on_chain = self.marks()
         chain = self.ints()
+        bridged: dict[int, int] = {}
         current = self.previous(len(self.flags), session)
         while current >= 0 and not on_chain[current]:
             on_chain[current] = 1
             chain.append(current)
             parent = self.parent(current)
-            if parent == MISSING and self.flags[current] & RESULTS:
-                # Measured (lane `damaged-orphan-result`): a tool_result entry whose parent is
-                # gone is bridged to the entry before it in the file; other entries end the chain.
-                parent = self.previous(current, session)
+            if parent == MISSING and len(bridged) < BRIDGES:
+                parent = self.bridge(current, session, on_chain, bridged)
+                if parent >= 0:
+                    bridged[current] = parent
             current = parent
         chain.reverse()
         return chain, on_chain
+
+    def bridge(self, node: int, session: str | None, walked: IntArray, bridged: dict[int, int]) -> int:
+        """The entry resume re-parents ``node`` to when its parent is not in the file, or -1 (the
+        chain ends there). Read from 2.1.332 and measured (lane ``damaged-broken-parent``, where
+        either outcome occurs by the millisecond the CLI stamped the prompt with): of the session's
+        entries before ``node`` in the file, not sidechain ones, with a timestamp no later than
+        ``node``'s (compared as strings, as the CLI does), the newest (the last in the file on a
+        tie) that is no other such entry's parent, not walked yet and not a ``system`` root.
+        ``bridged``: the links this walk already re-pointed (they count as the CLI's edited
+        entries do). Past ``SPILL_AT`` entries the parents seen are marks in the spill file."""
+        stamp = self.stamp(node)
+        if stamp is None:
+            return -1
+        named = self.marks()
+        for i in range(node):
+            if self._bridgeable(i, session, stamp):
+                parent = bridged.get(i, self.parent(i))
+                if parent >= 0:
+                    named[parent] = 1
+        best, best_stamp = -1, ""
+        for i in range(node):
+            if named[i] or walked[i] or not self._bridgeable(i, session, stamp):
+                continue
+            if self.flags[i] & SYSTEM and self.parent(i) == ROOT:
+                continue
+            at = self.stamp(i) or ""
+            if best < 0 or at >= best_stamp:
+                best, best_stamp = i, at
+        return best
+
+    def _bridgeable(self, node: int, session: str | None, stamp: str) -> bool:
+        at = self.stamp(node)
+        return at is not None and at <= stamp and self.eligible(node, session)
+
+    def stamp(self, node: int) -> str | None:
+        """``node``'s ``timestamp`` as written, or None when it has no string one."""
+        key = self._stamps[node]
+        if key == NONE:
+            return None
+        return str(self._odd_stamps[str(node)][0]) if key == ODD else stamp_text(key)
 
     def previous(self, node: int, session: str | None) -> int:
         """The last entry of the session's conversation before ``node``, or -1."""

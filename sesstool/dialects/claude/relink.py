@@ -3,8 +3,8 @@
 and new values"; §4: any edit is an explicit opt-in recorded in a manifest).
 
 The rule follows how the CLI builds its chain (§1.7; docs/format.md "Relink"): every entry it
-writes names the entry it wrote before it, and on resume it bridges a result whose parent is gone
-to the graph entry before it in the file (measured). So an entry whose ``parentUuid`` names no
+writes names the entry it wrote before it (resume's own bridge, ``entry_graph.EntryGraph.bridge``,
+goes by timestamps and usually lands there too). So an entry whose ``parentUuid`` names no
 entry in the file is re-pointed to the nearest graph entry above it in file order — on the same
 side of the sidechain line (a main-chain entry never into a sidechain) — or made a root
 (``null``) when there is none. Only the ``parentUuid`` value changes, byte for byte in place

@@ -23,7 +23,15 @@ from sesstool.dialects.claude import entry_fields as fields
 from sesstool.dialects.claude import rule_ids as CR
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.compactions import Compactions
-from sesstool.dialects.claude.entry_graph import ASSISTANT, LOCAL, RESULTS, SIDECHAIN, USER, EntryGraph
+from sesstool.dialects.claude.entry_graph import (
+    ASSISTANT,
+    LOCAL,
+    RESULTS,
+    SIDECHAIN,
+    SYSTEM,
+    USER,
+    EntryGraph,
+)
 from sesstool.dialects.claude.findings import Findings, in_order, verdict
 from sesstool.dialects.claude.held import Store
 from sesstool.dialects.claude.scan_facts import Closing, Compaction, ToolCall, TranscriptScan
@@ -201,13 +209,15 @@ class TranscriptScanner:
                 msg_id, calls = self._assistant(message, uuid, lineno)
         elif kind == "user":
             results, flags, prompt = self._user(entry, message, session, flags)
-        elif kind == "system" and entry.get("subtype") == "compact_boundary":
-            self._compaction(entry, uuid, lineno)
+        elif kind == "system":
+            flags |= SYSTEM
+            if entry.get("subtype") == "compact_boundary":
+                self._compaction(entry, uuid, lineno)
         if self.graph.store is None and (node >= self.spill_at or self._keys_long()):
             store = self.held()
             self.graph.spill(store)
             self.book.spill(store)
-        first = self.graph.add(uuid, parent, kind, (lineno, offset), flags)
+        first = self.graph.add(uuid, parent, kind, (lineno, offset), flags, entry.get("timestamp"))
         self.graph.session(node, session if self._candidate(session) else self._other())
         if msg_id is not None:
             self.graph.message(node, msg_id)
