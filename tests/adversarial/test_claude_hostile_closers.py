@@ -8,7 +8,12 @@ run with the thresholds and fixed buffers lowered (``lowered.CACHES_LOWERED``,
 (+1.16, +0.97, +0.75, +1.32 with the buffers at full size, which N = 5,000 does not fill; at N =
 20,000: +0.25, +0.02, +0.16, +0.32); on the code before (b463436, the parent of 25169de: closers
 a list, rows a tuple, the dangling calls a list in the JSON document) +18.5, +43.2, +17.0 and
-+18.8 MiB at N = 5,000 (+81.1, +176.2, +69.0, +69.0 at 20,000): each fails there."""
++18.8 MiB at N = 5,000 (+81.1, +176.2, +69.0, +69.0 at 20,000): each fails there.
+
+Stop 33: CI on 7961782 measured the fork at +2.29 MiB once. The source's background digest
+(store/digest.py) read 1 MiB buffers anew on its own thread, live at the peak or not by timing,
+and more often the longer the file: eight runs of the fork measured +0.06 to +2.66 (mean +0.86).
+With one reused 64 KiB buffer, ten runs measured -0.21 to +0.66 (mean +0.17)."""
 
 from __future__ import annotations
 
