@@ -34,19 +34,27 @@ class ScanReport:
     dialect: Dialect  # the dialect that read the log
 
 
-# Pieces (of up to a read's 1 MiB) waiting for the digest thread: two keep it busy while the scan
-# reads the next; more only hold memory while a loaded machine starves the thread (eight made a
-# fork's peak vary by up to 8 MiB from one run to the next).
-_QUEUED = 2
+# What waits for the digest thread: pieces of ``_PIECE`` bytes copied into ``_PIECES`` buffers
+# made once, and reused. A copy per read (1 MiB) queued two deep made a command's peak depend on
+# whether the thread was behind when the peak came (a loaded machine starves it); fixed buffers
+# are the same memory however the threads interleave, and eight keep the thread busy while the
+# scan reads on.
+_PIECE = 1 << 16
+_PIECES = 8
 
 
 class DigestWorker:
     """A digest fed on a worker thread: hashlib releases the GIL on large buffers, so hashing
-    overlaps the scan (which holds it) instead of adding to it. The queue is bounded (memory
-    stays flat) and ordered (one worker), and ``close`` waits until every byte is hashed."""
+    overlaps the scan (which holds it) instead of adding to it. The buffers are fixed (memory
+    stays flat and does not vary), the queue ordered (one worker), and ``close`` waits until
+    every byte is hashed. ``digest`` is anything with ``update(bytes-like)`` that does not keep
+    what it is given (a hash, ``store.stream_copy.StreamCopy``)."""
 
     def __init__(self, digest: Any) -> None:
-        self._pending: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED)
+        self._free: queue.Queue[bytearray] = queue.Queue()
+        for _ in range(_PIECES):
+            self._free.put(bytearray(_PIECE))
+        self._pending: queue.Queue[tuple[bytearray, int] | None] = queue.Queue()
         self._failure: BaseException | None = None
         self._worker = threading.Thread(
             target=self._hash, args=(digest,), name="sesstool-digest", daemon=True
@@ -55,16 +63,25 @@ class DigestWorker:
 
     def _hash(self, digest: Any) -> None:
         # keep draining after a failure so that neither ``update`` nor ``close`` can block
-        while (data := self._pending.get()) is not None:
+        while (item := self._pending.get()) is not None:
+            buffer, size = item
             if self._failure is None:
                 try:
-                    digest.update(data)
+                    with memoryview(buffer) as view:
+                        digest.update(view[:size])
                 except BaseException as exc:  # re-raised by close() on the calling thread
                     self._failure = exc
+            self._free.put(buffer)
 
-    def update(self, data: bytes) -> None:
-        """Queue ``data`` (an immutable copy: the caller may reuse a buffer it passed)."""
-        self._pending.put(bytes(data))
+    def update(self, data: bytes | bytearray | memoryview) -> None:
+        """Queue ``data``, copied (the caller may reuse a buffer it passed)."""
+        with memoryview(data) as whole:
+            for start in range(0, len(whole), _PIECE):
+                piece = whole[start : start + _PIECE]
+                buffer = self._free.get()
+                with memoryview(buffer) as into:
+                    into[: len(piece)] = piece
+                self._pending.put((buffer, len(piece)))
 
     def close(self) -> None:
         self._pending.put(None)
