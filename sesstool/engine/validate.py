@@ -74,9 +74,23 @@ class ValidateReport:
         return any(f.failing(self.fail_on) for f in self.files)
 
 
-def expand_paths(args: tuple[str, ...]) -> list[str]:
-    """Every path ``iter_paths`` gives, each once (the fleet's listing of a local directory)."""
-    return list(dict.fromkeys(iter_paths(args)))
+def expand_paths(args: tuple[str, ...]) -> Iterator[str]:
+    """Every path ``iter_paths`` gives, each once, the first time, as it is given (the fleet's
+    listing of a local directory): the paths given are a ``HeldMap`` in the walk's spill file
+    past ``HELD_AT`` (issue 11 item 1: nothing held per path). The usage errors of
+    ``iter_paths`` are raised at the call, before any path is given."""
+    spill = walk_spill("the paths the fleet lists")
+    return _each_once(iter_paths(args, spill), HeldMap(EXPANDED_HELD, strings_in(spill)))
+
+
+EXPANDED_HELD = "the paths a fleet listing gave"  # a ``HeldMap``'s purpose
+
+
+def _each_once(paths: Iterator[str], given: HeldMap) -> Iterator[str]:
+    for path in paths:
+        if path not in given:
+            given.put(path, "")
+            yield path
 
 
 def iter_paths(args: tuple[str, ...], spill: SharedSpill | None = None) -> Iterator[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,8 +25,10 @@ from sesstool.fleet.work import FleetSettings, Item, process_batch
 from sesstool.store.generations import parse_generation_name
 from sesstool.store.layout import dsh_session_dir
 from sesstool.store.object_publish import check_conditional_create
-from sesstool.store.paths import file_size
+from sesstool.store.paths import SortedPaths, file_size
 from sesstool.store.remote import basename, is_url, list_logs, parent, using_storage_options
+from sesstool.store.run_spill import spilled_strings
+from sesstool.store.spool import ItemSpool
 
 # Files per task when --batch is not given: enough tasks to balance the workers, few enough
 # that the scheduler's per-task cost (about a millisecond) stays small next to the work.
@@ -50,34 +52,41 @@ class FleetRequest:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    items: tuple[Item, ...]  # to process, in listing order
+    items: Collection[Item]  # to process, in listing order (a ``store.spool.ItemSpool``)
     skipped: int  # already done according to --resume
     total_bytes: int
 
 
+LISTED_HELD = "the files a fleet run lists"  # a ``HeldMap``'s purpose: in memory up to ``HELD_AT``
+
+
 def plan(request: FleetRequest) -> Plan:
-    """List every input (the client does this once; see docs/fleet.md on listing cost)."""
-    items: list[Item] = []
-    skipped = 0
+    """List every input once (the client does this once; see docs/fleet.md on listing cost),
+    each path once — the first time it is listed — in listing order, as it is listed: the items
+    go to a ``store.spool.ItemSpool`` (pickled, past ``ITEMS_MEMORY`` bytes in an unnamed
+    temporary file) and the paths listed to a ``core.held_map.HeldMap`` (past ``HELD_AT`` in a
+    spill file), so the driver holds no item per file (issue 11 item 1)."""
+    items: ItemSpool[Item] = ItemSpool()
+    listed = HeldMap(LISTED_HELD, spilled_strings)
+    skipped = total = 0
     with using_storage_options(request.settings.options):
         for url in request.urls:
             for entry in _listed(url):
                 if entry.path in request.done:
                     skipped += 1
-                    continue
-                items.append(entry)
-    seen: dict[str, Item] = {}
-    for item in items:
-        seen.setdefault(item.path, item)
-    unique = tuple(seen.values())
-    return Plan(unique, skipped, sum(i.size or 0 for i in unique))
+                elif entry.path not in listed:
+                    listed.put(entry.path, "")
+                    items.append(entry)
+                    total += entry.size or 0
+    return Plan(items, skipped, total)
 
 
-def with_child_index(request: FleetRequest, items: tuple[Item, ...]) -> FleetRequest:
+def with_child_index(request: FleetRequest, items: Iterable[Item]) -> FleetRequest:
     """migrate: the request with one index of the subagent children (§13.A item 5) of every
     local dsh root its items lie in, built here once — one listing of each root and one header
     read per session — and shipped to every item, instead of each migration walking its root.
-    The candidates are the root as listed when the run starts, as the items are (docs/fleet.md)."""
+    The candidates are the root as listed when the run starts, as the items are (docs/fleet.md).
+    The roots are held (a few, each of many sessions), not the items: they are walked."""
     if request.settings.command != "migrate":
         return request
     roots: dict[str, Path] = {}
@@ -102,25 +111,24 @@ def _listed(url: str) -> Iterator[Item]:
         yield Item(path, file_size(path), None)  # None: becomes the engine's own "cannot open" row
 
 
-def batches(items: tuple[Item, ...], size: int | None, threads: int) -> list[tuple[Item, ...]]:
+def batches(items: Collection[Item], size: int | None, threads: int) -> Iterator[tuple[Item, ...]]:
     """Consecutive (so prefix-grouped) runs of files, cut at ``size`` files or BATCH_BYTES —
     never between two files of one local session directory: the write commands hold its
-    ``session.lock``, so its generations run one after the other in one task."""
+    ``session.lock``, so its generations run one after the other in one task. Made as the items
+    are walked, one batch at a time (the caller submits a bounded number: ``execute``)."""
     if size is None:
         size = max(1, min(MAX_AUTO_BATCH, len(items) // max(1, threads * 8)))
-    out: list[tuple[Item, ...]] = []
     current: list[Item] = []
     weight = 0
     for item in items:
         same_dir = bool(current) and _session_dir(current[-1]) == _session_dir(item) is not None
         if current and not same_dir and (len(current) >= size or weight + (item.size or 0) > BATCH_BYTES):
-            out.append(tuple(current))
+            yield tuple(current)
             current, weight = [], 0
         current.append(item)
         weight += item.size or 0
     if current:
-        out.append(tuple(current))
-    return out
+        yield tuple(current)
 
 
 def _session_dir(item: Item) -> str | None:
@@ -130,17 +138,22 @@ def _session_dir(item: Item) -> str | None:
     return parent(item.path)
 
 
-def check_targets(request: FleetRequest, items: tuple[Item, ...]) -> bool:
+def check_targets(request: FleetRequest, items: Iterable[Item]) -> bool:
     """Write commands on object storage: refuse before any work unless every target prefix's
     store refuses overwrites (the probe in store.object_publish, run here on the client only).
-    True when prefixes were proven (the workers then publish without probing again)."""
+    True when prefixes were proven (the workers then publish without probing again). The
+    prefixes (one per remote session directory) are a ``store.paths.SortedPaths``: sorted and
+    each once, past ``PATHS_HELD`` in a spill file."""
     if request.settings.command not in ("migrate", "repair"):
         return False
-    prefixes = sorted({parent(i.path) for i in items if is_url(i.path)})
-    with using_storage_options(request.settings.options):
-        for prefix in prefixes:
-            check_conditional_create(f"{prefix}/probe", request.settings.options)
-    return bool(prefixes)
+    prefixes = SortedPaths(parent(i.path) for i in items if is_url(i.path))
+    try:
+        with using_storage_options(request.settings.options):
+            for prefix in prefixes:
+                check_conditional_create(f"{prefix}/probe", request.settings.options)
+        return bool(prefixes)
+    finally:
+        prefixes.close()
 
 
 @contextmanager
@@ -172,7 +185,7 @@ def execute(
     from distributed import as_completed
 
     threads = sum(client.nthreads().values()) or 1
-    pending = iter(batches(todo.items, request.batch, threads))
+    pending = batches(todo.items, request.batch, threads)
     limit = threads * IN_FLIGHT_PER_THREAD
     batch_of: dict[Any, tuple[Item, ...]] = {}
 

@@ -58,7 +58,7 @@ class Group:
     name), or by their suffix (``layout`` None)."""
 
     layout: str | None
-    logs: Collection[str]  # sorted: a ``SortedPaths`` (a remote prefix's, a session directory's: a tuple)
+    logs: Collection[str]  # sorted: a ``SortedPaths`` (a session directory's: a tuple)
 
 
 # How far ``classify_path`` searches a directory that is neither a session directory nor a
@@ -186,7 +186,7 @@ def _classify_remote(url: str, suffixes: tuple[str, ...]) -> PathClass:
         return PathClass(url, "missing", f"{url}: no such object or prefix")
     if kind == "object":
         return PathClass(url, "remote-object", size=size)
-    logs = tuple(entry.url for entry in list_logs((url,), suffixes=suffixes or None))
+    logs = SortedPaths(entry.url for entry in list_logs((url,), suffixes=suffixes or None))
     return PathClass(url, "remote-prefix", groups=(Group(None, logs),))
 
 

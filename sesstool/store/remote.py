@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from sesstool.core.errors import InputError
+from sesstool.core.held_map import HeldMap
+from sesstool.store.run_spill import spilled_strings
 
 # Read block for remote objects: big enough that one request serves many lines, small enough
 # that a worker holding a few open objects stays well under its memory limit.
@@ -87,11 +89,13 @@ def _tag(info: Mapping[str, Any]) -> str | None:
 def list_logs(
     urls: tuple[str, ...], options: StorageOptions | None = None, suffixes: tuple[str, ...] | None = None
 ) -> Iterator[RemoteEntry]:
-    """Every log file named by ``urls``: objects as given, prefixes and directories walked for
-    names ending in ``suffixes`` (default ``*.jsonl``, ``*.jsonl.zst``, ``*.jsonl.zstd``; any
-    case; sorted), globs expanded. Unmatched names raise InputError."""
+    """Every log file named by ``urls``, each once: objects as given, prefixes and directories
+    walked for names ending in ``suffixes`` (default ``*.jsonl``, ``*.jsonl.zst``,
+    ``*.jsonl.zstd``; any case; sorted), globs expanded. Unmatched names raise InputError. The
+    URLs given are a ``core.held_map.HeldMap`` (past ``HELD_AT`` in a spill file); what fsspec
+    answers for one prefix (its listing, and what its cache keeps) is fsspec's."""
     wanted = tuple(s.lower() for s in (suffixes or LOG_SUFFIXES))
-    seen: set[str] = set()
+    seen = HeldMap("the objects a listing gave", spilled_strings)
     for url in urls:
         fs = filesystem(url, options)
         try:
@@ -115,7 +119,7 @@ def list_logs(
             full = url if path == url else _full(fs, url, path)
             if full in seen:
                 continue
-            seen.add(full)
+            seen.put(full, "")
             yield RemoteEntry(full, int(info.get("size") or 0), _tag(info))
 
 

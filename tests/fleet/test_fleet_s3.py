@@ -381,7 +381,7 @@ def test_a_prefix_walk_finds_every_log_suffix_in_any_case(s3: S3, tmp_path: Path
     assert found == [f"s3://{bucket}/p/{name}"]
     from sesstool.engine.validate import expand_paths
 
-    assert expand_paths((str(local),)) == [str(local / name)]
+    assert list(expand_paths((str(local),))) == [str(local / name)]
 
 
 def test_a_claude_sessions_subagent_files_are_rows_of_their_own(cluster: Any, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ is in tests/fleet/test_child_index_fleet.py (it needs Dask).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +73,11 @@ class Counts:
         monkeypatch.setattr(children, "session_dirs", counted_listing)
 
 
-def _items(root: Path) -> tuple[Item, ...]:
+def _items(root: Path) -> Collection[Item]:
     return plan(FleetRequest((str(root),), FleetSettings("migrate"))).items
 
 
-def _indexed(root: Path) -> tuple[FleetSettings, tuple[Item, ...]]:
+def _indexed(root: Path) -> tuple[FleetSettings, Collection[Item]]:
     request = FleetRequest((str(root),), FleetSettings("migrate"))
     items = plan(request).items
     return with_child_index(request, items).settings, items
