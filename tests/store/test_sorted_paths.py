@@ -152,8 +152,45 @@ def test_sorted_paths_are_pythons_sorted_set(texts: list[str]) -> None:
         with held(n):
             found = SortedPaths(texts)
             assert list(found) == sorted(set(texts)) == list(found)
-            assert found.spilled == (len(texts) > n)
+            assert found.spilled == (len(set(texts)) > n)
             assert bool(found) == bool(texts)
+            found.close()
+
+
+def counted_walks(found: SortedPaths) -> list[int]:
+    """A list that grows by one at each walk of ``found``'s order."""
+    walks: list[int] = []
+    real = found._order.sorted
+
+    def counted() -> Iterator[tuple[object, ...]]:
+        walks.append(1)
+        return real()
+
+    found._order.sorted = counted  # type: ignore[method-assign]
+    return walks
+
+
+@given(
+    st.lists(st.text(st.characters(blacklist_categories=()), max_size=8), max_size=40),
+    st.lists(st.text(st.characters(blacklist_categories=()), max_size=8), max_size=10),
+)
+def test_the_count_and_membership_never_sort(texts: list[str], others: list[str]) -> None:
+    """``len`` is kept as the paths are added (a path added twice counts once) and ``in`` is a
+    look-up: neither walks the order (before, each re-ran the sort, spilled: SQLite's sorter, and
+    ``list(found)`` sorted twice, once for its length hint)."""
+    for n in HELD:
+        with held(n):
+            found = SortedPaths()
+            for i, text in enumerate(texts):
+                found.add(text)
+                assert len(found) == len(set(texts[: i + 1]))
+            walks = counted_walks(found)
+            assert len(found) == len(set(texts))
+            probes: list[object] = [*texts, *others, b"x", None]
+            for probe in probes:
+                assert (probe in found) == (probe in set(texts))
+            assert not walks
+            assert list(found) == sorted(set(texts)) and len(walks) == 1
             found.close()
 
 
