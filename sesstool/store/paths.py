@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from sesstool.core.errors import WriteRefusedError
 from sesstool.core.physical import Encoding
 from sesstool.store.generations import generations
+from sesstool.store.paging import key_text, text_key
 from sesstool.store.publish import FileIdentity
 from sesstool.store.source import is_stdin, open_error, sniff, special_kind
 from sesstool.store.spilling_list import Limits, SharedSpill, SpillingOrder
@@ -240,7 +241,7 @@ class SortedPaths(Collection[str]):
             self.add(path)
 
     def add(self, path: str) -> None:
-        if self._order.add((path.encode("utf-8", "surrogatepass"),)):
+        if self._order.add((text_key(path),)):
             self._added += 1
 
     @property
@@ -255,11 +256,11 @@ class SortedPaths(Collection[str]):
         return self._added
 
     def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self._order.contains((path.encode("utf-8", "surrogatepass"),))
+        return isinstance(path, str) and self._order.contains((text_key(path),))
 
     def __iter__(self) -> Iterator[str]:
         for (key,) in self._order.sorted():
-            yield bytes(key).decode("utf-8", "surrogatepass")
+            yield key_text(key)
 
     def __repr__(self) -> str:
         return f"SortedPaths({self._added} paths{', spilled' if self.spilled else ''})"

@@ -10,6 +10,8 @@ glob characters, any case of a log suffix, and links to files, to directories an
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -216,3 +218,17 @@ def test_a_bounded_walk_spilled_stops_where_it_stopped_in_memory(tmp_path: Path)
             logs, bound = bounded_walk(tmp_path, registry.log_suffixes(), max_depth=4, max_entries=40)
             answers.append((list(logs), bound))
     assert all(a == answers[-1] for a in answers) and answers[-1][1].stopped
+
+
+def test_a_held_walk_loads_no_sqlite() -> None:
+    """A walk's paths are keyed by ``store.paging.text_key`` (the one definition, re-exported by
+    ``store.spill``): a walk that stays in memory never imports sqlite3 (start-up, issue 14)."""
+    probe = (
+        "import sys\n"
+        "from sesstool.store.paths import SortedPaths\n"
+        "found = SortedPaths(['b', 'a\\udcff', 'b'])\n"
+        "assert len(found) == 2 and 'b' in found and list(found) == ['a\\udcff', 'b']\n"
+        "print('sqlite3' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n", done.stderr
