@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sesstool.core import rule_ids as R
+from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.profile import Profile
 
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
@@ -30,13 +31,15 @@ def envelope_problems(obj: dict[str, Any], keys: Any, t: Any, profile: Profile |
     problems: list[Problem] = []
     if not keys <= ENVELOPE_KEYS:
         problems.append(
-            (R.ENVELOPE_KEY, f"event has keys that do not belong: {sorted(keys - ENVELOPE_KEYS)}")
+            (R.ENVELOPE_KEY, f"event has keys that do not belong: {chosen(sorted(keys - ENVELOPE_KEYS))}")
         )
     if "data" not in keys:
         problems.append((R.ENVELOPE_DATA, "event has no data"))
     ignorable = obj.get("ignorable")
     if ignorable is not None and ignorable is not True:
-        problems.append((R.ENVELOPE_IGNORABLE, f"ignorable must be absent or true, got {ignorable!r}"))
+        problems.append(
+            (R.ENVELOPE_IGNORABLE, f"ignorable must be absent or true, got {chosen_repr(ignorable)}")
+        )
     if (
         profile is not None
         and ("surfaceOp" in keys or "sourceEventSeqs" in keys)
@@ -52,7 +55,9 @@ def envelope_problems(obj: dict[str, Any], keys: Any, t: Any, profile: Profile |
 
 
 def refusal(profile: Profile, t: str, seq: int, session_id: str | None) -> Problem:
-    """An event type the log's version neither handles nor knows, not marked ignorable (§1.4)."""
+    """An event type the log's version neither handles nor knows, not marked ignorable (§1.4).
+    The type and the session id are the log's choice, of any length: quoted cut
+    (``humanize.chosen``), as every dialect quotes what a log chose."""
     if t in profile.retired:
         return (
             R.RETIRED_EVENT_TYPE,
@@ -62,6 +67,6 @@ def refusal(profile: Profile, t: str, seq: int, session_id: str | None) -> Probl
         return (R.VERSION_EVENT_TYPE, f'event type "{t}" does not exist in format v{profile.version}')
     return (
         R.UNKNOWN_EVENT_TYPE,
-        f'session "{session_id}" contains event type "{t}" (seq {seq}) unknown '
+        f'session "{chosen(session_id)}" contains event type "{chosen(t)}" (seq {seq}) unknown '
         "to this harness and not marked ignorable; refusing to interpret the log",
     )

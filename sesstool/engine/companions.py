@@ -12,7 +12,7 @@ temporary file) that the views walk (issue 11 item 1: a session's 800 subagent f
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
@@ -94,13 +94,14 @@ def sidecar_of(path: str, dialect: Dialect) -> Sidecar | None:
 
 
 def scan_companions(
-    path: str, dialect: Dialect, options: ScanOptions, limits: ReadLimits
+    sides: Iterable[str], dialect: Dialect, options: ScanOptions, limits: ReadLimits
 ) -> ItemSpool[Companion]:
-    """Each side file scanned with ``options`` and summed up (a ``Companion``), in path order; one
-    that cannot be read says why."""
+    """Each side file ``sides`` names (``companion_paths``: found once, and inspect's timeline
+    merges the same ones) scanned with ``options`` and summed up (a ``Companion``), in path order;
+    one that cannot be read says why."""
     found: ItemSpool[Companion] = ItemSpool()
     try:
-        for side in companion_paths(path, dialect):
+        for side in sides:
             try:
                 report = scan_source(side, options, limits)
             except (InputError, NotASessionLog) as err:

@@ -103,6 +103,9 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
     repairable = result.verdict in ("interrupted", "torn")
     closers = report.dialect.closers(result) if repairable else ()  # walked, not held (issue 11 item 1)
     replay: Callable[[TimelineSink], None] | None = None
+    # the side files, found once: the timeline merges and the summary scans the same ones
+    where = str(report.source.path or request.path)
+    side_files = companion_paths(where, report.dialect) if request.companions and not stream else ()
     if kept is not None:
         entries = kept
 
@@ -116,8 +119,6 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
             _timeline_pass(request, report, sink)
 
         # the side files' rows merged by time (engine.timeline_merge), read when the rows are
-        where = str(report.source.path or request.path)
-        side_files = companion_paths(where, report.dialect) if request.companions else []
         replay = merged(own, side_files, options, request.limits)
 
     if replay is not None:
@@ -125,12 +126,10 @@ def run_inspect(request: InspectRequest, progress: Progress | None = None) -> In
     sides = (
         ()
         if stream or not request.companions
-        else scan_companions(
-            request.path, report.dialect, ScanOptions(fixture=request.fixture), request.limits
-        )
+        else scan_companions(side_files, report.dialect, ScanOptions(fixture=request.fixture), request.limits)
     )
     reframe = report.dialect.rewrites_framing(result)
-    sidecar = None if stream else sidecar_of(str(report.source.path or request.path), report.dialect)
+    sidecar = None if stream else sidecar_of(where, report.dialect)
     return InspectReport(report, closers, repairable, replay, sides, reframe, sidecar)
 
 

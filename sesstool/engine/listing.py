@@ -31,6 +31,7 @@ from sesstool.core.rules import Severity
 from sesstool.dialects import registry
 from sesstool.engine.scan import Progress, scan_source
 from sesstool.store.generations import generations
+from sesstool.store.paging import text_key
 from sesstool.store.paths import Group, PathClass, WalkBound, classify_path, file_size
 from sesstool.store.source import ReadLimits
 
@@ -120,7 +121,7 @@ class SortedRows(Collection[SessionRow]):
             self._table = self._file.table("time BLOB NOT NULL, path BLOB NOT NULL, row BLOB NOT NULL")
         self._file.executemany(
             f"INSERT INTO {self._table} VALUES (?, ?, ?)",
-            ((_key(r.last_time or ""), _key(r.path), pickle.dumps(r)) for r in rows),
+            ((text_key(r.last_time or ""), text_key(r.path), pickle.dumps(r)) for r in rows),
         )
 
     def __len__(self) -> int:
@@ -147,10 +148,6 @@ class SortedRows(Collection[SessionRow]):
         while found := store.fetch(cursor, 256):
             for (row,) in found:
                 yield pickle.loads(row)  # this process's own rows, from its own unnamed file
-
-
-def _key(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")
 
 
 def classify(arg: str) -> PathClass:

@@ -2,7 +2,9 @@
 pages past the last key, ``sized_page`` answers a page bounded by bytes as well as by rows. Shared
 by ``store.spilling_list`` (a spilled list's walk), ``store.spill.OrderedRows`` (a spilled dict's
 read-back), ``store.run_spill.NumberedRowsTable`` (the upgrade chain's held events) and derive's
-index of lines; nothing here opens or names a file."""
+index of lines; ``text_key``/``key_text``, a text as a table's key and back (here, not in
+``store.spill``: a walk's paths need them before any spill file, and sqlite3, is loaded).
+Nothing here opens or names a file."""
 
 from __future__ import annotations
 
@@ -10,6 +12,18 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 R = TypeVar("R", bound=Sequence[Any])
+
+
+def text_key(text: str) -> bytes:
+    """A text as a table's key, exactly: its UTF-8 bytes, a lone surrogate (valid in a log
+    written by Node, an undecodable byte of a file name) passed through. Its ``memcmp`` order is
+    the code points' (Python's ``str`` order)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def key_text(key: bytes | memoryview) -> str:
+    """The text of a ``text_key`` read back."""
+    return bytes(key).decode("utf-8", "surrogatepass")
 
 
 class Executes(Protocol):

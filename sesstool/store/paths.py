@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from sesstool.core.errors import WriteRefusedError
 from sesstool.core.physical import Encoding
 from sesstool.store.generations import generations
+from sesstool.store.paging import key_text, text_key
 from sesstool.store.publish import FileIdentity
 from sesstool.store.source import is_stdin, open_error, sniff, special_kind
 from sesstool.store.spilling_list import Limits, SharedSpill, SpillingOrder
@@ -227,19 +228,21 @@ class SortedPaths(Collection[str]):
     and each once, as often as wanted: a ``store.spilling_list.SpillingOrder`` of one ``bytes``
     column, the path's UTF-8 with a lone surrogate (an undecodable byte of a name) passed through
     — that encoding keeps the code points' order, so SQLite's ``memcmp`` order past
-    ``PATHS_HELD`` paths (or ``PATHS_BYTES``) is the in-memory sort's. Structures of one walk
-    share ``spill`` (one spill file, made at the first that outgrows memory)."""
+    ``PATHS_HELD`` paths (or ``PATHS_BYTES``) is the in-memory sort's. A path added twice is kept
+    once (the order is ``distinct``), so the count is kept as the paths are added and membership
+    is a look-up (a set, or the spilled table's unique index), never a sort. Structures of one
+    walk share ``spill`` (one spill file, made at the first that outgrows memory)."""
 
     def __init__(self, paths: Iterable[str] = (), spill: SharedSpill | None = None) -> None:
         self._spill = spill if spill is not None else walk_spill()
-        self._order = SpillingOrder(self._spill, _path_limits)
-        self._added = 0
+        self._order = SpillingOrder(self._spill, _path_limits, distinct=True)
+        self._added = 0  # distinct paths
         for path in paths:
             self.add(path)
 
     def add(self, path: str) -> None:
-        self._order.add((path.encode("utf-8", "surrogatepass"),))
-        self._added += 1
+        if self._order.add((text_key(path),)):
+            self._added += 1
 
     @property
     def spilled(self) -> bool:
@@ -250,20 +253,17 @@ class SortedPaths(Collection[str]):
 
     def __len__(self) -> int:
         """The distinct paths (a walk counts them: a path added twice is one)."""
-        return sum(1 for _ in self)
+        return self._added
 
     def __contains__(self, path: object) -> bool:
-        return any(p == path for p in self)
+        return isinstance(path, str) and self._order.contains((text_key(path),))
 
     def __iter__(self) -> Iterator[str]:
-        last = None
         for (key,) in self._order.sorted():
-            if key != last:
-                last = key
-                yield bytes(key).decode("utf-8", "surrogatepass")
+            yield key_text(key)
 
     def __repr__(self) -> str:
-        return f"SortedPaths({self._added} added{', spilled' if self.spilled else ''})"
+        return f"SortedPaths({self._added} paths{', spilled' if self.spilled else ''})"
 
     def close(self) -> None:
         """Give back the spill file now, if the walk made one (else it goes with the object)."""

@@ -31,7 +31,8 @@ from typing import Any, Protocol, TypeVar, overload
 from sesstool.core.errors import InputError
 from sesstool.core.scan_state import SpilledTable
 from sesstool.core.sequences import ItemsEqual
-from sesstool.store.paging import paged, sized_page
+from sesstool.store.paging import key_text, paged, sized_page
+from sesstool.store.paging import text_key as text_key  # its users import it with the spill file
 
 CACHE_KIB = 512  # SQLite's page cache
 PAGE = 2048  # items per page of a SpilledArray
@@ -322,12 +323,6 @@ class SpilledArray(ItemsEqual[int]):
         return twin
 
 
-def text_key(text: str) -> bytes:
-    """A text as a table's key, exactly: its UTF-8 bytes, a lone surrogate (valid in a log
-    written by Node) passed through."""
-    return text.encode("utf-8", "surrogatepass")
-
-
 class OrderedRows(SpilledTable):
     """A ``dict`` of str keys and any values in a table of a ``SpillFile``, in insertion order
     with a dict's semantics (a key set again keeps its place; ``del`` and ``pop`` remove it):
@@ -388,7 +383,7 @@ class OrderedRows(SpilledTable):
     def last(self) -> tuple[str, Any] | None:
         """(key, value) of the key set first most recently (None when the table is empty)."""
         row = self._spill.execute(f"SELECT key, value FROM {self._name} ORDER BY n DESC LIMIT 1").fetchone()
-        return (bytes(row[0]).decode("utf-8", "surrogatepass"), pickle.loads(row[1])) if row else None
+        return (key_text(row[0]), pickle.loads(row[1])) if row else None
 
     def popitem(self) -> tuple[str, Any]:
         """Remove and answer ``last()``, as ``dict.popitem`` does (KeyError when empty)."""
@@ -408,7 +403,7 @@ class OrderedRows(SpilledTable):
             return sized_page(self._spill, self._name, "n, key, value", size, last, self._SLICE, most)
 
         for _, key, value in paged(page, -1):
-            yield bytes(key).decode("utf-8", "surrogatepass"), pickle.loads(value)
+            yield key_text(key), pickle.loads(value)
 
     def __iter__(self) -> Iterator[str]:
         return (key for key, _ in self._rows())

@@ -4,7 +4,8 @@ Keys and values are stored as UTF-8 with a lone surrogate (a JSON ``\\ud800``) k
 
 from __future__ import annotations
 
-from sesstool.store.spill import SpillFile, text_key
+from sesstool.store.paging import key_text, text_key
+from sesstool.store.spill import SpillFile
 
 
 class SpilledStrings:
@@ -22,7 +23,7 @@ class SpilledStrings:
         row = self._spill.execute(
             f"SELECT value FROM {self._table} WHERE key = ?", (text_key(key),)
         ).fetchone()
-        return None if row is None else bytes(row[0]).decode("utf-8", "surrogatepass")
+        return None if row is None else key_text(row[0])
 
     def put(self, key: str, value: str) -> None:
         k = text_key(key)

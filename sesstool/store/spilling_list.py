@@ -183,30 +183,59 @@ class SpillingOrder:
     each column holds integers (64-bit: what SQLite stores) or ``bytes`` throughout, never both,
     and compares alike in both places: integers by value, bytes as ``memcmp`` does (a list of
     paths found by a walk: ``store.paths.SortedPaths``). Integer rows count no bytes: a count of
-    them bounds their size."""
+    them bounds their size.
 
-    def __init__(self, store: Callable[[], SpillFile], limits: Callable[[], Limits]) -> None:
+    ``distinct``: a row added again is not kept (``add`` answers whether it was new), and
+    ``contains`` asks without sorting — a set beside the held rows, a unique index on the spilled
+    table (which its walk reads in order: no sort at all)."""
+
+    def __init__(
+        self, store: Callable[[], SpillFile], limits: Callable[[], Limits], distinct: bool = False
+    ) -> None:
         self._store, self._limits = store, limits
         self._rows: list[tuple[int | bytes, ...]] = []
+        self._seen: set[tuple[int | bytes, ...]] | None = set() if distinct else None  # the rows held
         self._bytes = 0  # the length of the ``bytes`` columns of the rows in memory
         self._file: SpillFile | None = None
         self._name = ""
         self._width = 0
 
-    def add(self, row: tuple[int | bytes, ...]) -> None:
+    def add(self, row: tuple[int | bytes, ...]) -> bool:
+        """Keep ``row``; False when ``distinct`` and it was kept already (nothing added)."""
         if self._file is not None:
-            self._file.execute(f"INSERT INTO {self._name} VALUES ({', '.join('?' * self._width)})", row)
-            return
+            verb = "INSERT OR IGNORE" if self._seen is not None else "INSERT"
+            marks = ", ".join("?" * self._width)
+            return bool(self._file.execute(f"{verb} INTO {self._name} VALUES ({marks})", row).rowcount)
+        if self._seen is not None:
+            if row in self._seen:
+                return False
+            self._seen.add(row)
         self._rows.append(row)
         self._bytes += sum(len(c) for c in row if isinstance(c, bytes))
         limits = self._limits()
         if len(self._rows) > limits.items or self._bytes > limits.bytes > 0:
             self._file, self._width = self._store(), len(row)
             kinds = ("BLOB" if isinstance(c, bytes) else "INTEGER" for c in row)
-            self._name = self._file.table(", ".join(f"c{i} {k} NOT NULL" for i, k in enumerate(kinds)))
+            columns = ", ".join(f"c{i} {k} NOT NULL" for i, k in enumerate(kinds))
+            if self._seen is not None:
+                columns += f", UNIQUE ({', '.join(f'c{i}' for i in range(self._width))})"
+                self._seen = set()
+            self._name = self._file.table(columns)
             marks = ", ".join("?" * self._width)
             self._file.executemany(f"INSERT INTO {self._name} VALUES ({marks})", self._rows)
             self._rows, self._bytes = [], 0
+        return True
+
+    def contains(self, row: tuple[int | bytes, ...]) -> bool:
+        """Was ``row`` added? No sort: the held rows' set (``distinct``) or a look at each, the
+        spilled table's unique index (``distinct``) or a scan of it."""
+        if self._file is None:
+            return row in (self._seen if self._seen is not None else self._rows)
+        if len(row) != self._width:
+            return False
+        where = " AND ".join(f"c{i} = ?" for i in range(self._width))
+        found = self._file.execute(f"SELECT 1 FROM {self._name} WHERE {where} LIMIT 1", row).fetchone()
+        return found is not None
 
     @property
     def spilled(self) -> bool:

@@ -19,8 +19,10 @@ from typing import Any
 import pytest
 import zstandard
 
-from sesstool.engine import timeline_merge
+from sesstool.engine import companions, timeline_merge
 from sesstool.engine.timeline_merge import LAST, row_time
+from sesstool.store import paths
+from sesstool.store.paths import SortedPaths
 from tests.claude import timeline_fixture
 from tests.claude._support import EXPECTED_DIR, SCENARIOS, Scenario, zstd_twin
 from tests.claude.test_inspect_timeline import json_timeline, rows, text_timeline
@@ -224,3 +226,23 @@ def test_the_spilled_merge_prints_what_a_sort_in_memory_does(
                 held = sesstool(*args, _rel(path))
             assert spilled.exit_code == held.exit_code == 0, spilled.stderr
             assert spilled.stdout == held.stdout and "agent-" in spilled.stdout
+
+
+def test_the_side_files_are_found_once(sesstool: Sesstool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``inspect --timeline`` walks the session's folder for its side files once: the timeline
+    merges and the summary scans the same ``SortedPaths`` (before, ``companion_paths`` for the
+    merge and ``scan_companions`` for the summary walked it twice). Text and JSON alike."""
+    walks: list[str] = []
+    real = paths.root_logs
+
+    def counted(root: Path, patterns: tuple[str, ...]) -> SortedPaths:
+        walks.append(str(root))
+        return real(root, patterns)
+
+    monkeypatch.setattr(companions, "root_logs", counted)
+    for args in (("--timeline",), ("--json", "--timeline"), ()):
+        walks.clear()
+        done = sesstool("inspect", *args, _rel(TWO))
+        assert done.exit_code == 0, done.stderr
+        assert "agent-" in done.stdout
+        assert walks == [str(Path(_rel(TWO)).parent)], args

@@ -10,6 +10,8 @@ glob characters, any case of a log suffix, and links to files, to directories an
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -152,8 +154,45 @@ def test_sorted_paths_are_pythons_sorted_set(texts: list[str]) -> None:
         with held(n):
             found = SortedPaths(texts)
             assert list(found) == sorted(set(texts)) == list(found)
-            assert found.spilled == (len(texts) > n)
+            assert found.spilled == (len(set(texts)) > n)
             assert bool(found) == bool(texts)
+            found.close()
+
+
+def counted_walks(found: SortedPaths) -> list[int]:
+    """A list that grows by one at each walk of ``found``'s order."""
+    walks: list[int] = []
+    real = found._order.sorted
+
+    def counted() -> Iterator[tuple[object, ...]]:
+        walks.append(1)
+        return real()
+
+    found._order.sorted = counted  # type: ignore[method-assign]
+    return walks
+
+
+@given(
+    st.lists(st.text(st.characters(blacklist_categories=()), max_size=8), max_size=40),
+    st.lists(st.text(st.characters(blacklist_categories=()), max_size=8), max_size=10),
+)
+def test_the_count_and_membership_never_sort(texts: list[str], others: list[str]) -> None:
+    """``len`` is kept as the paths are added (a path added twice counts once) and ``in`` is a
+    look-up: neither walks the order (before, each re-ran the sort, spilled: SQLite's sorter, and
+    ``list(found)`` sorted twice, once for its length hint)."""
+    for n in HELD:
+        with held(n):
+            found = SortedPaths()
+            for i, text in enumerate(texts):
+                found.add(text)
+                assert len(found) == len(set(texts[: i + 1]))
+            walks = counted_walks(found)
+            assert len(found) == len(set(texts))
+            probes: list[object] = [*texts, *others, b"x", None]
+            for probe in probes:
+                assert (probe in found) == (probe in set(texts))
+            assert not walks
+            assert list(found) == sorted(set(texts)) and len(walks) == 1
             found.close()
 
 
@@ -179,3 +218,17 @@ def test_a_bounded_walk_spilled_stops_where_it_stopped_in_memory(tmp_path: Path)
             logs, bound = bounded_walk(tmp_path, registry.log_suffixes(), max_depth=4, max_entries=40)
             answers.append((list(logs), bound))
     assert all(a == answers[-1] for a in answers) and answers[-1][1].stopped
+
+
+def test_a_held_walk_loads_no_sqlite() -> None:
+    """A walk's paths are keyed by ``store.paging.text_key`` (the one definition, re-exported by
+    ``store.spill``): a walk that stays in memory never imports sqlite3 (start-up, issue 14)."""
+    probe = (
+        "import sys\n"
+        "from sesstool.store.paths import SortedPaths\n"
+        "found = SortedPaths(['b', 'a\\udcff', 'b'])\n"
+        "assert len(found) == 2 and 'b' in found and list(found) == ['a\\udcff', 'b']\n"
+        "print('sqlite3' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n", done.stderr

@@ -122,3 +122,19 @@ def test_the_order_sorts_as_tuples_do_in_memory_and_spilled(rows: list[tuple[int
         order.add(row)
     assert list(order.sorted()) == sorted(rows)
     assert (spill.file is not None) == (len(rows) > at)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.binary(max_size=2)), max_size=30), st.integers(0, 6))
+def test_a_distinct_order_keeps_each_row_once_and_looks_up_without_sorting(
+    rows: list[tuple[int, bytes]], at: int
+) -> None:
+    spill = SharedSpill(lambda: SpillFile("a test's order"))
+    order = SpillingOrder(spill, lambda: Limits(at, 0, 1, 2), distinct=True)
+    seen: set[tuple[int, bytes]] = set()
+    for row in rows:
+        assert order.add(row) == (row not in seen)
+        seen.add(row)
+    for probe in [*rows, (4, b""), (0, b"zz")]:
+        assert order.contains(probe) == (probe in seen)
+    assert list(order.sorted()) == sorted(seen)
+    assert (spill.file is not None) == (len(seen) > at)
