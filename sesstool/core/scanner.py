@@ -185,8 +185,7 @@ class Scanner:
         if self._framing and frame:
             self._judge_framing(one_frame=False)
         self.frame = frame
-        self._lines, self._base, self._base_line, self._i = lines, offset, lineno, 0
-        self._pos = (0, offset)
+        self._lines, self._base, self._base_line, self._i, self._pos = lines, offset, lineno, 0, (0, offset)
         i, n = 0, len(lines)
         while i < n and not self.stopped:
             if self.header_done and self.issue is None and self.next_seq > 0 and self.fast_ok:
@@ -198,6 +197,8 @@ class Scanner:
         if self.issue is None and not self.stopped:
             self.committed = offset + sum(map(len, lines)) + len(lines)
         report_unsafe_integers(self, lines, offset, lineno, frame)
+        self._position()  # a later address is the last record's: its offset now, the batch let go
+        self._lines = []  # (a write command keeps its scanner: up to a read's 1 MiB, issue 11 item 1)
 
     def _fast(self, lines: list[bytes], start: int) -> int:
         """The hot path for well-formed records; returns the index of the first line it did not

@@ -28,8 +28,9 @@ step, not growth — 20,000, 80,000, 320,000 and 1,280,000 messages peaked at 37
 40.3 and 41.0 MiB), and of 2N v1 steps of one unclaimed chunk each (``SeqRemap``'s dropped runs: 37.29
 → 40.37; now 38.88 → 39.14, past ``remap.HELD_AT`` in the run's spill). A v2 log of changed
 request/headers (``changed_headers``: a change point per header) is measured on the chain alone
-(tests/migrate/test_run_spill_memory.py): through ``migrate`` it still grows by about 2 MiB from
-40,000 to 160,000 outside the chain, whose own peak is flat.
+(tests/migrate/test_run_spill_memory.py), and since stop 33 through the whole ``migrate`` there
+too: the 1 to 3 MiB it grew outside the chain were the digest thread's copies (before 2a80eb3)
+and the scanner's last batch of lines, kept through the write (tests/core/test_scanner_batch.py).
 
 Each is now a ``core.held_map.HeldMap`` (4,096 keys in memory, then a spill file) or cut at
 ``FIRST_SEEN``. On main's code before (f76fb5c), N → 4N MiB: retry chains 111.85 → 354.99,

@@ -8,7 +8,8 @@ inserted event, never one per event. A log can still make either grow with every
 ``HELD_AT`` numbers each pair of arrays moves to the run's spill (``UpgradeSpill.sorted_words``,
 injected by the engine; paged arrays searched by their values), so that a reference to any
 earlier seq still resolves exactly, and memory stays a fixed amount. Without a spill they stay
-arrays in memory.
+arrays in memory. ``Inserted`` does the same for a step that only inserts (v3 → v4's closers of
+evidenced interrupted turns, §1.3: one number per closer).
 """
 
 from __future__ import annotations
@@ -96,6 +97,37 @@ class SeqRemap:
         if i < 0:
             return None
         return old + self._offsets[i]
+
+
+class Inserted:
+    """The old seqs before which a step inserted one event each (v3 → v4, §1.3 "v3 → v4": an
+    evidenced interrupted turn's ``turn/end``), in increasing order: an old seq's new one is
+    itself plus how many of them are ≤ it. Past ``HELD_AT`` they move to the run's spill, as
+    ``SeqRemap``'s arrays do (issue 11 item 1: a log can close a turn every other line)."""
+
+    __slots__ = ("_points", "_spill")
+
+    def __init__(self, spill: UpgradeSpill | None = None) -> None:
+        self._spill = spill
+        self._points: Words = array("q")
+
+    def __len__(self) -> int:
+        return len(self._points)
+
+    def add(self, old: int) -> None:
+        """One event inserted before ``old`` (calls come in increasing order)."""
+        points = self._points
+        points.append(old)
+        if len(points) > HELD_AT and isinstance(points, array) and self._spill is not None:
+            self._points = self._spill.sorted_words("the seq renumbering of a migration", points)
+
+    def before(self, old: int) -> int:
+        """How many events were inserted before ``old`` (at or before its place)."""
+        points = self._points
+        n = len(points)
+        if not n or old >= points[-1]:  # the event being renumbered (the common call): no search
+            return n
+        return _floor(points, old) + 1
 
 
 Refuse = Callable[[str], UpgradeRefused]

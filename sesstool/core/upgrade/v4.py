@@ -41,13 +41,13 @@ Decisions where the spec is imprecise: fixtures/migrate/v3-to-v4/README.md.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
-from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, check_header_keys
+from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, check_header_keys
+from sesstool.core.upgrade.remap import Inserted
 from sesstool.core.vocabulary import KNOWN
 
 NAME = "session-format-v3-to-v4"
@@ -323,17 +323,18 @@ def convert_data(t: str, data: Any, refuse: _Refuse) -> Any:
 
 
 class _Renumber:
-    """Old → new seqs after inserted closers: one change point per insertion."""
+    """Old → new seqs after inserted closers: one change point per insertion (``remap.Inserted``:
+    past ``remap.HELD_AT`` of them in the run's spill)."""
 
     __slots__ = ("points",)
 
-    def __init__(self) -> None:
-        self.points: list[int] = []  # old seqs before which one event was inserted
+    def __init__(self, spill: UpgradeSpill | None) -> None:
+        self.points = Inserted(spill)  # old seqs before which one event was inserted
 
     def __call__(self, old: Any) -> Any:
         if type(old) is not int:
             return old
-        return old + bisect_right(self.points, old)
+        return old + self.points.before(old)
 
     def seqs(self, values: Any) -> Any:
         return [self(v) for v in values] if type(values) is list else values
@@ -448,7 +449,7 @@ class _Run:
     def __init__(self, step: V3ToV4, header: dict[str, Any]) -> None:
         self.step = step
         self.refuse = _Refuse()
-        self.renumber = _Renumber()
+        self.renumber = _Renumber(step.spill)
         self.open_turn: Any = None
         self.open_step: Any = None
         self.after_splice = False  # the previous event was a non-empty next-turn inbox splice
@@ -499,7 +500,7 @@ class _Run:
                         "data": {"turn": open_turn, "reason": {"kind": "interrupted"}},
                     }
                 )
-                renumber.points.append(seq)
+                renumber.points.add(seq)
                 changed = True
             self.open_turn, self.open_step = turn, None
         elif t == "turn/end":
@@ -543,8 +544,8 @@ class V3ToV4(StepShell, name=NAME, source=3):
         self.children = tuple(sorted(children, key=lambda c: (c.created_at, c.child_id)))
 
     def with_children(self, children: tuple[ChildFact, ...]) -> V3ToV4:
-        """This step with the evidence of the session's subagent children."""
-        return V3ToV4(children)
+        """This step with the evidence of the session's subagent children (its spill kept)."""
+        return V3ToV4(children).with_spill(self.spill)
 
     def events(self, header: dict[str, Any], recs: Iterator[Rec]) -> Iterator[Rec]:
         run = self.start(header)
