@@ -30,9 +30,9 @@ from sesstool.engine.records import upgraded_lines
 from sesstool.engine.scan import scan_source
 from sesstool.store.run_spill import RunSpill
 from sesstool.store.source import ReadLimits
-from tests.adversarial.hostile_logs import FIXED_MMAP, MiB, assert_flat, run_measured
+from tests.adversarial.hostile_logs import MiB, assert_flat
 from tests.adversarial.test_growth_audit import LOWERED
-from tests.conftest import ROOT
+from tests.migrate.migrate_peak import migrate_peak
 
 V3_HEADER = {"type": "session", "version": 3, "id": "s1", "createdAt": 1000, "isSeeded": False}
 
@@ -211,21 +211,9 @@ def interrupted_turns(path: Path, n: int) -> None:
 
 
 def _peak(where: Path, n: int) -> int:
-    log = where / f"turns-{n}" / "session.v3.jsonl"
-    log.parent.mkdir(parents=True)
-    interrupted_turns(log, n)
-    measured = run_measured(
-        ["migrate", "-o", "out.jsonl", str(log)],
-        address_space=2 << 30,
-        cwd=log.parent,
-        env={"PYTHONPATH": f"{where / 'site'}:{ROOT}", **FIXED_MMAP},
-    )
-    assert measured.exit_code == 0, measured.stderr
-    out = log.parent / "out.jsonl"
-    assert out.read_bytes().count(b'"interrupted"') == n
-    log.unlink()
-    out.unlink()
-    return measured.peak_rss
+    peak, written = migrate_peak(where, where / f"turns-{n}" / "session.v3.jsonl", interrupted_turns, n)
+    assert written.count(b'"interrupted"') == n
+    return peak
 
 
 @pytest.mark.slow

@@ -26,6 +26,7 @@ import pytest
 from tests.adversarial.hostile_logs import FIXED_MMAP, MiB, assert_flat, run_measured
 from tests.adversarial.test_growth_audit import LOWERED, changed_headers, held_behind_attempt
 from tests.conftest import ROOT
+from tests.migrate.migrate_peak import migrate_peak
 
 pytestmark = pytest.mark.slow
 
@@ -63,21 +64,9 @@ def test_the_chain_does_not_grow_with_the_units(
 
 
 def _migrate_peak(where: Path, n: int) -> int:
-    log = where / f"headers-{n}" / "session.v2.jsonl"
-    log.parent.mkdir(parents=True)
-    changed_headers(log, n)
-    measured = run_measured(
-        ["migrate", "-o", "out.jsonl", str(log)],
-        address_space=2 << 30,
-        cwd=log.parent,
-        env={"PYTHONPATH": f"{where / 'site'}:{ROOT}", **FIXED_MMAP},
-    )
-    assert measured.exit_code == 0, measured.stderr
-    out = log.parent / "out.jsonl"
-    assert out.read_bytes().count(b'"v2-to-v3-system-') >= n
-    log.unlink()
-    out.unlink()
-    return measured.peak_rss
+    peak, written = migrate_peak(where, where / f"headers-{n}" / "session.v2.jsonl", changed_headers, n)
+    assert written.count(b'"v2-to-v3-system-') >= n
+    return peak
 
 
 def test_migrate_of_changed_headers_does_not_grow(tmp_path: Path) -> None:
