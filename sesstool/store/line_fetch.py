@@ -10,7 +10,9 @@ bytes, and asks for the lines it needs, roughly in file order. ``LineFetcher.get
   rare by the cache).
 
 The last lines fetched stay in a cache bounded in bytes (``CACHE_BYTES``, and always the latest
-line): memory is the cache, the largest line and the zstd window, never the number of lines.
+line), each entry counted as its line's length plus ``ENTRY_BYTES`` (its offset, the ``bytes``
+object and the ordered dict's slot: an empty line is not free): memory is the cache, the largest
+line and the zstd window, never the number of lines.
 A line that no longer reads as scanned (no newline where the scan saw one) is an ``InputError``.
 """
 
@@ -27,6 +29,11 @@ from sesstool.store.plaintext import Readable, plaintext_lines
 from sesstool.store.source import ReadLimits
 
 CACHE_BYTES = 4 << 20
+# What an entry of the cache costs beside its line's bytes: the offset (an int, 28 bytes), the
+# ``bytes`` object's header (33) and the ``OrderedDict``'s slot and order node: 107 to 145 bytes
+# an entry in a dict that only grows, about 230 in the cache's steady state, where entries come
+# and go and the table is sized for those that left too (tracemalloc, CPython 3.11, 3-byte lines).
+ENTRY_BYTES = 256
 _PIECE = 1 << 16
 
 
@@ -67,10 +74,10 @@ class LineFetcher:
 
     def _keep(self, offset: int, line: bytes) -> None:
         self._cache[offset] = line
-        self._cached += len(line)
+        self._cached += ENTRY_BYTES + len(line)
         while self._cached > self._cache_bytes and len(self._cache) > 1:
             _, dropped = self._cache.popitem(last=False)
-            self._cached -= len(dropped)
+            self._cached -= ENTRY_BYTES + len(dropped)
 
     def _raw(self, offset: int) -> bytes:
         if self._file is None:
