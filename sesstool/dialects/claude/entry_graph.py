@@ -264,29 +264,34 @@ class EntryGraph:
         tie) that is no other such entry's parent, not walked yet and not a ``system`` root.
         ``bridged``: the links this walk already re-pointed (they count as the CLI's edited
         entries do). Past ``SPILL_AT`` entries the parents seen are marks in the spill file."""
-        stamp = self.stamp(node)
-        if stamp is None:
+        if self._stamps[node] == NONE:
             return -1
         named = self.marks()
         for i in range(node):
-            if self._bridgeable(i, session, stamp):
+            if self._bridgeable(i, session, node):
                 parent = bridged.get(i, self.parent(i))
                 if parent >= 0:
                     named[parent] = 1
-        best, best_stamp = -1, ""
+        best = -1
         for i in range(node):
-            if named[i] or walked[i] or not self._bridgeable(i, session, stamp):
+            if named[i] or walked[i] or not self._bridgeable(i, session, node):
                 continue
             if self.flags[i] & SYSTEM and self.parent(i) == ROOT:
                 continue
-            at = self.stamp(i) or ""
-            if best < 0 or at >= best_stamp:
-                best, best_stamp = i, at
+            if best < 0 or self._no_later(best, i):
+                best = i
         return best
 
-    def _bridgeable(self, node: int, session: str | None, stamp: str) -> bool:
-        at = self.stamp(node)
-        return at is not None and at <= stamp and self.eligible(node, session)
+    def _bridgeable(self, node: int, session: str | None, orphan: int) -> bool:
+        return self._stamps[node] != NONE and self._no_later(node, orphan) and self.eligible(node, session)
+
+    def _no_later(self, a: int, b: int) -> bool:
+        """``a``'s timestamp <= ``b``'s (both have one), as the strings compare: two canonical ones
+        as their words (``entry_stamps``: the same order), no text made."""
+        key_a, key_b = self._stamps[a], self._stamps[b]
+        if key_a >= 0 and key_b >= 0:
+            return key_a <= key_b
+        return str(self.stamp(a)) <= str(self.stamp(b))
 
     def stamp(self, node: int) -> str | None:
         """``node``'s ``timestamp`` as written, or None when it has no string one."""
