@@ -142,14 +142,21 @@ def _refusing(what: str, path: Path) -> Iterator[None]:
 
 
 class _FdSink:
-    """Buffers, hashes and counts what the producer writes; handles short writes."""
+    """Buffers, hashes and counts what the producer writes; handles short writes.
 
-    __slots__ = ("_buffer", "_closed", "_fd", "_hash", "_path", "failure", "kernel_copy", "size")
+    The buffer is one ``_BUFFER_BYTES`` block made at the first buffered write and filled in
+    place: a buffer grown by appends and replaced at each flush was reallocated a few dozen
+    times per MiB written, and those moving blocks left holes in the C heap between longer-lived
+    allocations, so a long write's peak RSS crept up with its size (a v0 ``migrate`` of 20,000
+    → 80,000 retry chains: +1.0 to +2.2 MiB, the Python objects alive the same)."""
+
+    __slots__ = ("_buffer", "_closed", "_fd", "_fill", "_hash", "_path", "failure", "kernel_copy", "size")
 
     def __init__(self, fd: int, path: Path) -> None:
         self._fd = fd
         self._path = path
-        self._buffer = bytearray()
+        self._buffer: memoryview | None = None  # made at the first buffered write
+        self._fill = 0  # the bytes of it in use
         self._hash = hashlib.sha256()
         self._closed = False
         self.size = 0
@@ -167,13 +174,17 @@ class _FdSink:
         if not data:
             return
         self._hash.update(data)
-        self.size += len(data)
-        if not self._buffer and len(data) >= _BUFFER_BYTES:
+        n = len(data)
+        self.size += n
+        if self._fill + n > _BUFFER_BYTES:
+            self._flush()
+        if n >= _BUFFER_BYTES:
             self._write_all(memoryview(data))
             return
-        self._buffer += data
-        if len(self._buffer) >= _BUFFER_BYTES:
-            self._flush()
+        if self._buffer is None:
+            self._buffer = memoryview(bytearray(_BUFFER_BYTES))
+        self._buffer[self._fill : self._fill + n] = data
+        self._fill += n
 
     def copy_range(self, source: Path, start: int, end: int) -> None:
         """``copy_into`` for the temporary file: each chunk is read once for the hash and copied
@@ -221,11 +232,10 @@ class _FdSink:
         return self._hash.hexdigest()
 
     def _flush(self) -> None:
-        if not self._buffer:
+        if self._buffer is None or not self._fill:
             return
-        # Swap rather than clear: clearing a bytearray with live memoryview slices fails.
-        pending, self._buffer = self._buffer, bytearray()
-        self._write_all(memoryview(pending))
+        pending, self._fill = self._buffer[: self._fill], 0
+        self._write_all(pending)
 
     def _write_all(self, view: memoryview) -> None:
         try:
