@@ -15,8 +15,7 @@ def sha256_file(path: Path) -> str:
     two reads when the peak came: identical runs differed by a MiB or two."""
     digest = hashlib.sha256()
     buffer = bytearray(_CHUNK)
-    view = memoryview(buffer)
-    with open(path, "rb", buffering=0) as f:  # read-only
+    with memoryview(buffer) as view, open(path, "rb", buffering=0) as f:  # read-only
         while size := f.readinto(buffer):
             digest.update(view[:size])
     return digest.hexdigest()

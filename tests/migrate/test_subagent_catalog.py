@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import json
 import shutil
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 import zstandard
 
+from sesstool.core import held_map
 from sesstool.core.upgrade import UpgradeRefused
 from sesstool.core.upgrade.records import decode_records, encode_header, encode_records
 from sesstool.core.upgrade.v4 import STEP, ChildFact
+from sesstool.store.run_spill import RunSpill
 from tests.conftest import FIXTURES, UPDATE_GOLDENS, Sesstool, plaintext_of
 
 CASE = FIXTURES / "migrate" / "subagent-catalog"
@@ -159,3 +162,74 @@ def test_catalogue_before_the_inherited_cut_is_the_parents() -> None:
     lines = [json.dumps(e, separators=(",", ":")).encode() for e in header_events]
     out = [e for rec in step.run(header, decode_records(lines)) for e in rec.events]
     assert out[-1]["type"] == "subagent/catalog" and out[-1]["seq"] == 2
+
+
+def _catalog(seq: int, data: Any) -> dict[str, Any]:
+    return {"type": "subagent/catalog", "seq": seq, "time": 8, "data": data}
+
+
+def _other(n: int) -> dict[str, Any]:
+    return {"version": 1, "childId": f"other-{n}", "childCreatedAt": n, "mode": "unknown"}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "reason"),
+    [
+        ({"version": 7}, _other(0), "supported"),  # the malformed one first
+        (_other(0), {"version": 7}, "duplicate catalog child other-0"),  # the duplicate first
+    ],
+)
+def test_the_first_entry_that_refuses_names_the_refusal(first: Any, second: Any, reason: str) -> None:
+    """Entries are judged in log order: a duplicate of an entry for a child that is not given
+    (one that is not kept) before a malformed one refuses as a duplicate, and the other way
+    round as malformed; the entries between them do not matter."""
+    events = [_catalog(0, _other(0)), _catalog(1, first)]
+    events += [_catalog(2 + n, _other(1 + n)) for n in range(50)] + [_catalog(52, second)]
+    with pytest.raises(UpgradeRefused, match=reason):
+        _migrate(events, (ChildFact("k", 5),))
+
+
+def test_an_inherited_cut_forgets_the_refusals_before_it() -> None:
+    events = [_catalog(0, {"version": 7}), _catalog(1, _other(0)), _catalog(2, _other(0))]
+    events.append({"type": "session/end-seed", "seq": 3, "time": 9, "data": {"inherited": True}})
+    events.append(_catalog(4, _other(0)))
+    out = _migrate(events, (ChildFact("k", 5),))
+    assert out[:5] == events and [e["data"]["childId"] for e in out[5:]] == ["k"]
+
+
+def test_without_children_the_entries_are_not_judged() -> None:
+    """No evidence, no completion: nothing is appended and nothing refuses (as before)."""
+    events = [_catalog(0, {"version": 7}), _catalog(1, _other(0)), _catalog(2, _other(0))]
+    assert _migrate(events, ()) == events
+
+
+def _peak_of_catalogue(n: int) -> tuple[int, list[dict[str, Any]]]:
+    """The traced peak of v3 → v4 over ``n`` catalogue entries for children that are not given,
+    then one for the given child, with a run's spill and ``HeldMap`` lowered to 256."""
+    header = _header(False)
+    lines = (
+        json.dumps(_catalog(s, _other(s) if s < n else _entry(1, 5)), separators=(",", ":")).encode()
+        for s in range(n + 1)
+    )
+    tail: list[dict[str, Any]] = []
+    tracemalloc.start()
+    try:
+        step = STEP.with_children((ChildFact("k", 5), ChildFact("j", 6))).with_spill(RunSpill())
+        for rec in step.run(header, decode_records(lines)):
+            tail = list(rec.events)  # the last record only
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, tail
+
+
+def test_the_catalogue_kept_does_not_grow_with_its_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 11 item 1: the step kept every entry's payload after the cut until the last event;
+    now the given children's entries, the ids named (a ``HeldMap``, spilled) and the first
+    refusal. 2,000 → 8,000 entries: on the list's code the peak grew by 2.2 MB."""
+    monkeypatch.setattr(held_map, "HELD_AT", 256)
+    _peak_of_catalogue(300)  # what is made once (the spill file's module, its first tables)
+    small, tail = _peak_of_catalogue(2_000)
+    assert [e["data"]["childId"] for e in tail] == ["j"]  # "k" is catalogued already
+    large, _ = _peak_of_catalogue(8_000)
+    assert large - small < 200_000, (small, large)

@@ -42,11 +42,12 @@ Decisions where the spec is imprecise: fixtures/migrate/v3-to-v4/README.md.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, check_header_keys
+from sesstool.core.upgrade.catalog import Catalogued, complete_catalog
+from sesstool.core.upgrade.catalog import ChildFact as ChildFact  # the engine's evidence of a child
 from sesstool.core.upgrade.remap import Inserted
 from sesstool.core.vocabulary import KNOWN
 
@@ -368,67 +369,6 @@ class _Renumber:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class ChildFact:
-    """What the catalogue needs of one subagent child session (§13.A item 5)."""
-
-    child_id: str
-    created_at: int
-    descriptors: tuple[Any, ...] = ()  # ``data`` of the child's own ``subagent/descriptor`` events
-
-
-_MODES = frozenset({"continuable", "one-shot", "unknown"})
-
-
-def catalog_fact(child: ChildFact, refuse: _Refuse) -> dict[str, Any]:
-    """The ``subagent/catalog`` data for a child the parent does not catalogue yet."""
-    descriptor = child.descriptors[0] if len(child.descriptors) == 1 else None
-    version = descriptor.get("version") if type(descriptor) is dict else None
-    if type(version) is not int or version not in (1, 2, 3):
-        return {
-            "version": 1,
-            "childId": child.child_id,
-            "childCreatedAt": child.created_at,
-            "mode": "unknown",
-        }
-    assert type(descriptor) is dict
-    if not isinstance(descriptor.get("provider"), str):
-        raise refuse(f"Session {child.child_id} has an invalid subagent descriptor provider")
-    mode = "continuable" if version == 1 else descriptor.get("mode")
-    if mode not in ("continuable", "one-shot"):
-        raise refuse(f"Session {child.child_id} has an invalid subagent descriptor mode")
-    fact: dict[str, Any] = {
-        "version": 0,
-        "childId": child.child_id,
-        "childCreatedAt": child.created_at,
-        "mode": mode,
-    }
-    if "label" in descriptor:
-        fact["label"] = descriptor["label"]
-    if (mode == "continuable" and not isinstance(fact.get("label"), str)) or (
-        "label" in fact and not isinstance(fact["label"], str)
-    ):
-        raise refuse(f"Session {child.child_id} has a subagent descriptor without a usable label")
-    return fact
-
-
-def _check_catalog(data: Any, refuse: _Refuse) -> dict[str, Any]:
-    """An existing ``subagent/catalog`` payload the completion must not contradict."""
-    if (
-        type(data) is not dict
-        or data.get("version") not in (0, 1)
-        or type(data.get("version")) is not int
-        or not isinstance(data.get("childId"), str)
-        or data.get("mode") not in _MODES
-        or (data.get("version") == 0 and data.get("mode") == "unknown")
-        or (data.get("mode") == "continuable" and not isinstance(data.get("label"), str))
-        or ("label" in data and not isinstance(data["label"], str))
-        or not is_safe_nonneg(data.get("childCreatedAt"))
-    ):
-        raise refuse("subagent/catalog requires a supported versioned catalog fact")
-    return data
-
-
 class _Run:
     """The state of one v3 → v4 pass (§1.3 "v3 → v4", §13.A item 5): the open turn/step and
     the splice before (the evidenced interrupted turn), the renumbering, the catalogue entries
@@ -455,7 +395,8 @@ class _Run:
         self.after_splice = False  # the previous event was a non-empty next-turn inbox splice
         self.last_time: Any = header.get("createdAt")
         self.next_seq = 0
-        self.catalogued: list[Any] = []  # catalogue payloads after the inherited cut
+        # what the completion needs of the catalogue entries after the inherited cut
+        self.catalogued = Catalogued(step.children, step.spill) if step.children else None
 
     def event(self, ev: dict[str, Any], out: list[dict[str, Any]]) -> bool:
         """Append the v4 form of ``ev`` to ``out`` (a closer first when one is inserted before
@@ -516,10 +457,12 @@ class _Run:
             and type(data.get("inserted")) is list
             and len(data["inserted"]) > 0
         )
-        if t == "session/end-seed" and type(data) is dict and data.get("inherited") is True:
-            self.catalogued.clear()  # entries before the cut belong to the parent session
+        if self.catalogued is None:
+            pass
+        elif t == "session/end-seed" and type(data) is dict and data.get("inherited") is True:
+            self.catalogued.cut()  # entries before the cut belong to the parent session
         elif t == "subagent/catalog":
-            self.catalogued.append(data)
+            self.catalogued.add(data)
         self.last_time = ev.get("time")
         if renumber.points:
             new = renumber.event(new, t)
@@ -531,8 +474,11 @@ class _Run:
 
     def finish(self) -> Iterator[Rec]:
         """After the last event: the missing catalogue entries (§13.A item 5)."""
-        if self.step.children:
-            yield from self.step._complete_catalog(self.catalogued, self.next_seq, self.last_time)
+        if self.catalogued is not None:
+            refuse = _Refuse()
+            refuse.type = "subagent/catalog"
+            step, last = self.step, self.last_time
+            yield from complete_catalog(step.children, self.catalogued, self.next_seq, last, refuse)
 
 
 class V3ToV4(StepShell, name=NAME, source=3):
@@ -563,33 +509,6 @@ class V3ToV4(StepShell, name=NAME, source=3):
         """The pass's state, fed one event at a time (``events``; the fused pass of
         ``core.upgrade.fused`` drives it directly)."""
         return _Run(self, header)
-
-    def _complete_catalog(self, catalogued: list[Any], next_seq: int, time: Any) -> Iterator[Rec]:
-        """§13.A item 5: one ``subagent/catalog`` per child the log does not catalogue yet."""
-        refuse = _Refuse()
-        refuse.type = "subagent/catalog"
-        existing: dict[str, dict[str, Any]] = {}
-        for data in catalogued:
-            fact = _check_catalog(data, refuse)
-            if fact["childId"] in existing:
-                raise refuse(f"duplicate catalog child {fact['childId']}")
-            existing[fact["childId"]] = fact
-        appended: list[dict[str, Any]] = []
-        for child in self.children:
-            fact = catalog_fact(child, refuse)
-            known = existing.get(child.child_id)
-            if known is not None:
-                same_mode = fact["version"] == 1 or all(
-                    known.get(k) == fact.get(k) for k in ("mode", "label")
-                )
-                if known.get("childCreatedAt") != child.created_at or not same_mode:
-                    raise refuse(f"Session {child.child_id} conflicts with its parent catalog")
-                continue
-            existing[child.child_id] = fact
-            appended.append({"type": "subagent/catalog", "seq": next_seq, "time": time, "data": fact})
-            next_seq += 1
-        if appended:
-            yield Rec(appended, None)
 
 
 STEP = V3ToV4()
