@@ -12,10 +12,12 @@ import gc
 import weakref
 
 import orjson
+import pytest
 
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import ReadSummary
 from sesstool.dialects.registry import open_scanner
+from tests.conftest import FIXTURES
 
 
 class _Lines(list[bytes]):
@@ -66,3 +68,28 @@ def test_addresses_after_the_batch_are_the_last_records() -> None:
         result = scanner.finish(summary)
         found.append([(f.rule, f.address) for f in result.findings])
     assert found[0] == found[1] and found[0], found
+
+
+_OTHER_DIALECTS = {  # a real log of each other dialect, read as the engine reads it (one batch)
+    "claude": FIXTURES / "claude" / "projects" / "subagent" / "e7114e93-e94d-5201-934d-81e8a6bea216.jsonl",
+    "codex": sorted((FIXTURES / "codex" / "auto-compaction").glob("rollout-*.jsonl"))[0],
+    "mini": FIXTURES / "mini" / "basic" / "session.jsonl",
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(_OTHER_DIALECTS))
+def test_every_dialects_scanner_lets_a_batch_go(dialect: str) -> None:
+    """The same for the Claude, Codex and mini-agent scanners, each detected from the log's
+    first line: the batch is not referenced once fed, and the scan finishes as usual."""
+    path = _OTHER_DIALECTS[dialect]
+    lines = path.read_bytes().splitlines()
+    scanner = open_scanner(str(path), ScanOptions())
+    batch = _Lines(lines)
+    watched = weakref.ref(batch)
+    scanner.feed((batch, 0, 1, None))
+    del batch
+    gc.collect()
+    assert watched() is None
+    size = sum(map(len, lines)) + len(lines)
+    result = scanner.finish(ReadSummary("raw", size, size, len(lines), 0, None, None, False, None))
+    assert result.dialect == dialect
