@@ -142,13 +142,9 @@ def _refusing(what: str, path: Path) -> Iterator[None]:
 
 
 class _FdSink:
-    """Buffers, hashes and counts what the producer writes; handles short writes.
-
-    The buffer is one ``_BUFFER_BYTES`` block made at the first buffered write and filled in
-    place: a buffer grown by appends and replaced at each flush was reallocated a few dozen
-    times per MiB written, and those moving blocks left holes in the C heap between longer-lived
-    allocations, so a long write's peak RSS crept up with its size (a v0 ``migrate`` of 20,000
-    → 80,000 retry chains: +1.0 to +2.2 MiB, the Python objects alive the same)."""
+    """Buffers, hashes and counts what the producer writes; handles short writes. The buffer is
+    one block filled in place: one regrown by appends and replaced at each flush left holes in
+    the C heap, so a long write's peak RSS crept up with its length (docs/reliability.md)."""
 
     __slots__ = ("_buffer", "_closed", "_fd", "_fill", "_hash", "_path", "failure", "kernel_copy", "size")
 

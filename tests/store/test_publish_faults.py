@@ -193,6 +193,28 @@ def test_a_large_piece_after_a_small_one_keeps_the_order(
     assert (out_dir / "out.jsonl").read_bytes() == data
 
 
+def test_a_piece_that_fills_the_block_exactly_is_written_with_it(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pieces that fill the block to its last byte stay together: the block is written whole
+    when the next piece does not fit, not before the piece that fills it."""
+    pieces = [b"a" * (MIB - 10), b"b" * 10, b"c" * 5]
+    sizes: list[int] = []
+    real = os.write
+
+    def write(fd: int, buf: Any) -> int:
+        sizes.append(len(buf))
+        return real(fd, buf)
+
+    def produce(sink: Sink) -> None:
+        for piece in pieces:
+            sink.write(piece)
+
+    monkeypatch.setattr(os, "write", write)
+    publish(out_dir / "out.jsonl", produce, verify=_expecting(b"".join(pieces)))
+    assert sizes == [MIB, 5]
+
+
 def test_small_pieces_fill_one_block_that_is_never_remade(
     out_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
