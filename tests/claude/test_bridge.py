@@ -18,6 +18,7 @@ import pytest
 
 from sesstool.dialects.claude import entry_graph
 from sesstool.dialects.claude.derive import derive
+from sesstool.dialects.claude.entry_stamps import ODD, stamp_key
 from sesstool.dialects.claude.key_index import KeyIndex
 from tests.claude._support import CLAUDE, RESUME_PROMPT, Scenario, entries_for, scan_bytes, scan_file
 from tests.claude_lane.judge import plain, resume_mismatch
@@ -133,6 +134,11 @@ def test_timestamps_compare_as_the_strings_written() -> None:
     assert _chain(*lines) == ["b", "x"]
     lines = (_entry("a", None, 1), _entry("b", None, "2026-12-03U"), _entry("x", "gone", 4, "assistant"))
     assert _chain(*lines) == ["a", "x"]
+    # digits of another script read as the text they are ("２" sorts after "9"), never as numbers
+    wide = "２０２６-12-03T10:00:03.000Z"
+    lines = (_entry("a", None, 1), _entry("b", None, wide), _entry("x", "gone", 4, "assistant"))
+    assert _chain(*lines) == ["a", "x"]
+    assert stamp_key(wide) == ODD and stamp_key("2026-12-03T10:00:03.000Z") == 20261203100003000
 
 
 def test_at_most_sixteen_bridges_a_walk() -> None:

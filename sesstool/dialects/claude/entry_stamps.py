@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 NONE, ODD = -1, -2
-_CANONICAL = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z")
+_CANONICAL = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3})Z")
 
 
 def stamp_key(stamp: object) -> int:
