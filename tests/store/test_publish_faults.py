@@ -169,17 +169,15 @@ def test_the_temp_is_owner_only_from_its_creation_whatever_the_umask(
 # --- the producer's writes -------------------------------------------------------------------
 
 
-def test_a_large_piece_after_a_small_one_keeps_the_order(
-    out_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A piece of a mebibyte or more is never copied into the buffer (which is one fixed block):
-    what is buffered before it is written first, then the piece itself."""
-    pieces = [b"head", bytes(range(256)) * (2 * MIB // 256), b"mid", b"z" * (3 * MIB)]
-    sizes: list[int] = []
+def _publish_pieces(out_dir: Path, monkeypatch: pytest.MonkeyPatch, pieces: list[bytes]) -> list[memoryview]:
+    """Publish ``pieces`` written one by one; answers what each ``os.write`` was given (the
+    buffers as they were when written: the file is checked to hold the pieces)."""
+    given: list[memoryview] = []
     real = os.write
 
     def write(fd: int, buf: Any) -> int:
-        sizes.append(len(buf))
+        assert isinstance(buf, memoryview)
+        given.append(buf)
         return real(fd, buf)
 
     def produce(sink: Sink) -> None:
@@ -189,8 +187,18 @@ def test_a_large_piece_after_a_small_one_keeps_the_order(
     monkeypatch.setattr(os, "write", write)
     data = b"".join(pieces)
     publish(out_dir / "out.jsonl", produce, verify=_expecting(data))
-    assert sizes == [4, 2 * MIB, 3, 3 * MIB]
     assert (out_dir / "out.jsonl").read_bytes() == data
+    return given
+
+
+def test_a_large_piece_after_a_small_one_keeps_the_order(
+    out_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A piece of a mebibyte or more is never copied into the buffer (which is one fixed block):
+    what is buffered before it is written first, then the piece itself."""
+    pieces = [b"head", bytes(range(256)) * (2 * MIB // 256), b"mid", b"z" * (3 * MIB)]
+    given = _publish_pieces(out_dir, monkeypatch, pieces)
+    assert [len(buf) for buf in given] == [4, 2 * MIB, 3, 3 * MIB]
 
 
 def test_a_piece_that_fills_the_block_exactly_is_written_with_it(
@@ -198,21 +206,8 @@ def test_a_piece_that_fills_the_block_exactly_is_written_with_it(
 ) -> None:
     """Pieces that fill the block to its last byte stay together: the block is written whole
     when the next piece does not fit, not before the piece that fills it."""
-    pieces = [b"a" * (MIB - 10), b"b" * 10, b"c" * 5]
-    sizes: list[int] = []
-    real = os.write
-
-    def write(fd: int, buf: Any) -> int:
-        sizes.append(len(buf))
-        return real(fd, buf)
-
-    def produce(sink: Sink) -> None:
-        for piece in pieces:
-            sink.write(piece)
-
-    monkeypatch.setattr(os, "write", write)
-    publish(out_dir / "out.jsonl", produce, verify=_expecting(b"".join(pieces)))
-    assert sizes == [MIB, 5]
+    given = _publish_pieces(out_dir, monkeypatch, [b"a" * (MIB - 10), b"b" * 10, b"c" * 5])
+    assert [len(buf) for buf in given] == [MIB, 5]
 
 
 def test_small_pieces_fill_one_block_that_is_never_remade(
@@ -223,24 +218,10 @@ def test_small_pieces_fill_one_block_that_is_never_remade(
     is short. (A buffer grown by appends and replaced at each flush left holes in the C heap:
     a long write's peak RSS crept up with its length.)"""
     pieces = [bytes([65 + i % 26]) * (1 + (i * 7919) % 4096) for i in range(2800)]
-    seen: list[tuple[int, int]] = []
-    real = os.write
-
-    def write(fd: int, buf: Any) -> int:
-        assert isinstance(buf, memoryview)
-        seen.append((id(buf.obj), len(buf)))
-        return real(fd, buf)
-
-    def produce(sink: Sink) -> None:
-        for piece in pieces:
-            sink.write(piece)
-
-    monkeypatch.setattr(os, "write", write)
-    data = b"".join(pieces)
-    publish(out_dir / "out.jsonl", produce, verify=_expecting(data))
-    assert (out_dir / "out.jsonl").read_bytes() == data
-    assert len({block for block, _ in seen}) == 1 and len(seen) == len(data) // MIB + 1
-    cuts = list(itertools.accumulate(size for _, size in seen))[:-1]  # where each full write ended
+    given = _publish_pieces(out_dir, monkeypatch, pieces)
+    total = sum(map(len, pieces))
+    assert len({id(buf.obj) for buf in given}) == 1 and len(given) == total // MIB + 1
+    cuts = list(itertools.accumulate(len(buf) for buf in given))[:-1]  # where each full write ended
     ends = list(itertools.accumulate(len(p) for p in pieces))
     for start, cut in zip([0, *cuts[:-1]], cuts, strict=True):
         i = ends.index(cut)  # at the end of a piece ...
