@@ -87,9 +87,10 @@ class Catalogued:
     """The log's own catalogue entries after its inherited cut, as far as the completion needs
     them: ``add`` each payload in log order, ``cut`` at an inherited ``session/end-seed``."""
 
-    __slots__ = ("_ids", "_named", "kept", "refusal")
+    __slots__ = ("_children", "_ids", "_named", "kept", "refusal")
 
     def __init__(self, children: tuple[ChildFact, ...], spill: UpgradeSpill | None) -> None:
+        self._children = children  # in the order their entries are appended
         self._ids = frozenset(c.child_id for c in children)
         self._named = HeldMap("the child ids a session's catalogue names", spill.strings if spill else None)
         self.kept: dict[str, dict[str, Any]] = {}  # the payloads naming a given child
@@ -115,25 +116,25 @@ class Catalogued:
         if child_id in self._ids:
             self.kept[child_id] = data
 
-
-def complete_catalog(
-    children: tuple[ChildFact, ...], catalogued: Catalogued, next_seq: int, time: Any, refuse: Refuse
-) -> Iterator[Rec]:
-    """§13.A item 5: one ``subagent/catalog`` per child the log does not catalogue yet."""
-    if catalogued.refusal is not None:
-        raise refuse(catalogued.refusal)
-    existing = dict(catalogued.kept)
-    appended: list[dict[str, Any]] = []
-    for child in children:
-        fact = catalog_fact(child, refuse)
-        known = existing.get(child.child_id)
-        if known is not None:
-            same_mode = fact["version"] == 1 or all(known.get(k) == fact.get(k) for k in ("mode", "label"))
-            if known.get("childCreatedAt") != child.created_at or not same_mode:
-                raise refuse(f"Session {child.child_id} conflicts with its parent catalog")
-            continue
-        existing[child.child_id] = fact
-        appended.append({"type": "subagent/catalog", "seq": next_seq, "time": time, "data": fact})
-        next_seq += 1
-    if appended:
-        yield Rec(appended, None)
+    def complete(self, next_seq: int, time: Any, refuse: Refuse) -> Iterator[Rec]:
+        """After the last event (§13.A item 5): one ``subagent/catalog`` per child the log does
+        not catalogue yet, or the refusal of the first entry that refuses."""
+        if self.refusal is not None:
+            raise refuse(self.refusal)
+        existing = dict(self.kept)
+        appended: list[dict[str, Any]] = []
+        for child in self._children:
+            fact = catalog_fact(child, refuse)
+            known = existing.get(child.child_id)
+            if known is not None:
+                same_mode = fact["version"] == 1 or all(
+                    known.get(k) == fact.get(k) for k in ("mode", "label")
+                )
+                if known.get("childCreatedAt") != child.created_at or not same_mode:
+                    raise refuse(f"Session {child.child_id} conflicts with its parent catalog")
+                continue
+            existing[child.child_id] = fact
+            appended.append({"type": "subagent/catalog", "seq": next_seq, "time": time, "data": fact})
+            next_seq += 1
+        if appended:
+            yield Rec(appended, None)

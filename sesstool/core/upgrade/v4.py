@@ -46,7 +46,7 @@ from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, check_header_keys
-from sesstool.core.upgrade.catalog import Catalogued, complete_catalog
+from sesstool.core.upgrade.catalog import Catalogued
 from sesstool.core.upgrade.catalog import ChildFact as ChildFact  # the engine's evidence of a child
 from sesstool.core.upgrade.remap import Inserted
 from sesstool.core.vocabulary import KNOWN
@@ -457,12 +457,16 @@ class _Run:
             and type(data.get("inserted")) is list
             and len(data["inserted"]) > 0
         )
-        if self.catalogued is None:
-            pass
-        elif t == "session/end-seed" and type(data) is dict and data.get("inherited") is True:
-            self.catalogued.cut()  # entries before the cut belong to the parent session
-        elif t == "subagent/catalog":
-            self.catalogued.add(data)
+        catalogued = self.catalogued
+        if (
+            catalogued is not None
+            and t == "session/end-seed"
+            and type(data) is dict
+            and data.get("inherited") is True
+        ):
+            catalogued.cut()  # entries before the cut belong to the parent session
+        elif catalogued is not None and t == "subagent/catalog":
+            catalogued.add(data)
         self.last_time = ev.get("time")
         if renumber.points:
             new = renumber.event(new, t)
@@ -477,8 +481,7 @@ class _Run:
         if self.catalogued is not None:
             refuse = _Refuse()
             refuse.type = "subagent/catalog"
-            step, last = self.step, self.last_time
-            yield from complete_catalog(step.children, self.catalogued, self.next_seq, last, refuse)
+            yield from self.catalogued.complete(self.next_seq, self.last_time, refuse)
 
 
 class V3ToV4(StepShell, name=NAME, source=3):

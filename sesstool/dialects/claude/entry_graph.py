@@ -242,9 +242,10 @@ class EntryGraph:
     def missing_parents(self, findings: Findings) -> HeldList[int]:
         """Flag the entries whose parent is not in the file; answers their line numbers, ascending."""
         lines: HeldList[int] = HeldList(self.held)
+        self.settle()  # each parent looked up once, here or by the walk, not by both
         for key, (parent, uuid, kind) in self._unseen.items():
             node = int(key)
-            if self.find(parent) < 0 and not self.flags[node] & DUPLICATE:
+            if self.parent(node) == MISSING and not self.flags[node] & DUPLICATE:
                 message = f"{kind} {chosen(uuid)} names parent {chosen(parent)}, which is not in the file"
                 findings.add(CR.PARENT_MISSING, message, self.offset(node), self.lines[node])
                 lines.append(self.lines[node])
@@ -286,33 +287,28 @@ class EntryGraph:
         if self._stamps[node] == NONE:
             return -1
         named = self.marks()
-        for i, _, _, parent in self._bridgeable(node, session):
-            if i >= 0 and (parent := bridged.get(i, parent)) >= 0:
+        for i, (bridgeable, _, _, parent) in enumerate(self._walk_before(node, session)):
+            if bridgeable and (parent := bridged.get(i, parent)) >= 0:
                 named[parent] = 1
         best, best_key = -1, NONE
-        for (i, key, flag, parent), seen, done in zip(
-            self._bridgeable(node, session), named, walked, strict=False
-        ):
-            if i < 0 or seen or done or (flag & SYSTEM and parent == ROOT):
+        candidates = zip(self._walk_before(node, session), named, walked, strict=False)
+        for i, ((bridgeable, key, flag, parent), seen, done) in enumerate(candidates):
+            if not bridgeable or seen or done or (flag & SYSTEM and parent == ROOT):
                 continue
             if best < 0 or self._no_later(best, i, best_key, key):
                 best, best_key = i, key
         return best
 
-    def _bridgeable(self, orphan: int, session: str | None) -> Iterator[tuple[int, int, int, int]]:
-        """(entry, stamp key, flags, parent) of each entry before ``orphan`` in the session's
-        conversation whose timestamp is no later than ``orphan``'s; the marks of ``bridge`` are
-        read beside it, so an entry that is not bridgeable yields ``(-1, …)`` in its place."""
+    def _walk_before(self, orphan: int, session: str | None) -> Iterator[tuple[bool, int, int, int]]:
+        """For each entry before ``orphan``, in file order: whether it is a bridge's candidate (in
+        the session's conversation, with a timestamp no later than ``orphan``'s), its stamp key,
+        its flags and its parent; the graph's arrays are read in order, not searched per entry."""
         okey = self._stamps[orphan]
-        sessions = self._session_runs(session)
-        parents = self._parents()
         skip = SIDECHAIN | DUPLICATE
-        columns = zip(range(orphan), self._stamps, self.flags, sessions, parents, strict=False)
-        for i, key, flag, ours, parent in columns:
-            if key != NONE and ours and not flag & skip and self._no_later(i, orphan, key, okey):
-                yield i, key, flag, parent
-            else:
-                yield -1, key, flag, parent
+        columns = zip(self._stamps, self.flags, self._session_runs(session), self._parents(), strict=False)
+        for i, (key, flag, ours, parent) in zip(range(orphan), columns, strict=False):
+            candidate = key != NONE and ours and not flag & skip and self._no_later(i, orphan, key, okey)
+            yield candidate, key, flag, parent
 
     def _session_runs(self, session: str | None) -> Iterator[bool]:
         """Whether each entry, in order, belongs to ``session``."""
@@ -333,12 +329,10 @@ class EntryGraph:
             start = at + 1
         yield from range(start - 1, len(self.flags) - 1)
 
-    def _no_later(self, a: int, b: int, key_a: int | None = None, key_b: int | None = None) -> bool:
-        """``a``'s timestamp <= ``b``'s (both have one), as the strings compare: two canonical ones
-        as their words (``entry_stamps``: the same order), no text made. ``key_a``/``key_b``:
-        their stamp keys when the caller has them."""
-        key_a = self._stamps[a] if key_a is None else key_a
-        key_b = self._stamps[b] if key_b is None else key_b
+    def _no_later(self, a: int, b: int, key_a: int, key_b: int) -> bool:
+        """``a``'s timestamp <= ``b``'s (both have one; ``key_a``, ``key_b`` their stamp keys),
+        as the strings compare: two canonical ones as their words (``entry_stamps``: the same
+        order), no text made."""
         if key_a >= 0 and key_b >= 0:
             return key_a <= key_b
         return str(self.stamp(a)) <= str(self.stamp(b))
