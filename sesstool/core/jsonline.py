@@ -61,14 +61,19 @@ def decode_fallback(data: bytes, exc: Exception) -> Any:
 
 
 ORJSON_MAX_DEPTH = 1024  # orjson's own limit; deeper input is refused by the decoder itself
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+# A JSON string token. Written so that matching holds nothing per character: ``(?:[^"\\]|\\.)*``
+# made the regex engine keep a backtracking frame for every character of a string (about 140
+# bytes each: a line of one 4 MiB string cost 589 MB to match), and the unrolled form without
+# possessive quantifiers one per escape. The body has one parse (a backslash always takes the
+# character after it), so the possessive form matches exactly the same tokens.
+JSON_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"')
 _BRACKET = re.compile(rb"[\[\]{}]")
 
 
 def nesting_depth(data: bytes) -> int:
     """Deepest array/object nesting of a JSON text (brackets inside strings do not count)."""
     depth = deepest = 0
-    for bracket in _BRACKET.findall(_STRING.sub(b"", data)):
+    for bracket in _BRACKET.findall(JSON_STRING.sub(b"", data)):
         if bracket in (b"[", b"{"):
             depth += 1
             deepest = max(deepest, depth)

@@ -16,10 +16,10 @@ import orjson
 from sesstool.core import rule_ids as R
 from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE
+from sesstool.core.jsonline import JSON_STRING
 
 _DIGIT_MAP = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _INT_TOKEN = re.compile(rb"(?<![\w.+-])-?[0-9]{16,}(?![0-9.eE])")
 
 
@@ -51,7 +51,7 @@ def unsafe_integers(
     for i, raw in enumerate(lines):
         if raw.translate(_DIGIT_MAP).find(_SIXTEEN_DIGITS) < 0:
             continue
-        big = [tok for tok in _INT_TOKEN.findall(_JSON_STRING.sub(b'""', raw)) if abs(int(tok)) > MAX_SAFE]
+        big = [tok for tok in _INT_TOKEN.findall(JSON_STRING.sub(b'""', raw)) if abs(int(tok)) > MAX_SAFE]
         if not big:
             continue
         try:

@@ -13,30 +13,34 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sesstool.core.jsonline import LineError, dumps, loads
+from sesstool.core.jsonline import JSON_STRING, LineError, dumps, loads
 from sesstool.dialects.claude import vocabulary as vocab
 
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+# a string (the possessive form of core.jsonline.JSON_STRING: nothing held per character) or a
+# bracket
+_TOKEN = re.compile(JSON_STRING.pattern + rb"|[{}\[\]]")
+_QUOTE, _OPEN = ord('"'), frozenset(b"{[")
 
 
 def top_level_key_value(line: bytes, key: bytes, value: bytes) -> int | None:
-    """Offset of ``"key":"value"`` where it is a key of the outermost object, else None."""
+    """Offset of ``"key":"value"`` where it is a key of the outermost object, else None.
+    One pass over the line's strings and brackets, whatever the pair's copies nested deeper
+    (a copy inside a string is part of that string's token, never a token's start)."""
     needle = b'"' + key + b'":"' + value + b'"'
-    start = 0
-    while True:
-        at = line.find(needle, start)
-        if at < 0:
-            return None
-        depth = 0
-        for token in _TOKEN.finditer(line, 0, at):
-            ch = token.group()[:1]
-            if ch in (b"{", b"["):
-                depth += 1
-            elif ch in (b"}", b"]"):
-                depth -= 1
-        if depth == 1:
-            return at
-        start = at + 1
+    if needle not in line:
+        return None
+    depth = 0
+    for token in _TOKEN.finditer(line):
+        at = token.start()
+        first = line[at]
+        if first == _QUOTE:
+            if depth == 1 and line.startswith(needle, at):
+                return at
+        elif first in _OPEN:
+            depth += 1
+        else:
+            depth -= 1
+    return None
 
 
 def fork_line(line: bytes, old: str, new: str) -> tuple[bytes, bool]:
