@@ -9,6 +9,7 @@ reports are the same (here, and the addresses every suite checks)."""
 from __future__ import annotations
 
 import gc
+import sys
 import weakref
 
 import orjson
@@ -40,13 +41,16 @@ def _v4(n: int, open_turn: bool) -> list[bytes]:
 
 def test_a_batch_is_not_kept_once_fed() -> None:
     scanner = open_scanner("x.jsonl", ScanOptions())
-    first = _Lines(_v4(50, open_turn=True))
+    lines = _v4(50, open_turn=True)
+    counts = [sys.getrefcount(line) for line in lines]
+    first = _Lines(lines)
     size = sum(map(len, first)) + len(first)
     watched = weakref.ref(first)
     scanner.feed((first, 0, 1, None))
     del first
     gc.collect()
     assert watched() is None
+    assert [sys.getrefcount(line) for line in lines] == counts  # nor any line of it
     result = scanner.finish(ReadSummary("raw", size, size, len(_v4(50, True)), 0, None, None, False, None))
     assert result.open.turn == 1  # the scan went on as before
 
@@ -80,16 +84,21 @@ _OTHER_DIALECTS = {  # a real log of each other dialect, read as the engine read
 @pytest.mark.parametrize("dialect", sorted(_OTHER_DIALECTS))
 def test_every_dialects_scanner_lets_a_batch_go(dialect: str) -> None:
     """The same for the Claude, Codex and mini-agent scanners, each detected from the log's
-    first line: the batch is not referenced once fed, and the scan finishes as usual."""
+    first line: the batch and its lines are not referenced once fed, and the scan finishes as
+    usual."""
     path = _OTHER_DIALECTS[dialect]
     lines = path.read_bytes().splitlines()
     scanner = open_scanner(str(path), ScanOptions())
+    counts = [sys.getrefcount(line) for line in lines]
     batch = _Lines(lines)
     watched = weakref.ref(batch)
     scanner.feed((batch, 0, 1, None))
     del batch
     gc.collect()
     assert watched() is None
+    # nor any line of it (the Claude scanner kept the last one it decoded: a log ending in a
+    # 16 MiB line held it through derive's projection, test_long_last_line.py)
+    assert [sys.getrefcount(line) for line in lines] == counts
     size = sum(map(len, lines)) + len(lines)
     result = scanner.finish(ReadSummary("raw", size, size, len(lines), 0, None, None, False, None))
     assert result.dialect == dialect

@@ -407,6 +407,7 @@ class Derivation:
             builder.item(line, found)
             yield from builder.messages
             builder.messages.clear()
+        found = None  # the last entry, let go: a span still open after it is handed on below
         if scan.parents_missing:
             builder.reasons[
                 "a parentUuid names no entry: the chain is bridged over it to the newest earlier "

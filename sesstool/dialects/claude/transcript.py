@@ -105,6 +105,7 @@ class TranscriptScanner:
             self.line(data, offset, lineno)
             offset += len(data) + 1
             lineno += 1
+        self._current = b""  # the batch's last line, let go (a scanner outlives its read)
 
     def line(self, data: bytes, offset: int, lineno: int) -> None:
         self.lines = lineno
