@@ -30,6 +30,7 @@ from typing import Any, NamedTuple, Protocol
 
 from sesstool.core import rule_ids as R
 from sesstool.core.header import is_safe_nonneg
+from sesstool.core.humanize import chosen_repr
 from sesstool.core.model import RequestEnvelope
 from sesstool.core.seq_ranges import SeqSet
 
@@ -536,7 +537,7 @@ def replace_nodes(
             R.SURFACE_OP_SHAPE,
             f"replace surfaceOp must be exactly "
             f"{{op:'replace', {start_key}, {end_key}}} in "
-            f"v{version}, got {op!r}",
+            f"v{version}, got {chosen_repr(op)}",
         )
         return
     start, end = op[start_key], op[end_key]

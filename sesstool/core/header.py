@@ -7,6 +7,8 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from sesstool.core import rule_ids as R
+from sesstool.core.humanize import chosen_repr
+from sesstool.core.jsonline import loads
 from sesstool.core.vocabulary import CURRENT_VERSION
 
 MAX_SAFE = 2**53 - 1
@@ -20,10 +22,14 @@ _RETIRED = ("sandboxMode", "approvalPolicy")
 
 @dataclass(frozen=True, slots=True)
 class Header:
-    """The header as decoded; ``raw`` is the whole record (unknown keys included)."""
+    """The header as decoded: ``line`` is the record's bytes as the log has them, and ``raw``
+    the whole record (unknown keys included) decoded from them each time it is asked for. A
+    scan keeps the bytes, not the decoded objects (issue 11 item 1: a hostile header of one
+    wide array of short strings is about 15 times its bytes decoded, and the scan is kept to
+    the end of every command)."""
 
     version: int
-    raw: dict[str, Any]
+    line: bytes
     _: KW_ONLY  # what a dialect's header says, where it says it
     id: str | None = None
     created_at: int | None = None
@@ -34,6 +40,12 @@ class Header:
     origin: str | None = None
     delegation_depth: int | None = None
     agent_preset: str | None = None
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        record = loads(self.line)  # it decoded to an object when the scan read it
+        assert isinstance(record, dict)
+        return record
 
     @property
     def seeded(self) -> bool:
@@ -68,7 +80,9 @@ def _version_refusal(record: object) -> list[Problem] | None:
     if not isinstance(record, dict):
         return [(R.HEADER_INVALID, "first record is not a JSON object")]
     if record.get("type") != "session":
-        return [(R.HEADER_INVALID, f'first record has type {record.get("type")!r}, expected "session"')]
+        return [
+            (R.HEADER_INVALID, f'first record has type {chosen_repr(record.get("type"))}, expected "session"')
+        ]
     version = record.get("version")
     if type(version) is int and version < 0:
         sid = record.get("id")
@@ -80,7 +94,7 @@ def _version_refusal(record: object) -> list[Problem] | None:
             )
         ]
     if type(version) is not int:
-        return [(R.HEADER_INVALID, f"header version {version!r} is not a non-negative integer")]
+        return [(R.HEADER_INVALID, f"header version {chosen_repr(version)} is not a non-negative integer")]
     if version > CURRENT_VERSION:
         sid = record.get("id")
         return [
@@ -124,8 +138,9 @@ def _seed_keys(
     return None, is_seeded
 
 
-def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
-    """Validate a header record. Returns (header or None if unusable, problems).
+def decode_header(record: object, line: bytes) -> tuple[Header | None, list[Problem]]:
+    """Validate a header record (``line``: its bytes). Returns (header or None if unusable,
+    problems).
 
     A version newer than CURRENT_VERSION yields only the ``header-newer-version`` problem:
     like the harness, nothing version-specific is checked (§1.4).
@@ -144,7 +159,7 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
             return None
         value = record[name]
         if not ok(value):
-            problems.append((R.HEADER_FIELD, f"header {name} must be {want}, got {value!r}"))
+            problems.append((R.HEADER_FIELD, f"header {name} must be {want}, got {chosen_repr(value)}"))
             return None
         return value
 
@@ -174,7 +189,7 @@ def decode_header(record: object) -> tuple[Header | None, list[Problem]]:
         origin=origin,
         delegation_depth=depth,
         agent_preset=preset,
-        raw=record,
+        line=line,
     )
     return header, problems
 

@@ -15,6 +15,9 @@ PREVIEW_CHARS = 160
 # these first ones and the value's length, so that the findings kept (``--max-findings``) hold a
 # bounded message each whatever the ids weigh (issue 11 item 1).
 CHOSEN_CHARS = 128
+# What a finding's message keeps at most: the messages quote values cut (above), so only a
+# message that quotes one whole (a defect) reaches this; it is cut like a quoted value.
+MESSAGE_CHARS = 2048
 
 
 def fmt_time(ms: int | None) -> str:
@@ -70,6 +73,13 @@ def chosen(value: object) -> str:
     if len(text) <= CHOSEN_CHARS:
         return text
     return f"{text[:CHOSEN_CHARS]}…[{len(text):,} characters]"
+
+
+def bounded_message(message: str) -> str:
+    """``message`` cut to its first ``MESSAGE_CHARS`` characters and said to be cut."""
+    if len(message) <= MESSAGE_CHARS:
+        return message
+    return f"{message[:MESSAGE_CHARS]}…[{len(message):,} characters]"
 
 
 def chosen_repr(value: object) -> str:

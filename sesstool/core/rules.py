@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from sesstool.core.errors import Address
+from sesstool.core.humanize import MESSAGE_CHARS, bounded_message
 
 
 class Severity(enum.IntEnum):
@@ -43,10 +44,18 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One finding. Its message is at most ``MESSAGE_CHARS`` characters and its length
+    (``humanize.bounded_message``): a message that quotes a value the log chose quotes it cut
+    (``chosen``, ``chosen_repr``), and this holds the findings kept bounded where one does not."""
+
     rule: str
     severity: Severity
     message: str
     address: Address
+
+    def __post_init__(self) -> None:
+        if len(self.message) > MESSAGE_CHARS:
+            object.__setattr__(self, "message", bounded_message(self.message))
 
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO

@@ -35,7 +35,7 @@ from sesstool.core.envelope import count_only, envelope_problems, plain_surface,
 from sesstool.core.errors import Address
 from sesstool.core.first_seen import FirstSeen
 from sesstool.core.header import MAX_SAFE
-from sesstool.core.humanize import chosen
+from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.jsonline import ORJSON_MAX_DEPTH, LineError, duplicate_keys, negative_zero_keys
 from sesstool.core.jsonline import loads as loads_checked
 from sesstool.core.model import Boundaries, PendingCall, ScanResult
@@ -444,7 +444,9 @@ class Scanner:
             return None
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
-            self._bad_record(R.ENVELOPE_SEQ, f"seq {seq!r} is not a non-negative safe integer", None, obj)
+            self._bad_record(
+                R.ENVELOPE_SEQ, f"seq {chosen_repr(seq)} is not a non-negative safe integer", None, obj
+            )
             return None
         if seq != self.next_seq:
             self.seq = seq
@@ -477,7 +479,7 @@ class Scanner:
             if time is None and self.opt.fixture:
                 return
             self._envelope_extras(obj, obj.keys(), obj.get("type"))
-            self.report(R.ENVELOPE_TIME, f"time {time!r} {profile.time_problem}")
+            self.report(R.ENVELOPE_TIME, f"time {chosen_repr(time)} {profile.time_problem}")
             return
         if profile.keep_time_text:
             self.state.stats.last_time_text = time
@@ -491,7 +493,7 @@ class Scanner:
         if type(t) is not str:
             self._envelope_extras(obj, obj.keys(), t)
             if (t := node_reader.type_name(obj, profile)) is None:
-                self.report(R.ENVELOPE_TYPE, f"event type {obj.get('type')!r} is not a string")
+                self.report(R.ENVELOPE_TYPE, f"event type {chosen_repr(obj.get('type'))} is not a string")
                 return
         self.state.stats.count(t)
         if profile.known(t):

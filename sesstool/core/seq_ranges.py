@@ -11,6 +11,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator
 
+from sesstool.core.humanize import chosen_repr
+
 _INT_ONLY = {int}
 
 
@@ -84,7 +86,7 @@ def decode_seq_set(value: object, own_seq: int, allow_empty: bool, allow_ranges:
             if end - start > own_seq:
                 raise SeqRangeError(f"range [{start}, {end}] reaches past the event")
         else:
-            raise SeqRangeError(f"element {v!r} is neither a seq nor a [start, end] pair")
+            raise SeqRangeError(f"element {chosen_repr(v)} is neither a seq nor a [start, end] pair")
         if ends and start <= ends[-1]:
             # order and overlap are judged on the elements, never on their expansion
             increasing = False

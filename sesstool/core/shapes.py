@@ -10,6 +10,7 @@ from typing import Any
 
 from sesstool.core import rule_ids as R
 from sesstool.core.header import is_safe_nonneg
+from sesstool.core.humanize import chosen_repr
 
 Problem = tuple[str, str] | None
 
@@ -28,7 +29,7 @@ def message_base(msg: object, role: str, version: int = 0) -> Problem:
         return (R.MESSAGE_SHAPE, "message id is missing or empty")
     got = msg.get("role")
     if got != role:
-        return (R.MESSAGE_ROLE, f"message role is {got!r}, expected {role!r}")
+        return (R.MESSAGE_ROLE, f"message role is {chosen_repr(got)}, expected {role!r}")
     if type(msg.get("content")) is not list:
         return (R.MESSAGE_SHAPE, "message content is not an array")
     source = msg.get("source")
@@ -228,7 +229,7 @@ def turn_end_members(data: dict[str, Any], kind: str, version: int) -> Problem:
     reason = data["reason"]
     if shapes is not None and not any(reason.keys() <= shape for shape in shapes):
         allowed = sorted(set().union(*shapes))
-        return (R.EVENT_DATA, f"malformed turn/end: reason {kind!r} allows only {allowed}")
+        return (R.EVENT_DATA, f"malformed turn/end: reason {chosen_repr(kind)} allows only {allowed}")
     return None
 
 
@@ -262,7 +263,7 @@ def stream_records(stream: object) -> Problem:
             continue
         member_key = _STREAM_RUN.get(kind) if isinstance(kind, str) else None
         if member_key is None:
-            return (R.STREAM_RECORD, f"stream[{i}] has unknown record type {kind!r}")
+            return (R.STREAM_RECORD, f"stream[{i}] has unknown record type {chosen_repr(kind)}")
         members = rec.get(member_key)
         dt = rec.get("dt")
         if type(rec.get("time0")) is not int or not is_safe_nonneg(rec.get("index")):

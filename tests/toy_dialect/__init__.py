@@ -78,7 +78,7 @@ class ToyDialect(EnvelopeDialect):
         if not self.is_header(obj) or obj.get("version") != 1:
             return None, [("header-invalid", "not a toy v1 header", None)], False
         sid = obj.get("id") if isinstance(obj.get("id"), str) else None
-        return Header(1, obj, id=sid), [], False
+        return Header(1, raw, id=sid), [], False
 
     def profile(self, version: int) -> Profile:
         return _profile(version)

@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
+from sesstool.core.humanize import chosen_repr
 from sesstool.core.upgrade import SortedWords, UpgradeRefused, UpgradeSpill
 
 HELD_AT = 4096  # change points (and, apart, dropped runs) in memory; past them both arrays spill
@@ -163,7 +164,7 @@ def _remap_references(
 ) -> tuple[dict[str, Any], bool]:
     def one(value: Any, label: str) -> int:
         if type(value) is not int or not 0 <= value < old_seq:
-            raise refuse(f"{label} {value!r} does not name an earlier event")
+            raise refuse(f"{label} {chosen_repr(value)} does not name an earlier event")
         if remap.dropped(value):
             raise refuse(f"{label} targets consumed assistant/chunk {value}")
         new = remap.new(value)

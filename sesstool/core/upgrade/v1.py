@@ -30,6 +30,7 @@ from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
 from sesstool.core.held_map import HeldMap
+from sesstool.core.humanize import chosen
 from sesstool.core.jsonline import dumps
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, check_header_keys
 from sesstool.core.upgrade.records import released_envelope
@@ -170,7 +171,7 @@ class _Normaliser:
         allowed = MEMBERS.get(t)
         if allowed is not None and not data.keys() <= allowed:
             extra = sorted(data.keys() - allowed)
-            raise self.refuse(f"unexpected payload members {extra} in {t} data", event)
+            raise self.refuse(f"unexpected payload members {chosen(extra)} in {chosen(t)} data", event)
 
     # -- one event ----------------------------------------------------------------------------
 
@@ -193,7 +194,7 @@ class _Normaliser:
             raise self.refuse(f'event type "{t}" is not in the closed first-party v0 inventory{flag}', event)
         data = event.get("data")
         if type(data) is not dict:
-            raise self.refuse(f"{t} data is not an object", event)
+            raise self.refuse(f"{chosen(t)} data is not an object", event)
         out = event
         if t.startswith(_COMPACT):
             renamed = _COMPACTION + t[len(_COMPACT) :]

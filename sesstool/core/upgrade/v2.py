@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, each_event
 from sesstool.core.upgrade.records import released_envelope
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
@@ -141,7 +142,7 @@ class _Run:
         t = event.get("type")
         seq = event.get("seq")
         if type(seq) is not int:
-            raise self.refuse(f"event without an integer seq: {t!r}")
+            raise self.refuse(f"event without an integer seq: {chosen_repr(t)}")
         if not isinstance(t, str) or t not in INVENTORY_V1:
             if isinstance(t, str) and (t in LEGACY_V0 or t.startswith(LEGACY_PREFIXES_V0)):
                 raise self.refuse(
@@ -393,7 +394,7 @@ def _check_not_started_repair(event: dict[str, Any], old: int, new: int, refuse:
 
 
 def _quote(value: Any) -> str:
-    return f'"{value}"' if isinstance(value, str) else repr(value)
+    return f'"{chosen(value)}"' if isinstance(value, str) else chosen_repr(value)
 
 
 def _marker(seq: int, time: Any) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.held_map import HeldMap
+from sesstool.core.humanize import chosen, chosen_repr
 from sesstool.core.jsonline import dumps
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, each_event
 from sesstool.core.upgrade.remap import Refuse, SeqRemap, remap_references
@@ -150,7 +151,7 @@ class _Run:
         if not isinstance(mid, str) or not mid.startswith(ID_PREFIX):
             return
         if self.generated(mid):
-            raise refuse(f"message id {mid} at {path} collides with a generated system message id")
+            raise refuse(f"message id {chosen(mid)} at {path} collides with a generated system message id")
         self.prefixed_source_ids.put(mid, "")
 
     def generated(self, mid: str) -> bool:
@@ -216,7 +217,7 @@ class _Run:
         t = event.get("type")
         seq = event.get("seq")
         if type(seq) is not int:
-            raise self.refuse(f"event without an integer seq: {t!r}")
+            raise self.refuse(f"event without an integer seq: {chosen_repr(t)}")
         if isinstance(t, str) and t in PTC_DISPATCH:
             raise self.refuse(f'a v2 source already uses the v3 PTC tag "{t}"', seq, t)
         if not isinstance(t, str) or t not in INVENTORY_V2:
@@ -317,7 +318,7 @@ class _Run:
         op = out.get("surfaceOp")
         if isinstance(op, dict):
             if op.keys() != _REPLACE_KEYS or op.get("op") != "replace":
-                raise refuse(f"surfaceOp {op!r} is not exactly {{op:'replace', start, end}}")
+                raise refuse(f"surfaceOp {chosen_repr(op)} is not exactly {{op:'replace', start, end}}")
             out = {**out, "surfaceOp": {"op": "replace", "startSeq": op["start"], "endSeq": op["end"]}}
             changed = True
         if new != old:
@@ -366,7 +367,7 @@ class _Run:
 
 
 def _q(value: Any) -> str:
-    return f'"{value}"' if isinstance(value, str) else repr(value)
+    return f'"{chosen(value)}"' if isinstance(value, str) else chosen_repr(value)
 
 
 class V2ToV3(StepShell, name=NAME, source=2):

@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sesstool.core.header import is_safe_nonneg
+from sesstool.core.humanize import chosen_repr
 from sesstool.core.upgrade import Rec, StepShell, UpgradeRefused, UpgradeSpill, check_header_keys
 from sesstool.core.upgrade.catalog import Catalogued
 from sesstool.core.upgrade.catalog import ChildFact as ChildFact  # the engine's evidence of a child
@@ -197,7 +198,7 @@ def _lift(message: Any, refuse: _Refuse) -> dict[str, Any]:
     if not isinstance(mid, str) or not mid:
         raise refuse(f"malformed tool result: {where}.id is not a non-empty string")
     if message.get("role") != "user":
-        raise refuse(f"malformed tool result: {where}.role is {message.get('role')!r}, not 'user'")
+        raise refuse(f"malformed tool result: {where}.role is {chosen_repr(message.get('role'))}, not 'user'")
     if (
         type(source) is not dict
         or source.get("kind") != "tool"
@@ -211,7 +212,9 @@ def _lift(message: Any, refuse: _Refuse) -> dict[str, Any]:
     if block.get("type") != RETIRED_BLOCK:
         raise refuse(f"malformed tool result: {where}.content[0] is not a tool-result block")
     if block.get("toolCallId") != call_id:
-        raise refuse(f"malformed tool result: the tool-result block's toolCallId is not {call_id!r}")
+        raise refuse(
+            f"malformed tool result: the tool-result block's toolCallId is not {chosen_repr(call_id)}"
+        )
     if type(block.get("content")) is not list:
         raise refuse("malformed tool result: the tool-result block's content is not an array")
     if "isError" in block and type(block["isError"]) is not bool:

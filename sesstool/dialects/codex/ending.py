@@ -31,7 +31,8 @@ class ScannerState(Protocol):
     stopped: bool
     findings: list[Finding]
     dropped: Dropped
-    _meta_line: dict[str, Any] | None
+    _meta_line: bytes | None
+    _first_time: str | None
     _last_seq: int | None
     _stop_offset: int | None
     _body_offset: int | None
@@ -123,7 +124,7 @@ def scan_result(
             FORMAT_VERSION,
             meta_line,
             id=facts.thread_id,
-            created_at=epoch_ms(meta_line["timestamp"]),
+            created_at=epoch_ms(sc._first_time),  # the meta line is the first line
             cwd=facts.cwd,
             parent_session=facts.forked_from_id,
         )

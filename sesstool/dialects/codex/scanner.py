@@ -59,6 +59,19 @@ def rule(rule_id: str) -> Rule:
     return CODEX_RULES.get(rule_id) or CORE_RULES[rule_id]
 
 
+# the members of the first session_meta's payload a scan reports (``CodexFacts``)
+META_FACTS = (
+    "id",
+    "forked_from_id",
+    "cli_version",
+    "originator",
+    "source",
+    "model_provider",
+    "cwd",
+    "history_mode",
+)
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -122,7 +135,7 @@ class CodexScanner:
         by_address = self.options.message_addresses
         self._history = HistoryBuilder(by_address) if self.options.collect_messages else None
         self._rows = CodexTimeline.rows_to(self.options.timeline_sink)  # inspect --timeline: streamed
-        self._meta_line: dict[str, Any] | None = None
+        self._meta_line: bytes | None = None
         self._body_offset: int | None = None
         self._stop_offset: int | None = None
         self._last_seq: int | None = None
@@ -200,7 +213,7 @@ class CodexScanner:
             else:
                 if not seen:
                     seen = self._first_seen = True
-                    self._first_line(obj, offset, lineno, frame, offset + len(line) + 1)
+                    self._first_line(obj, line, offset, lineno, frame)
                 if kind in by_type:
                     by_type[kind] += 1
                 else:
@@ -296,13 +309,15 @@ class CodexScanner:
 
     # -- one line ------------------------------------------------------------------------------
 
-    def _first_line(self, obj: dict[str, Any], offset: int, lineno: int, frame: int | None, end: int) -> None:
+    def _first_line(
+        self, obj: dict[str, Any], line: bytes, offset: int, lineno: int, frame: int | None
+    ) -> None:
         if self._legacy is not None:
             return  # a rollout line after a legacy meta: the legacy finding says it all
         self._first_time = obj["timestamp"]
         if obj["type"] == "session_meta" and lineno == 1:
-            self._meta_line = obj  # the header a fork rewrites
-            self._body_offset = end
+            self._meta_line = line  # the header a fork rewrites: its bytes, decoded when asked
+            self._body_offset = offset + len(line) + 1
         if obj["type"] != "session_meta":
             self._no_meta_first(obj["type"], offset, lineno, frame)
 
@@ -423,7 +438,9 @@ class CodexScanner:
             )
             self._meta = {}
             return
-        self._meta = payload
+        # the string members a scan reports, not the payload's objects (a hostile one is held
+        # to the end of the command: issue 11 item 1)
+        self._meta = {key: value for key in META_FACTS if isinstance(value := payload.get(key), str)}
         mode = payload.get("history_mode")
         if mode is not None and mode not in HISTORY_MODES:
             self._add(

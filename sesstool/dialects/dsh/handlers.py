@@ -13,7 +13,7 @@ import orjson
 from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import is_safe_nonneg
-from sesstool.core.humanize import arguments_preview, chosen
+from sesstool.core.humanize import arguments_preview, chosen, chosen_repr
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
@@ -77,13 +77,14 @@ def turn_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
         st.report(R.EVENT_DATA, "turn/start data is null")
     turn, _ = _ts(st, data)
     if not is_safe_nonneg(turn) or turn < 1:
-        _shape(st, f"turn/start turn {turn!r} is not a positive integer")
+        _shape(st, f"turn/start turn {chosen_repr(turn)} is not a positive integer")
     if rel.open_turn is not None:
-        st.report(R.TURN_OPEN, f"turn/start {turn} while turn {rel.open_turn} is open")
+        st.report(R.TURN_OPEN, f"turn/start {chosen(turn)} while turn {chosen(rel.open_turn)} is open")
         close_step_calls(st)
     elif turn != rel.last_turn + 1:
         st.report(
-            R.TURN_NUMBER, f"turn/start {turn} after turn {rel.last_turn} (expected {rel.last_turn + 1})"
+            R.TURN_NUMBER,
+            f"turn/start {chosen(turn)} after turn {rel.last_turn} (expected {rel.last_turn + 1})",
         )
     st.stats.turns += 1
     rel.resumes(seq)
@@ -112,7 +113,7 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
         turn, _ = _ts(st, data)
         if version == 0 and type(data) is dict and (not is_safe_nonneg(turn) or turn < 1):
             # the v0 reader refuses it: "malformed pre-react-loop turn/end" (rc.8)
-            st.report(R.EVENT_DATA, f"malformed turn/end: turn {turn!r} is not a positive integer")
+            st.report(R.EVENT_DATA, f"malformed turn/end: turn {chosen_repr(turn)} is not a positive integer")
         reason = data.get("reason") if type(data) is dict else None
         kind = reason.get("kind") if type(reason) is dict else None
         if not isinstance(kind, str) or not kind:
@@ -126,9 +127,11 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
     if kind == "forked" and version < 4:
         st.report(R.EVENT_DATA, "turn/end reason 'forked' exists only in v4")
     if rel.open_turn is None or turn != rel.open_turn:
-        st.report(R.TURN_END_MISMATCH, f"turn/end {turn} but the open turn is {rel.open_turn}")
+        st.report(
+            R.TURN_END_MISMATCH, f"turn/end {chosen(turn)} but the open turn is {chosen(rel.open_turn)}"
+        )
     if rel.open_step is not None:
-        st.report(R.TURN_END_STEP_OPEN, f"turn/end {turn} while step {rel.open_step} is open")
+        st.report(R.TURN_END_STEP_OPEN, f"turn/end {chosen(turn)} while step {chosen(rel.open_step)} is open")
     close_step_calls(st)
     rel.last_turn_end, rel.resume_seq = seq, None
     rel.open_turn = None
@@ -341,7 +344,7 @@ def surface_event(st: EventState, obj: dict[str, Any], seq: int, t: str, data: A
         if op is None:
             st.report(R.SURFACE_OP_MISSING, f"{t} is surface-eligible and requires a surfaceOp marker")
         else:
-            st.report(R.SURFACE_OP_SHAPE, f"surfaceOp {op!r} is not 'append' or a replace")
+            st.report(R.SURFACE_OP_SHAPE, f"surfaceOp {chosen_repr(op)} is not 'append' or a replace")
         st.fold.append(seq, t)
     if type(data) is not dict:
         return

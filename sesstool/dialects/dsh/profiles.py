@@ -22,7 +22,7 @@ def read_header(
 ) -> tuple[Header | None, list[HeaderProblem], bool]:
     """Decode the first record as a §2 header: its problems, and whether its version is one
     sesstool cannot read (newer or older: unsupported, §1.4)."""
-    header, found = decode_header(obj)
+    header, found = decode_header(obj, raw)
     problems: list[HeaderProblem] = []
     for rule, message in found:
         sev = (

@@ -65,7 +65,7 @@ class MiniDialect(EnvelopeDialect):
     def read_header(
         self, obj: Any, raw: bytes, filename_version: int | None
     ) -> tuple[Header | None, list[HeaderProblem], bool]:
-        header, found = h.decode_header(obj)
+        header, found = h.decode_header(obj, raw)
         unsupported = header is None and any(
             rule in (R.HEADER_NEWER_VERSION, R.HEADER_OLDER_VERSION) for rule, _ in found
         )

@@ -17,7 +17,7 @@ from typing import Any
 from sesstool.core import rule_ids as R
 from sesstool.core.fold import replace_nodes
 from sesstool.core.header import Header, is_safe_nonneg
-from sesstool.core.humanize import arguments_preview, chosen
+from sesstool.core.humanize import arguments_preview, chosen, chosen_repr
 from sesstool.core.model import TimelineEntry
 from sesstool.core.scan_state import EventState
 from sesstool.core.seq_ranges import SeqRangeError, SeqSet, decode_seq_set
@@ -56,8 +56,9 @@ def iso_ms(value: Any) -> int | None:
     return int(stamp.timestamp() * 1000)
 
 
-def decode_header(obj: Any) -> tuple[Header | None, list[tuple[str, str]]]:
-    """The header event (seq 0): a version the reader knows, ``delegationDepth`` required."""
+def decode_header(obj: Any, line: bytes) -> tuple[Header | None, list[tuple[str, str]]]:
+    """The header event (seq 0, ``line`` its bytes): a version the reader knows,
+    ``delegationDepth`` required."""
     if not isinstance(obj, dict) or obj.get("type") != HEADER_TYPE:
         return None, [(R.HEADER_INVALID, "first record is not a session/header event")]
     data = obj.get("data")
@@ -65,7 +66,9 @@ def decode_header(obj: Any) -> tuple[Header | None, list[tuple[str, str]]]:
         return None, [(R.HEADER_INVALID, "session/header data is not an object")]
     version = data.get("version")
     if type(version) is not int or version < 0:
-        return None, [(R.HEADER_INVALID, f"header version {version!r} is not a non-negative integer")]
+        return None, [
+            (R.HEADER_INVALID, f"header version {chosen_repr(version)} is not a non-negative integer")
+        ]
     if version > CURRENT_VERSION:
         return None, [
             (
@@ -76,17 +79,21 @@ def decode_header(obj: Any) -> tuple[Header | None, list[tuple[str, str]]]:
         ]
     problems: list[tuple[str, str]] = []
     if obj.get("seq") != 0:
-        problems.append((R.HEADER_FIELD, f"the header event must have seq 0, got {obj.get('seq')!r}"))
+        problems.append(
+            (R.HEADER_FIELD, f"the header event must have seq 0, got {chosen_repr(obj.get('seq'))}")
+        )
     created = iso_ms(obj.get("time"))
     if created is None:
-        problems.append((R.HEADER_FIELD, f"header time {obj.get('time')!r} is not an ISO-8601 string"))
+        problems.append(
+            (R.HEADER_FIELD, f"header time {chosen_repr(obj.get('time'))} is not an ISO-8601 string")
+        )
     depth = data.get("delegationDepth")
     if not is_safe_nonneg(depth):
         problems.append((R.HEADER_FIELD, "header data.delegationDepth must be a non-negative integer"))
     sid = data.get("id") if isinstance(data.get("id"), str) else None
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
     parent = data.get("parentSession") if isinstance(data.get("parentSession"), str) else None
-    header = Header(version, obj, id=sid, created_at=created, cwd=cwd, parent_session=parent)
+    header = Header(version, line, id=sid, created_at=created, cwd=cwd, parent_session=parent)
     if is_safe_nonneg(depth):
         header = replace(header, delegation_depth=depth)
     return header, problems
@@ -106,13 +113,13 @@ def turn_start(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any)
     d = _data(st, t, data)
     turn = d.get("turn") if d else None
     if type(turn) is not int or turn < 1:
-        st.report(R.EVENT_DATA, f"turn/start turn {turn!r} is not a positive integer")
+        st.report(R.EVENT_DATA, f"turn/start turn {chosen_repr(turn)} is not a positive integer")
     if st.rel.open_turn is not None:
-        st.report(R.TURN_OPEN, f"turn/start {turn} while turn {st.rel.open_turn} is open")
+        st.report(R.TURN_OPEN, f"turn/start {chosen(turn)} while turn {chosen(st.rel.open_turn)} is open")
     elif turn != st.rel.last_turn + 1:
         st.report(
             R.TURN_NUMBER,
-            f"turn/start {turn} after turn {st.rel.last_turn} (expected {st.rel.last_turn + 1})",
+            f"turn/start {chosen(turn)} after turn {st.rel.last_turn} (expected {st.rel.last_turn + 1})",
         )
     st.stats.turns += 1
     st.rel.resumes(seq)
@@ -132,7 +139,9 @@ def turn_end(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) -
         reason = "?"
     st.stats.turn_end(reason)
     if st.rel.open_turn is None or turn != st.rel.open_turn:
-        st.report(R.TURN_END_MISMATCH, f"turn/end {turn} but the open turn is {st.rel.open_turn}")
+        st.report(
+            R.TURN_END_MISMATCH, f"turn/end {chosen(turn)} but the open turn is {chosen(st.rel.open_turn)}"
+        )
     st.rel.last_turn_end, st.rel.resume_seq = seq, None
     st.rel.open_turn = None
     st.rel.open_turn_seq = None
@@ -175,7 +184,7 @@ def _message_problem(t: str, message: Any) -> tuple[str, str] | None:
         return (R.MESSAGE_SHAPE, f"{t} data.message is not an object")
     role = message.get("role")
     if role != ROLES[t]:
-        return (R.MESSAGE_ROLE, f"message role is {role!r}, expected {ROLES[t]!r}")
+        return (R.MESSAGE_ROLE, f"message role is {chosen_repr(role)}, expected {ROLES[t]!r}")
     content = message.get("content")
     if not (isinstance(content, (str, list)) or (content is None and t == "assistant/message")):
         return (R.MESSAGE_SHAPE, "message content must be a string or an array of parts")
@@ -220,7 +229,7 @@ def surface(st: EventState, obj: dict[str, Any], seq: int, t: str, data: Any) ->
         replaced = True
         replace_nodes(st, op, seq, t, data, cited)
     else:
-        st.report(R.SURFACE_OP_SHAPE, f"surfaceOp {op!r} is not {{op:'append'}} or a replace")
+        st.report(R.SURFACE_OP_SHAPE, f"surfaceOp {chosen_repr(op)} is not {{op:'append'}} or a replace")
         st.fold.append(seq, t)
     if isinstance(message, dict):
         if t == "tool/result" and not replaced:
