@@ -60,14 +60,31 @@ class Closers(WalkedIndex[T]):
 
 def swapped(value: Any, token: str, arrays: list[Collection[Any]]) -> Any:
     """``value`` (a JSON value) with each ``Closers`` in it (in a dict or a list, at any depth)
-    replaced by the placeholder string ``TOKEN-N``, the ``Closers`` appended to ``arrays``."""
+    replaced by the placeholder string ``TOKEN-N``, the ``Closers`` appended to ``arrays``.
+    What holds no ``Closers`` is shared, not copied (a document quoting a log's wide header
+    would otherwise hold a second list of its members); a dict or list that holds one is a new
+    one (a tuple becomes a list)."""
     if isinstance(value, Closers):
         arrays.append(value)
         return f"{token}-{len(arrays) - 1}"
     if isinstance(value, dict):
-        return {key: swapped(item, token, arrays) for key, item in value.items()}
+        made: dict[Any, Any] | None = None
+        for key, item in value.items():
+            new = swapped(item, token, arrays)
+            if new is not item:
+                if made is None:
+                    made = dict(value)
+                made[key] = new
+        return value if made is None else made
     if isinstance(value, list | tuple):
-        return [swapped(item, token, arrays) for item in value]
+        items: list[Any] | None = None
+        for i, item in enumerate(value):
+            new = swapped(item, token, arrays)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[i] = new
+        return value if items is None else items
     return value
 
 

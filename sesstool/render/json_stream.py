@@ -82,7 +82,7 @@ def compact_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
         if isinstance(array, JoinedText):
             yield from string_pieces(array, dump)
         else:
-            yield from _chunked(b"[", ((b"," if i else b"") + dump(m) for i, m in enumerate(array)))
+            yield from _chunked(b"[", _separated(array, dump))
         at = found + len(mark)
     yield head[at:]
 
@@ -120,10 +120,18 @@ def _compact_ascii(value: Any) -> bytes:
 
 def _chunked(start: bytes, pieces: Iterable[bytes], end: bytes = b"]") -> Iterator[bytes]:
     """``start``, the pieces and ``end``, joined into writes of about ``_CHUNK`` bytes (the
-    pieces' bytes counted: a write closes at the first piece that brings them to ``_CHUNK``)."""
+    pieces' bytes counted: a write closes at the first piece that brings them to ``_CHUNK``).
+    A piece of ``_CHUNK`` bytes or more is a write of its own, after what was held: it is not
+    copied into a join (a member holding a 16 MiB text would be held twice)."""
     held: list[bytes] = [start]
     size = 0
     for piece in pieces:
+        if len(piece) >= _CHUNK:
+            if held:
+                yield b"".join(held)
+            yield piece
+            held, size = [], 0
+            continue
         held.append(piece)
         size += len(piece)
         if size >= _CHUNK:
@@ -131,6 +139,18 @@ def _chunked(start: bytes, pieces: Iterable[bytes], end: bytes = b"]") -> Iterat
             held, size = [], 0
     held.append(end)
     yield b"".join(held)
+
+
+def _separated(array: Collection[Any], dump: Callable[[Any], bytes]) -> Iterator[bytes]:
+    """Each member's dump after a comma (not the first): one piece, or two for a dump of
+    ``_CHUNK`` bytes or more."""
+    for n, member in enumerate(array):
+        body = dump(member)
+        if len(body) >= _CHUNK and n:
+            yield b","
+            yield body
+        else:
+            yield b"," + body if n else body
 
 
 def _indent2(value: Any) -> bytes:
@@ -143,8 +163,20 @@ def _members(array: Collection[Any], dump: Callable[[Any], bytes], indent: int) 
         yield b"[]"
         return
     pad = b"\n" + b" " * (indent + 2)
-    pieces = ((b"," if n else b"") + pad + dump(m).replace(b"\n", pad) for n, m in enumerate(array))
-    yield from _chunked(b"[", pieces, b"\n" + b" " * indent + b"]")
+    yield from _chunked(b"[", _padded(array, dump, pad), b"\n" + b" " * indent + b"]")
+
+
+def _padded(array: Collection[Any], dump: Callable[[Any], bytes], pad: bytes) -> Iterator[bytes]:
+    """Each member's dump re-indented by ``pad`` after its separator: one piece, or two for a
+    dump of ``_CHUNK`` bytes or more (not copied again to put the separator before it)."""
+    comma = b"," + pad
+    for n, member in enumerate(array):
+        body = dump(member).replace(b"\n", pad)
+        if len(body) >= _CHUNK:
+            yield comma if n else pad
+            yield body
+        else:
+            yield (comma if n else pad) + body
 
 
 def array(items: Collection[Any]) -> Any:

@@ -145,8 +145,10 @@ def write_inspect_json(rep: InspectReport, out: Writable) -> None:
     """``inspect --json``: the document of ``inspect_doc``, byte for byte, with a replayed
     timeline written entry by entry as the second pass produces it (never held whole)."""
     doc = inspect_doc(rep)
+    replay = None if "timeline" in doc else rep.replay_timeline
     pieces = pretty_pieces(doc)  # the closers written member by member (issue 11 item 1)
-    if rep.replay_timeline is None or "timeline" in doc:
+    del doc  # held by the pieces until they are written, not through the timeline's pass
+    if replay is None:
         for piece in pieces:
             out.write(piece)
         out.write(b"\n")
@@ -174,7 +176,7 @@ def write_inspect_json(rep: InspectReport, out: Writable) -> None:
         if len(batch) >= 1024:
             flush()
 
-    rep.replay_timeline(add)
+    replay(add)
     flush()
     out.write(b"\n  ]\n}\n" if written else b"]\n}\n")
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sesstool.core.closer_list import Closers
 from sesstool.core.jsonline import dumps_pretty
 from sesstool.render import json_stream
-from sesstool.render.json_stream import _members, array, pretty_pieces
+from sesstool.render.json_stream import _members, array, compact_pieces, pretty_pieces
 
 scalars = st.one_of(
     st.none(),
@@ -114,3 +114,21 @@ def orjson_compact(member: Any) -> bytes:
     import orjson
 
     return orjson.dumps(member)
+
+
+def test_a_member_of_a_chunk_or_more_is_a_write_of_its_own(monkeypatch: Any) -> None:
+    """A member whose dump reaches the chunk is written as its dump, after what was held and
+    not joined to it (a Claude span of one 16 MiB prompt was copied twice more: derive of a
+    transcript ending in one held 33 MiB more than of the same prompt earlier, stop 35)."""
+    monkeypatch.setattr(json_stream, "_CHUNK", 64)
+    rows = [{"n": 1}, {"t": "x" * 200}, {"n": 2}, {"t": "y" * 300}]
+    for pieces, big in (
+        (list(_members(rows, orjson_compact, 2)), [orjson_compact(rows[1]), orjson_compact(rows[3])]),
+        (list(compact_pieces({"c": Closers.of(rows)})), [orjson_compact(rows[1]), orjson_compact(rows[3])]),
+    ):
+        assert all(any(piece == member for piece in pieces) for member in big), pieces
+    assert (
+        b"".join(_members(rows, orjson_compact, 2))
+        == b"[" + b",".join(b"\n    " + orjson_compact(row) for row in rows) + b"\n  ]"
+    )
+    assert b"".join(compact_pieces({"c": Closers.of(rows)})) == orjson_compact({"c": rows})
