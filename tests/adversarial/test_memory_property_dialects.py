@@ -1,0 +1,171 @@
+"""Issue 11 item 1, the memory-amplification property for the Claude Code and Codex dialects:
+a real recording (a Claude transcript of one tool call, a Codex rollout killed mid-stream) with
+one string of one of its lines made hostile — long letters, long escapes, a long text beside an
+integer past 2^64, or a wide array of short strings in its place — and every command's peak
+memory is at most k × the longest line + the command's peak on the recording itself.
+
+The string is any string of any line, chosen by Hypothesis: a prompt's text, a tool's input, an
+id, a ``type`` or a timestamp (a line whose shape then breaks is hostile input too). Found by
+this test's first run (stop 35): ``fork`` of a Claude transcript of one 16 MiB prompt peaked at
+2.0 GB, and ``validate`` of any log with a 4 MiB text beside a large integer at 530 MB — the
+regex that found a line's strings held ~140 bytes per character (tests/core/test_json_string.py).
+Peak RSS comes from the kernel for each child under an address-space limit (``run_measured``)."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from tests.adversarial.hostile_logs import run_measured
+from tests.conftest import FIXTURES
+
+MiB = 1 << 20
+K = 32  # as test_memory_property.py: orjson's decode alone holds ~13 times a line of one string
+SLACK = 24 * MiB
+LIMIT = 1 << 30
+RECORDINGS = {
+    "dsh": FIXTURES / "dsh" / "v4-tiny" / "session.v4.jsonl",
+    "mini": FIXTURES / "mini" / "dangling-call" / "session.jsonl",
+    "claude": FIXTURES / "claude" / "projects" / "tool-one" / "0efa8ac9-c14d-5541-8e5c-329bb653094f.jsonl",
+    "codex": FIXTURES
+    / "codex"
+    / "kill-mid-stream"
+    / "rollout-2026-12-01T13-53-13-01a231e1-8799-7671-b1e8-00342af12cf6.jsonl",
+}
+COMMANDS: list[list[str]] = [
+    ["validate"],
+    ["inspect"],
+    ["inspect", "--timeline", "--json"],
+    ["derive"],
+    ["derive", "--format", "jsonl"],
+    ["repair"],
+    ["fork"],
+    ["migrate"],
+    ["redact"],
+    ["report"],
+]
+_BIG = b"123456789012345678901"  # past 2^64: orjson reads it as a float, a JavaScript reader rounds it
+_MARK = 7_654_321_987_654_321  # a placeholder orjson can write, replaced by _BIG in the bytes
+
+
+def _strings(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every string in a decoded line (object keys excepted)."""
+    if isinstance(value, str):
+        return [path]
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in _strings(item, (*path, key))]
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in _strings(item, (*path, i))]
+    return []
+
+
+def _put(value: Any, path: tuple[Any, ...], new: Any) -> None:
+    for step in path[:-1]:
+        value = value[step]
+    value[path[-1]] = new
+
+
+def hostile(dialect: str, line: int, string: int, shape: str, size: int) -> bytes:
+    """The recording with one string (the ``string``-th of its ``line``-th line, both taken
+    modulo what there is) replaced by a hostile value of about ``size`` bytes."""
+    lines = RECORDINGS[dialect].read_bytes().split(b"\n")[:-1]
+    at = line % len(lines)
+    decoded = orjson.loads(lines[at])
+    paths = _strings(decoded)
+    path = paths[string % len(paths)]
+    if shape == "letters":
+        _put(decoded, path, "x" * size)
+    elif shape == "escapes":
+        _put(decoded, path, '\n"' * (size // 4))
+    elif shape == "wide":
+        _put(decoded, path, ["a"] * (size // 4))
+    else:  # a long text, and an integer past 2^64 beside the line's first key
+        _put(decoded, path, "y" * size)
+        decoded = {"n": _MARK, **decoded}
+    lines[at] = orjson.dumps(decoded).replace(str(_MARK).encode(), _BIG, 1)
+    return b"\n".join(lines) + b"\n"
+
+
+def _out(command: list[str] | tuple[str, ...], directory: Path) -> list[str]:
+    if command[0] in ("repair", "migrate", "fork", "redact", "report"):
+        target = directory / "out"
+        shutil.rmtree(target, ignore_errors=True)
+        if command[0] == "report":
+            return ["-o", str(directory / "report.html")]
+        target.mkdir()
+        return ["-o", str(target)]
+    return []
+
+
+def _run(command: list[str] | tuple[str, ...], log: Path) -> int:
+    (log.parent / "report.html").unlink(missing_ok=True)
+    m = run_measured([*command, *_out(command, log.parent), str(log)], address_space=LIMIT, cwd=log.parent)
+    assert "Traceback" not in m.stderr and "MemoryError" not in m.stderr, (command, m.stderr)
+    return m.peak_rss
+
+
+@functools.cache
+def baseline(dialect: str, command: tuple[str, ...], tmp: str) -> int:
+    """The command's peak on the recording itself: the constant of the bound."""
+    directory = Path(tmp) / f"base-{dialect}-{'-'.join(command).replace('--', '')}"
+    directory.mkdir(exist_ok=True)
+    log = directory / RECORDINGS[dialect].name
+    shutil.copyfile(RECORDINGS[dialect], log)
+    return max(_run(command, log) for _ in range(2))
+
+
+CASES = st.tuples(
+    st.sampled_from(sorted(RECORDINGS)),
+    st.integers(0, 40),
+    st.integers(0, 40),
+    st.sampled_from(["letters", "escapes", "wide", "big-integer"]),
+    st.integers(1 * MiB, 6 * MiB),
+)
+
+
+@settings(
+    max_examples=5,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(CASES)
+# the shapes the derandomized draws miss, and the header line of each dialect that has one
+# (a DSH header of one wide array: report 204 MiB, redact 132, inspect --timeline --json 125
+# before stop 35's fixes, against bounds of about 120)
+@example(("dsh", 0, 1, "wide", 2 * MiB))
+@example(("mini", 0, 2, "wide", 2 * MiB))
+@example(("claude", 3, 5, "wide", 2 * MiB))
+@example(("codex", 9, 2, "wide", 2 * MiB))
+@example(("codex", 11, 4, "big-integer", 3 * MiB))
+def test_peak_memory_is_bounded_by_the_longest_line(
+    tmp_path: Path, case: tuple[str, int, int, str, int]
+) -> None:
+    dialect, line, string, shape, size = case
+    data = hostile(*case)
+    longest = max(map(len, data.split(b"\n")))
+    directory = tmp_path / f"case-{dialect}-{line}-{string}-{shape}-{size}"
+    directory.mkdir(exist_ok=True)
+    log = directory / RECORDINGS[dialect].name
+    log.write_bytes(data)
+    for command in COMMANDS:
+        peak = _run(command, log)
+        bound = K * longest + baseline(dialect, tuple(command), str(tmp_path)) + SLACK
+        assert peak <= bound, (case, command, peak >> 20, "MiB >", bound >> 20, "MiB")
+
+
+def test_the_hostile_lines_are_what_they_are_named() -> None:
+    """Each shape puts its bytes in the line it chose, and only there."""
+    plain = RECORDINGS["claude"].read_bytes().split(b"\n")
+    for shape, sign in (("letters", b"x" * 1000), ("escapes", b'\\n\\"' * 100), ("wide", b'"a","a"')):
+        lines = hostile("claude", 2, 0, shape, MiB).split(b"\n")
+        changed = [i for i, (a, b) in enumerate(zip(plain, lines, strict=True)) if a != b]
+        assert changed == [2] and sign in lines[2] and len(lines[2]) >= MiB // 2, shape
+    big = hostile("codex", 3, 1, "big-integer", MiB).split(b"\n")[3]
+    assert big.startswith(b'{"n":' + _BIG + b",") and b"y" * MiB in big
