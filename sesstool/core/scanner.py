@@ -102,9 +102,7 @@ class Scanner:
         self._framing: list[FramingFact] = []  # the reader's facts on frame 0, judged on leaving it
         # position of the record being processed
         self._lines: list[bytes] = []
-        self._base = 0
-        self._base_line = 1
-        self._i = 0
+        self._base, self._base_line, self._i = 0, 1, 0
         self._pos = (0, 0)  # (index, offset) last computed in this batch: _position walks on
         self._fixed: tuple[int, int] | None = None
         self.halt = False  # stop the fast loop: an issue began or the scan stopped
@@ -444,9 +442,8 @@ class Scanner:
             return None
         if type(seq) is not int or not 0 <= seq <= MAX_SAFE:
             self.seq = None
-            self._bad_record(
-                R.ENVELOPE_SEQ, f"seq {chosen_repr(seq)} is not a non-negative safe integer", None, obj
-            )
+            said = chosen_repr(seq)
+            self._bad_record(R.ENVELOPE_SEQ, f"seq {said} is not a non-negative safe integer", None, obj)
             return None
         if seq != self.next_seq:
             self.seq = seq

@@ -33,9 +33,9 @@ from sesstool.dialects.codex.naming import (
 from sesstool.dialects.codex.plans import describe_closer, encode_line, fork_session_meta, plan_closers
 from sesstool.dialects.codex.report import inspect_document, inspect_lines
 from sesstool.dialects.codex.salvage import readable_from
-from sesstool.dialects.codex.scanner import CodexScanner, is_legacy_meta, is_rollout_line
+from sesstool.dialects.codex.scanner import CodexScanner
 from sesstool.dialects.codex.timeline import CodexTimeline
-from sesstool.dialects.codex.vocabulary import RULES
+from sesstool.dialects.codex.vocabulary import RULES, is_legacy_meta, is_rollout_line
 
 
 class CodexDialect(Dialect):

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import orjson
 
-from sesstool.dialects.codex.scanner import is_rollout_line
-from sesstool.dialects.codex.vocabulary import LINE_START
+from sesstool.dialects.codex.vocabulary import LINE_START, is_rollout_line
 
 MAX_TRIES = 64  # candidate starts tried in one line: bounds the work on a hostile line
 

@@ -36,6 +36,7 @@ from sesstool.dialects.codex.vocabulary import (
     HISTORY_MODES,
     KNOWN_CLI_VERSION,
     LINE_START,
+    META_FACTS,
     OUTPUT_TYPES,
     RESPONSE_ITEM_TYPES,
     ROLLOUT_ITEM_TYPES,
@@ -43,6 +44,8 @@ from sesstool.dialects.codex.vocabulary import (
     TURN_END_EVENTS,
     USAGE_KEYS,
     cli_version,
+    is_legacy_meta,
+    is_rollout_line,
 )
 from sesstool.dialects.codex.waiting import Record, Waiting, record_of
 
@@ -57,19 +60,6 @@ _NOT_CODEX_RULES = frozenset({R.ZSTD_FRAME_BOUNDARY, R.ZSTD_NO_CHECKSUM})
 
 def rule(rule_id: str) -> Rule:
     return CODEX_RULES.get(rule_id) or CORE_RULES[rule_id]
-
-
-# the members of the first session_meta's payload a scan reports (``CodexFacts``)
-META_FACTS = (
-    "id",
-    "forked_from_id",
-    "cli_version",
-    "originator",
-    "source",
-    "model_provider",
-    "cwd",
-    "history_mode",
-)
 
 
 def _text(value: Any) -> str | None:
@@ -102,27 +92,6 @@ def _call(call_id: str, record: Record) -> CodexCall:
         line=lineno,
         offset=offset,
         turn_id=turn_id,
-    )
-
-
-def is_legacy_meta(obj: Any) -> bool:
-    """The first line of a pre-envelope rollout: a bare ``SessionMeta {id, timestamp,
-    instructions?}`` (openai/codex ``codex-rs/core/src/rollout.rs`` before PR #1600)."""
-    return (
-        isinstance(obj, dict)
-        and "type" not in obj
-        and "payload" not in obj
-        and isinstance(obj.get("id"), str)
-        and isinstance(obj.get("timestamp"), str)
-    )
-
-
-def is_rollout_line(obj: Any) -> bool:
-    return (
-        isinstance(obj, dict)
-        and isinstance(obj.get("type"), str)
-        and isinstance(obj.get("timestamp"), str)
-        and "payload" in obj
     )
 
 
@@ -438,8 +407,7 @@ class CodexScanner:
             )
             self._meta = {}
             return
-        # the string members a scan reports, not the payload's objects (a hostile one is held
-        # to the end of the command: issue 11 item 1)
+        # the string members a scan reports, not the payload's objects (issue 11 item 1)
         self._meta = {key: value for key in META_FACTS if isinstance(value := payload.get(key), str)}
         mode = payload.get("history_mode")
         if mode is not None and mode not in HISTORY_MODES:

@@ -8,6 +8,7 @@ corruption (agent-formats §5.1: the set keeps growing and older readers tolerat
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from sesstool.core.rules import Rule, rule_table
 
@@ -128,3 +129,37 @@ RULES: tuple[Rule, ...] = rule_table(
         it on resume
     """,
 )
+
+
+# the members of the first session_meta's payload a scan reports (``CodexFacts``)
+META_FACTS = (
+    "id",
+    "forked_from_id",
+    "cli_version",
+    "originator",
+    "source",
+    "model_provider",
+    "cwd",
+    "history_mode",
+)
+
+
+def is_legacy_meta(obj: Any) -> bool:
+    """The first line of a pre-envelope rollout: a bare ``SessionMeta {id, timestamp,
+    instructions?}`` (openai/codex ``codex-rs/core/src/rollout.rs`` before PR #1600)."""
+    return (
+        isinstance(obj, dict)
+        and "type" not in obj
+        and "payload" not in obj
+        and isinstance(obj.get("id"), str)
+        and isinstance(obj.get("timestamp"), str)
+    )
+
+
+def is_rollout_line(obj: Any) -> bool:
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("type"), str)
+        and isinstance(obj.get("timestamp"), str)
+        and "payload" in obj
+    )

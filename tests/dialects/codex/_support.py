@@ -10,7 +10,8 @@ import orjson
 
 from sesstool.core.model import ScanResult
 from sesstool.dialects.codex.history import DerivedHistory, HistoryBuilder
-from sesstool.dialects.codex.scanner import CodexScanner, is_rollout_line
+from sesstool.dialects.codex.scanner import CodexScanner
+from sesstool.dialects.codex.vocabulary import is_rollout_line
 from sesstool.store.readers import make_reader
 from sesstool.store.source import ReadLimits, sniff
 from tests.conftest import FIXTURES
