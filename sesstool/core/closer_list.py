@@ -68,24 +68,26 @@ def swapped(value: Any, token: str, arrays: list[Collection[Any]]) -> Any:
         arrays.append(value)
         return f"{token}-{len(arrays) - 1}"
     if isinstance(value, dict):
-        made: dict[Any, Any] | None = None
-        for key, item in value.items():
-            new = swapped(item, token, arrays)
-            if new is not item:
-                if made is None:
-                    made = dict(value)
-                made[key] = new
-        return value if made is None else made
+        if not (changed := _changed(value.items(), token, arrays)):
+            return value
+        made = dict(value)
+        made.update(changed)
+        return made
     if isinstance(value, list | tuple):
-        items: list[Any] | None = None
-        for i, item in enumerate(value):
-            new = swapped(item, token, arrays)
-            if new is not item:
-                if items is None:
-                    items = list(value)
-                items[i] = new
-        return value if items is None else items
+        if not (changed := _changed(enumerate(value), token, arrays)):
+            return value
+        items = list(value)
+        for i, new in changed:
+            items[i] = new
+        return items
     return value
+
+
+def _changed(
+    pairs: Iterable[tuple[Any, Any]], token: str, arrays: list[Collection[Any]]
+) -> list[tuple[Any, Any]]:
+    """(key or index, its swapped value) for each member that ``swapped`` changes."""
+    return [(key, new) for key, item in pairs if (new := swapped(item, token, arrays)) is not item]
 
 
 def walked(value: Any) -> None:

@@ -254,3 +254,16 @@ def json_objects(doc: object) -> list[dict[str, object]]:
 
 
 _ROOT = Path(__file__).resolve().parent.parent.parent  # the repository (children import sesstool from it)
+
+
+# The commands every memory property runs on one log (each test adds its fork, and the dialect
+# property ``redact`` and ``report``): reads, the second-pass views, and the writes.
+EVERY_COMMAND: tuple[tuple[str, ...], ...] = (
+    ("validate",),
+    ("inspect",),
+    ("inspect", "--timeline", "--json"),
+    ("derive",),
+    ("derive", "--format", "jsonl"),
+    ("repair",),
+    ("migrate",),
+)

@@ -26,22 +26,18 @@ import pytest
 from tests.adversarial.claude_hostile import SESSION
 from tests.adversarial.claude_hostile import _entry as claude_entry
 from tests.adversarial.codex_hostile import Lines, meta
-from tests.adversarial.hostile_logs import V4_HEADER, run_measured, v4_user
+from tests.adversarial.hostile_logs import EVERY_COMMAND, V4_HEADER, run_measured, v4_user
 
 MiB = 1 << 20
 LONG = 16 * MiB
 NOISE = 4 * MiB  # a quarter of the line: what the same log's peak moves by between runs, and more
 SHORT = 8_000  # short events after (or before) the long one: 3 MiB, past a read's 1 MiB of lines
+# DSH: every command, its fork of the whole log (it has no turn); the others: no migrate
 COMMANDS: list[list[str]] = [
-    ["validate"],
-    ["inspect"],
-    ["inspect", "--timeline", "--json"],
-    ["derive"],
-    ["derive", "--format", "jsonl"],
-    ["repair"],
-    ["migrate"],
-    ["fork", "--created-at", "0", "--at", str(200 + SHORT)],  # the whole log: it has no turn
+    *map(list, EVERY_COMMAND),
+    ["fork", "--created-at", "0", "--at", str(200 + SHORT)],
 ]
+DIALECT_COMMANDS: list[list[str]] = [*map(list, EVERY_COMMAND[:-1]), ["fork"]]
 
 
 def _dsh(long_last: bool) -> bytes:
@@ -84,11 +80,11 @@ def _codex(long_last: bool) -> bytes:
 
 DIALECTS = {  # the log's name, how it is made, its commands
     "dsh": ("session.v4.jsonl", _dsh, COMMANDS),
-    "claude": (f"{SESSION}.jsonl", _claude, [*COMMANDS[:-2], ["fork"]]),
+    "claude": (f"{SESSION}.jsonl", _claude, DIALECT_COMMANDS),
     "codex": (
         "rollout-2026-12-01T13-00-00-01a231e1-985a-79f2-b0b7-1aef24b0bd09.jsonl",
         _codex,
-        [*COMMANDS[:-2], ["fork"]],
+        DIALECT_COMMANDS,
     ),
 }
 

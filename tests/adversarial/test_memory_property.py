@@ -12,23 +12,21 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.adversarial.hostile_logs import V4_HEADER, packed_row_bomb, run_measured, seq_range_bomb, v4_user
+from tests.adversarial.hostile_logs import (
+    EVERY_COMMAND,
+    V4_HEADER,
+    packed_row_bomb,
+    run_measured,
+    seq_range_bomb,
+    v4_user,
+)
 from tests.conftest import FIXTURES
 
 MiB = 1 << 20
 K = 32  # Python objects of a decoded JSON line: ~18 bytes per byte for one-letter strings
 SLACK = 24 * MiB  # allocator and buffer noise on top of the tiny log's peak
 LIMIT = 1 << 30
-COMMANDS: list[list[str]] = [
-    ["validate"],
-    ["inspect"],
-    ["inspect", "--timeline", "--json"],
-    ["derive"],
-    ["derive", "--format", "jsonl"],
-    ["repair"],
-    ["migrate"],
-    ["fork", "--created-at", "0"],
-]
+COMMANDS: list[list[str]] = [*map(list, EVERY_COMMAND), ["fork", "--created-at", "0"]]
 TINY = (FIXTURES / "dsh" / "v0-tiny" / "session.jsonl").read_bytes()
 
 
