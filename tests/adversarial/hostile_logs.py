@@ -187,14 +187,21 @@ def run_measured(
 ) -> Measured:
     """Run ``sesstool ARGS`` in a child (optionally under RLIMIT_AS, with standard input read
     from the file ``stdin`` and ``env`` added to the environment, which sets one malloc arena
-    unless ``env`` says otherwise) and read its peak RSS.
+    and ``FIXED_MMAP`` unless ``env`` says otherwise) and read its peak RSS.
     ``module``: what ``python -m`` runs, with its own arguments before ARGS."""
     where = cwd or Path.cwd()
     # One malloc arena: glibc gives each thread that allocates an arena of its own, and how many
     # pages those hold at the peak depends on which thread ran when (a fork's peak moved by about
     # 1 MiB between identical runs on a loaded machine, its growth from N to 4N nodes by as much).
     # One arena measures what the program holds, not how the scheduler interleaved its threads.
-    env = {"MALLOC_ARENA_MAX": "1", **(env or {})}
+    # And a fixed mmap threshold (``FIXED_MMAP``, the default since stop 35): a large block's
+    # pages are returned when it is freed, so a peak does not depend on which earlier blocks
+    # happened to raise glibc's threshold. Measured, each over three runs on stop 35's code:
+    # Claude ``inspect --json`` of N -> 4N distinct values +0.88 to +1.42 MiB (CI: +2.09),
+    # -0.07 to +0.38 fixed; ``validate`` of fanned branches +0.42 to +1.64 (CI: +2.05), -0.27 to
+    # +0.04 fixed; a Claude fork of a transcript of one 16 MiB prompt 127.7 or 144.4 MiB from
+    # run to run of the same file, 112.2 every time fixed.
+    env = {"MALLOC_ARENA_MAX": "1", **FIXED_MMAP, **(env or {})}
     out_path = where / f".measured-{os.getpid()}.out"
     report = where / f".measured-{os.getpid()}.rss"
     command = [sys.executable, "-m", *module, *args]

@@ -115,6 +115,13 @@ def _peak(command: list[str], log: Path) -> tuple[int, int]:
     return m.exit_code, m.peak_rss
 
 
+# Claude's derive reads the chain's entries back by offset (store.line_fetch), and the reader's
+# cache keeps the latest line it read whatever its length (a repeated fetch of a zstd line
+# behind the cursor would decode the file again from its first frame): a transcript ending in
+# the long prompt keeps it there to the end, one that does not has let it go. Measured with the
+# fixed mmap threshold (stop 35): 131.9 against 114.3 MiB, the line (16) and noise; with the
+# scanner's last line or the chain's last entry held as well (before 429061c), 16 more.
+READ_BACK = {("claude", "derive"): LONG}
 CASES = [(dialect, command) for dialect, (_, _, commands) in DIALECTS.items() for command in commands]
 
 
@@ -127,4 +134,5 @@ def test_a_long_last_line_is_not_held_past_its_batch(
     code_last, last = _peak(command, logs[dialect, "last"])
     code_earlier, earlier = _peak(command, logs[dialect, "earlier"])
     assert (code_last, code_earlier) == (0, 0), command
-    assert last <= earlier + NOISE, (command, last / MiB, "MiB against", earlier / MiB)
+    allowed = NOISE + READ_BACK.get((dialect, command[0]), 0)
+    assert last <= earlier + allowed, (command, last / MiB, "MiB against", earlier / MiB)

@@ -118,7 +118,7 @@ class CodexScanner:
         self._skipped = 0
         self._first_seen = False  # a non-blank line was seen
         self._meta: dict[str, Any] | None = None
-        self._legacy: dict[str, Any] | None = None  # the bare session meta of a legacy rollout
+        self._legacy: dict[str, str] | None = None  # the id of a legacy rollout's bare session meta
         self._meta_problem: tuple[str, str, Address] | None = None
         # the first FIRST_SEEN line and item types the log chose (first_seen.py, issue 11 item 1)
         self._by_type = Tally()
@@ -308,7 +308,7 @@ class CodexScanner:
 
     def _enter_legacy(self, meta: dict[str, Any], address: Address) -> None:
         """A pre-envelope rollout (agent-formats §3.3): Codex 0.171 decodes none of its lines."""
-        self._legacy = meta
+        self._legacy = {"id": meta["id"]}  # its id: what a scan reports of it (not its objects)
         self._first_seen = self._nonblank = True
         self._first_time = meta["timestamp"]
         self._by_type.count("legacy session meta")
@@ -535,7 +535,7 @@ class CodexScanner:
                 Address(self.path, turn.offset, turn.line),
             )
         verdict, reason, where = verdict_of([*self.findings, *self.dropped.firsts.values()])
-        meta = self._meta or ({"id": self._legacy.get("id")} if self._legacy is not None else {})
+        meta = self._meta or self._legacy or {}
         facts = CodexFacts(
             thread_id=_text(meta.get("id")),
             forked_from_id=_text(meta.get("forked_from_id")),
