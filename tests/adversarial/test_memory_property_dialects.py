@@ -106,7 +106,7 @@ def baseline(dialect: str, command: tuple[str, ...], tmp: str) -> int:
     directory.mkdir(exist_ok=True)
     log = directory / RECORDINGS[dialect].name
     shutil.copyfile(RECORDINGS[dialect], log)
-    return max(_run(command, log) for _ in range(2))
+    return _run(command, log)  # one run: the fixed mmap threshold keeps it within a MiB of the next
 
 
 CASES = st.tuples(
@@ -119,7 +119,7 @@ CASES = st.tuples(
 
 
 @settings(
-    max_examples=5,
+    max_examples=3,  # and the five explicit examples below: the suite's time
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
