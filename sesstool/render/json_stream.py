@@ -82,7 +82,7 @@ def compact_pieces(doc: dict[str, Any]) -> Iterator[bytes]:
         if isinstance(array, JoinedText):
             yield from string_pieces(array, dump)
         else:
-            yield from _chunked(b"[", _separated(array, dump))
+            yield from _chunked(b"[", _separated(map(dump, array), b"", b","))
         at = found + len(mark)
     yield head[at:]
 
@@ -141,16 +141,19 @@ def _chunked(start: bytes, pieces: Iterable[bytes], end: bytes = b"]") -> Iterat
     yield b"".join(held)
 
 
-def _separated(array: Collection[Any], dump: Callable[[Any], bytes]) -> Iterator[bytes]:
-    """Each member's dump after a comma (not the first): one piece, or two for a dump of
-    ``_CHUNK`` bytes or more."""
-    for n, member in enumerate(array):
-        body = dump(member)
-        if len(body) >= _CHUNK and n:
-            yield b","
+def _separated(bodies: Iterable[bytes], first: bytes, later: bytes) -> Iterator[bytes]:
+    """Each body after its separator (``first`` before the first body, ``later`` before each
+    other): one piece, or the separator and the body apart for a body of ``_CHUNK`` bytes or
+    more (not copied again to join them)."""
+    sep = first
+    for body in bodies:
+        if len(body) >= _CHUNK:
+            if sep:
+                yield sep
             yield body
         else:
-            yield b"," + body if n else body
+            yield sep + body
+        sep = later
 
 
 def _indent2(value: Any) -> bytes:
@@ -163,20 +166,8 @@ def _members(array: Collection[Any], dump: Callable[[Any], bytes], indent: int) 
         yield b"[]"
         return
     pad = b"\n" + b" " * (indent + 2)
-    yield from _chunked(b"[", _padded(array, dump, pad), b"\n" + b" " * indent + b"]")
-
-
-def _padded(array: Collection[Any], dump: Callable[[Any], bytes], pad: bytes) -> Iterator[bytes]:
-    """Each member's dump re-indented by ``pad`` after its separator: one piece, or two for a
-    dump of ``_CHUNK`` bytes or more (not copied again to put the separator before it)."""
-    comma = b"," + pad
-    for n, member in enumerate(array):
-        body = dump(member).replace(b"\n", pad)
-        if len(body) >= _CHUNK:
-            yield comma if n else pad
-            yield body
-        else:
-            yield (comma if n else pad) + body
+    bodies = (dump(member).replace(b"\n", pad) for member in array)
+    yield from _chunked(b"[", _separated(bodies, pad, b"," + pad), b"\n" + b" " * indent + b"]")
 
 
 def array(items: Collection[Any]) -> Any:
