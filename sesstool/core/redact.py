@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sesstool.core import required_text
 from sesstool.core.closer_list import Closers
 from sesstool.core.held_map import HeldMap, TableMaker
 from sesstool.core.joined_text import JoinedText
@@ -69,10 +71,15 @@ def _detect_secrets_finders() -> list[tuple[str, Finder]]:
 
 def _regex_finder(patterns: tuple[re.Pattern[str], ...]) -> Finder:
     """The whole credential of each match: a capturing group when it holds the value (a
-    password in a URL), else the match (some plugins capture only a prefix such as ``ghp``)."""
+    password in a URL), else the match (some plugins capture only a prefix such as ``ghp``).
+    A pattern is tried only on a text its gate finds (``core.required_text``: what every match
+    of it contains, ``eyJ``, ``xox``, ``.cloudant.com``)."""
+    gated = tuple((required_text.gate((pattern,)), pattern) for pattern in patterns)
 
     def find(text: str) -> Iterator[str]:
-        for pattern in patterns:
+        for door, pattern in gated:
+            if door is not None and not door.found(text):
+                continue
             for m in pattern.finditer(text):
                 groups = [g for g in m.groups() if g and len(g) >= 8]
                 yield (groups[-1] if groups else m.group(0)).strip(_TRIM)
@@ -80,9 +87,26 @@ def _regex_finder(patterns: tuple[re.Pattern[str], ...]) -> Finder:
     return find
 
 
+def _plugin_patterns(plugin: Any) -> tuple[re.Pattern[str], ...]:
+    """The patterns a detect-secrets plugin that is not a ``RegexBasedDetector`` matches a line
+    with, when known: the keyword plugin's ``analyze_string`` (called with the line alone) tries
+    its module's ``QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP`` (detect-secrets 1.5); none else."""
+    table = getattr(sys.modules.get(type(plugin).__module__), "QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP", None)
+    return tuple(table) if isinstance(table, dict) and table else ()
+
+
 def _plugin_finder(plugin: Any) -> Finder:
+    """Each line through the plugin, a line (and first the whole text) only when the gate of
+    its patterns finds it (every keyword pattern needs a keyword: ``key``, ``pass``, ...)."""
+    patterns = _plugin_patterns(plugin)
+    door = required_text.gate(patterns) if patterns else None
+
     def find(text: str) -> Iterator[str]:
+        if door is not None and not door.found(text):
+            return
         for line in text.splitlines() or [text]:
+            if door is not None and not door.found(line):
+                continue
             for value in plugin.analyze_string(line):
                 if isinstance(value, str):
                     yield value.strip(_TRIM)
