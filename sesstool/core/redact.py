@@ -162,10 +162,13 @@ class Redactor:
             if known is not None:
                 return list(known)
         found: dict[str, str] = {}
-        for kind, finder in self._finders:
-            for value in finder(text):
-                if len(value) >= _MIN_LENGTH and not _TOKEN.fullmatch(value) and value not in found:
-                    found[value] = kind
+        try:
+            for kind, finder in self._finders:
+                for value in finder(text):
+                    if len(value) >= _MIN_LENGTH and not _TOKEN.fullmatch(value) and value not in found:
+                        found[value] = kind
+        finally:
+            required_text.forget()  # the gates' folded copy of the text
         secrets = sorted(found.items(), key=lambda kv: (-len(kv[0]), kv[0]))
         if short:
             if len(self._memo) >= _MEMO_SIZE:

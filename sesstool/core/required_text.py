@@ -132,8 +132,14 @@ class Gate:
 
 @functools.lru_cache(maxsize=1)
 def _lower(text: str) -> str:
-    """``text.lower()``, made once for the gates of every pattern a text is tried with."""
+    """``text.lower()``, made once for the gates of every pattern a text is tried with; kept
+    until ``forget`` (a text may be long: nothing should hold it past its scan)."""
     return text.lower()
+
+
+def forget() -> None:
+    """Drop the text the gates last folded, and its folded copy."""
+    _lower.cache_clear()
 
 
 def _alternation(strings: frozenset[str]) -> str:

@@ -213,3 +213,20 @@ def test_the_equivalents_are_asked_of_re() -> None:
     assert required_text._equivalents("ñ", flags) == frozenset("ñÑ")
     assert required_text._equivalents("s", flags | re.ASCII) == frozenset("sS")
     assert required_text._equivalents(":", flags) == frozenset(":")
+
+
+def test_nothing_holds_a_text_past_its_scan() -> None:
+    """The gates fold a text once for all the patterns it is tried with; the redactor drops
+    that copy when its scan ends (a text may be a 16 MiB prompt)."""
+    import gc
+    import weakref
+
+    class Text(str):
+        pass
+
+    text = Text("a password = 'hunter2hunter2' " * 1000)
+    gone = weakref.ref(text)
+    assert _REDACTORS[0].secrets_in(text) == [("hunter2hunter2", "secret-keyword")]
+    del text
+    gc.collect()
+    assert gone() is None
