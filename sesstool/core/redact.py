@@ -69,6 +69,21 @@ def _detect_secrets_finders() -> list[tuple[str, Finder]]:
     return finders
 
 
+class _Finder:
+    """A detector's finds in a text; none in a text shorter than ``shortest`` characters (the
+    fewest a match of its patterns spans: most strings of a log, ids and keys, are shorter
+    than every detector's shortest match and are not handed to any)."""
+
+    __slots__ = ("_find", "shortest")
+
+    def __init__(self, find: Finder, shortest: int) -> None:
+        self._find = find
+        self.shortest = shortest
+
+    def __call__(self, text: str) -> Iterator[str]:
+        return self._find(text)
+
+
 def _regex_finder(patterns: tuple[re.Pattern[str], ...]) -> Finder:
     """The whole credential of each match: a capturing group when it holds the value (a
     password in a URL), else the match (some plugins capture only a prefix such as ``ghp``).
@@ -84,7 +99,7 @@ def _regex_finder(patterns: tuple[re.Pattern[str], ...]) -> Finder:
                 groups = [g for g in m.groups() if g and len(g) >= 8]
                 yield (groups[-1] if groups else m.group(0)).strip(_TRIM)
 
-    return find
+    return _Finder(find, min(map(required_text.shortest, patterns), default=0))
 
 
 def _plugin_patterns(plugin: Any) -> tuple[re.Pattern[str], ...]:
@@ -111,7 +126,7 @@ def _plugin_finder(plugin: Any) -> Finder:
                 if isinstance(value, str):
                     yield value.strip(_TRIM)
 
-    return find
+    return _Finder(find, min(map(required_text.shortest, patterns), default=0))
 
 
 def _extra_finders() -> list[tuple[str, Finder]]:
@@ -119,7 +134,7 @@ def _extra_finders() -> list[tuple[str, Finder]]:
         for m in _PEM.finditer(text):
             yield m.group(0)
 
-    finders: list[tuple[str, Finder]] = [("private-key", pem)]
+    finders: list[tuple[str, Finder]] = [("private-key", _Finder(pem, required_text.shortest(_PEM)))]
     for kind, pattern in _EXTRA:
         finders.append((kind, _regex_finder((pattern,))))
     return finders
@@ -145,7 +160,14 @@ class Redactor:
     ) -> None:
         """``spill``: what makes the value → token table once it outgrows memory (the engine's
         ``store.run_spill.spilled_strings``; None: a dict whatever its size)."""
-        self._finders = finders if finders is not None else [*_extra_finders(), *_detect_secrets_finders()]
+        chosen = finders if finders is not None else [*_extra_finders(), *_detect_secrets_finders()]
+        least = [getattr(finder, "shortest", 0) for _, finder in chosen]
+        # by a text's length (up to the longest ``shortest``): the finders a match of which fits
+        # in it, in their order (the first to find a value names its kind)
+        self._fitting = [
+            [pair for pair, fewest in zip(chosen, least, strict=True) if fewest <= length]
+            for length in range(max(least, default=0) + 1)
+        ]
         # every distinct value found → its token: as many as a log chooses (issue 11 item 1)
         self._tokens = HeldMap("the credential values being redacted", spill)
         self._per_kind: dict[str, int] = {}
@@ -163,7 +185,7 @@ class Redactor:
                 return list(known)
         found: dict[str, str] = {}
         try:
-            for kind, finder in self._finders:
+            for kind, finder in self._fitting[min(len(text), len(self._fitting) - 1)]:
                 for value in finder(text):
                     if len(value) >= _MIN_LENGTH and not _TOKEN.fullmatch(value) and value not in found:
                         found[value] = kind

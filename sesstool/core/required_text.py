@@ -90,6 +90,17 @@ def needed(pattern: re.Pattern[str]) -> list[Needed]:
     return sorted(set(_sequence(tree)), key=lambda need: (_score(need), sorted(need)), reverse=True)
 
 
+def shortest(pattern: re.Pattern[str]) -> int:
+    """The fewest characters a match of ``pattern`` spans (``re``'s own count; look-arounds
+    span none), 0 when unknown: a text shorter than that holds no match."""
+    if _parser is None:
+        return 0  # pragma: no cover
+    try:
+        return int(_parser.parse(pattern.pattern, pattern.flags).getwidth()[0])
+    except (re.error, TypeError, ValueError, RecursionError):  # pragma: no cover - re compiled it
+        return 0
+
+
 class Gate:
     """Whether a text can hold a match: ``found(text)`` is False only when no pattern the gate
     was made for matches ``text``: some need of theirs is missing from it.

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sesstool.core import redact, required_text
-from sesstool.core.required_text import gate, needed
+from sesstool.core.required_text import gate, needed, shortest
 from tests.conftest import FIXTURES, examples
 
 
@@ -46,6 +46,23 @@ def _needs(pattern: str, flags: int = 0) -> list[set[str]]:
 )
 def test_the_needs_of_a_pattern(pattern: str, expected: list[set[str]]) -> None:
     assert _needs(pattern) == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "least"),
+    [("abc", 3), (r"(?<=\W)ab\d{3}", 5), ("x?", 0), ("(?:ab|c)+d", 2), (r"(a)\1", 2), (r"\bx{4,}", 4)],
+)
+def test_the_shortest_match_of_a_pattern(pattern: str, least: int) -> None:
+    assert shortest(re.compile(pattern)) == least
+
+
+@settings(max_examples=examples(300))
+@given(st.data())
+def test_no_match_of_a_detector_is_shorter_than_its_shortest(data: st.DataObject) -> None:
+    """A redactor hands a text to a detector only when it is at least as long as its shortest."""
+    pattern = data.draw(st.sampled_from(PATTERNS))
+    match = data.draw(st.from_regex(pattern, fullmatch=True))
+    assert len(match) >= shortest(pattern), (pattern.pattern, match)
 
 
 def test_no_gate_without_a_need_of_two_characters() -> None:
