@@ -7,6 +7,7 @@ Peak memory is read from the kernel's accounting of the one child (``os.wait4``)
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -274,3 +275,19 @@ EVERY_COMMAND: tuple[tuple[str, ...], ...] = (
     ("repair",),
     ("migrate",),
 )
+
+
+def output_args(command: list[str] | tuple[str, ...], directory: Path) -> list[str]:
+    """Where a measured command publishes, fresh (what a memory test adds before the log): a
+    writing command (``repair``, ``migrate``, ``fork``, ``redact``) an empty folder of its own
+    in ``directory``, ``report`` a page there; a reading command nothing."""
+    if command[0] == "report":
+        page = directory / "report.html"
+        page.unlink(missing_ok=True)
+        return ["-o", str(page)]
+    if command[0] in ("repair", "migrate", "fork", "redact"):
+        target = directory / f"out-{command[0]}"
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir()
+        return ["-o", str(target)]
+    return []

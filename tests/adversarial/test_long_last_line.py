@@ -17,7 +17,6 @@ entry while the span after it was written, and two joins of the span's dump), ``
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import orjson
@@ -26,7 +25,7 @@ import pytest
 from tests.adversarial.claude_hostile import SESSION
 from tests.adversarial.claude_hostile import _entry as claude_entry
 from tests.adversarial.codex_hostile import Lines, meta
-from tests.adversarial.hostile_logs import EVERY_COMMAND, V4_HEADER, run_measured, v4_user
+from tests.adversarial.hostile_logs import EVERY_COMMAND, V4_HEADER, output_args, run_measured, v4_user
 
 MiB = 1 << 20
 LONG = 16 * MiB
@@ -104,13 +103,8 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Path
 def _peak(command: list[str], log: Path) -> tuple[int, int]:
     """The command's exit code and peak RSS on ``log`` (a write command publishes into a
     directory beside it)."""
-    out = []
-    if command[0] in ("repair", "migrate", "fork"):
-        target = log.parent / f"out-{command[0]}"
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir()
-        out = ["-o", str(target)]
-    m = run_measured([*command, *out, str(log)], address_space=1 << 30, cwd=log.parent)
+    args = [*command, *output_args(command, log.parent), str(log)]
+    m = run_measured(args, address_space=1 << 30, cwd=log.parent)
     assert "Traceback" not in m.stderr, (command, m.stderr)
     return m.exit_code, m.peak_rss
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.adversarial.hostile_logs import (
     EVERY_COMMAND,
     V4_HEADER,
+    output_args,
     packed_row_bomb,
     run_measured,
     seq_range_bomb,
@@ -39,18 +40,10 @@ def baseline(command: tuple[str, ...], tmp: str) -> int:
     log.write_bytes(TINY)
     return max(
         run_measured(
-            [*command, *_out(command, directory), str(log)], address_space=LIMIT, cwd=directory
+            [*command, *output_args(command, directory), str(log)], address_space=LIMIT, cwd=directory
         ).peak_rss
         for _ in range(2)
     )
-
-
-def _out(command: tuple[str, ...] | list[str], directory: Path) -> list[str]:
-    if command[0] in ("repair", "migrate", "fork"):
-        target = directory / f"out-{command[0]}.jsonl"
-        target.unlink(missing_ok=True)
-        return ["-o", str(target)]
-    return []
 
 
 def _flood(lines: int, nul: bool) -> bytes:
@@ -112,7 +105,8 @@ def test_peak_memory_is_bounded_by_the_longest_line(tmp_path: Path, case: tuple[
     log = directory / "session.jsonl"
     log.write_bytes(data)
     for command in COMMANDS:
-        m = run_measured([*command, *_out(command, directory), str(log)], address_space=LIMIT, cwd=directory)
+        args = [*command, *output_args(command, directory), str(log)]
+        m = run_measured(args, address_space=LIMIT, cwd=directory)
         assert "Traceback" not in m.stderr and "MemoryError" not in m.stderr, (kind, command, m.stderr)
         bound = K * longest + baseline(tuple(command), str(tmp_path)) + SLACK
         assert m.peak_rss <= bound, (kind, command, m.peak_rss >> 20, "MiB >", bound >> 20, "MiB")

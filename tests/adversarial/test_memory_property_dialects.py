@@ -22,7 +22,7 @@ import orjson
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.adversarial.hostile_logs import EVERY_COMMAND, run_measured
+from tests.adversarial.hostile_logs import EVERY_COMMAND, output_args, run_measured
 from tests.conftest import FIXTURES
 
 MiB = 1 << 20
@@ -81,20 +81,9 @@ def hostile(dialect: str, line: int, string: int, shape: str, size: int) -> byte
     return b"\n".join(lines) + b"\n"
 
 
-def _out(command: list[str] | tuple[str, ...], directory: Path) -> list[str]:
-    if command[0] in ("repair", "migrate", "fork", "redact", "report"):
-        target = directory / "out"
-        shutil.rmtree(target, ignore_errors=True)
-        if command[0] == "report":
-            return ["-o", str(directory / "report.html")]
-        target.mkdir()
-        return ["-o", str(target)]
-    return []
-
-
 def _run(command: list[str] | tuple[str, ...], log: Path) -> int:
-    (log.parent / "report.html").unlink(missing_ok=True)
-    m = run_measured([*command, *_out(command, log.parent), str(log)], address_space=LIMIT, cwd=log.parent)
+    args = [*command, *output_args(command, log.parent), str(log)]
+    m = run_measured(args, address_space=LIMIT, cwd=log.parent)
     assert "Traceback" not in m.stderr and "MemoryError" not in m.stderr, (command, m.stderr)
     return m.peak_rss
 
