@@ -168,6 +168,8 @@ class Redactor:
             [pair for pair, fewest in zip(chosen, least, strict=True) if fewest <= length]
             for length in range(max(least, default=0) + 1)
         ]
+        # a text shorter than this fits no detector's match (a key, a role, a block's type)
+        self._shortest = next((length for length, fitting in enumerate(self._fitting) if fitting), 0)
         # every distinct value found → its token: as many as a log chooses (issue 11 item 1)
         self._tokens = HeldMap("the credential values being redacted", spill)
         self._per_kind: dict[str, int] = {}
@@ -209,7 +211,7 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """``text`` with every credential-shaped value replaced."""
-        if not text:
+        if len(text) < self._shortest or not text:
             return text
         for value, kind in self.secrets_in(text):
             if value in text:
