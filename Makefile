@@ -39,9 +39,14 @@ demo: $(DEMO_STAMP)  ## install sesstool alone (runtime dependencies only) and i
 TEST_WORKERS ?= 2
 XDIST        := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
+# The package is byte-compiled before the tests, as an installed copy is (pip compiles on install,
+# and bench/run.py does the same): the suite starts sesstool in a child process some thousands of
+# times, and where Python writes no bytecode (PYTHONDONTWRITEBYTECODE, as on this project's CI
+# machines) each child compiled every module it imports, ~0.1 s a child (docs/ci.md).
 test: $(STAMP)  ## lint, type-check and run the whole test suite (two pytest workers)
 	$(BIN)/ruff check sesstool tests bench fuzz mutation
 	$(BIN)/mypy
+	$(BIN)/python -m compileall -q sesstool
 	$(BIN)/pytest -q $(XDIST)
 
 DEEP_FACTOR ?= 20
