@@ -243,8 +243,11 @@ def peak_of(args: list[str], log: Path) -> int:
     return measured.peak_rss
 
 
-def assert_flat(small: int, large: int, bound: int = 2 * MiB) -> None:
-    """The peak RSS of the 4N child within ``bound`` of the N child's."""
+def assert_flat(small: int, large: int, bound: int = 2 * MiB, *, label: str = "") -> None:
+    """The peak RSS of the 4N child within ``bound`` of the N child's; the two peaks and the
+    growth printed first (``pytest -s``: a memory test's figures), after ``label``."""
+    figures = f"{small / MiB:.2f} -> {large / MiB:.2f} MiB ({(large - small) / MiB:+.2f})"
+    print(f"{label}: {figures}" if label else figures)
     assert large - small < bound, (round(small / MiB, 2), round(large / MiB, 2))
 
 

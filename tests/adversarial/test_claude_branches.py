@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 
 from tests.adversarial.claude_branches import PATTERNS, write
-from tests.adversarial.hostile_logs import MiB
 from tests.adversarial.lowered import LoweredRuns, assert_flat, lowered_runs
 
 pytestmark = pytest.mark.slow  # 6 pairs of children, the larger on transcripts of 34 and 51 MB
@@ -67,5 +66,4 @@ def test_memory_does_not_grow_with_branches(runs: LoweredRuns, pattern: str, com
     args, n = _COMMANDS[command], N[pattern]  # exit 1: validate's verdict on interleaved branches
     small = runs.run(_log(runs, pattern, n), args).peak_rss
     large = runs.run(_log(runs, pattern, 4 * n), args).peak_rss
-    print(f"{pattern}-{command}: {small / MiB:.2f} -> {large / MiB:.2f} MiB ({(large - small) / MiB:+.2f})")
-    assert_flat(small, large)
+    assert_flat(small, large, label=f"{pattern}-{command}")

@@ -31,7 +31,6 @@ from typing import Any
 import pytest
 
 from tests.adversarial.claude_hostile import SESSION, write
-from tests.adversarial.hostile_logs import MiB
 from tests.adversarial.lowered import LoweredRuns, assert_flat, lowered_runs
 
 N = 5_000
@@ -115,5 +114,4 @@ def test_memory_does_not_grow_with_compactions(runs: LoweredRuns, command: str) 
     for n in (N, 4 * N):
         log = runs.log(f"compactions-{n}", functools.partial(_write, n=n))
         peaks.append(runs.run(log, _COMMANDS[command]).peak_rss)  # 1: validate's verdict (a user turn last)
-    print(f"{command}: {peaks[0] / MiB:.2f} -> {peaks[1] / MiB:.2f} MiB ({(peaks[1] - peaks[0]) / MiB:+.2f})")
-    assert_flat(*peaks)
+    assert_flat(*peaks, label=command)

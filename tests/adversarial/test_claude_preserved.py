@@ -157,5 +157,4 @@ def test_memory_does_not_grow_with_preserved_uuids(runs: LoweredRuns, case: str,
         last = 4 * N // PER - 1
         assert f"go {last}.{PER // 2 - 1}".encode() in written and f"summary {last}".encode() in written
     small, large = peaks
-    print(f"{case} {command}: {small / MiB:.2f} -> {large / MiB:.2f} MiB ({(large - small) / MiB:+.2f})")
-    assert_flat(small, large, bound=3 * MiB)
+    assert_flat(small, large, bound=3 * MiB, label=f"{case} {command}")

@@ -67,5 +67,4 @@ def test_memory_does_not_grow_with_the_members_of_one_reply(runs: LoweredRuns, c
     large, written = measured.peak_rss, measured.stdout
     # the reply is there to its last member (the page shows the ends of the message)
     assert b"echo 0" in written and f"echo {4 * N - 1}".encode() in written
-    print(f"{command}: {small / MiB:.2f} -> {large / MiB:.2f} MiB ({(large - small) / MiB:+.2f})")
-    assert_flat(small, large, (3 if command == "report" else 2) * MiB)  # report: see above
+    assert_flat(small, large, (3 if command == "report" else 2) * MiB, label=command)  # report: see above

@@ -27,7 +27,6 @@ from typing import Any
 import pytest
 
 from tests.adversarial.claude_hostile import SESSION, WHEN, _entry
-from tests.adversarial.hostile_logs import MiB
 from tests.adversarial.lowered import (
     DERIVE_COMMANDS,
     LOWERED,
@@ -90,5 +89,4 @@ def test_memory_does_not_grow_with_a_span_of_system_texts(runs: LoweredRuns, com
     assert b"note_0" in written
     if command != "report":
         assert f"note_{4 * N - 1}".encode() in written
-    print(f"{command}: {small / MiB:.2f} -> {large / MiB:.2f} MiB ({(large - small) / MiB:+.2f})")
-    assert_flat(small, large)
+    assert_flat(small, large, label=command)

@@ -31,7 +31,6 @@ from typing import Any
 import pytest
 
 from tests.adversarial.claude_hostile import SESSION, WHEN, _entry
-from tests.adversarial.hostile_logs import MiB
 from tests.adversarial.lowered import DERIVE_COMMANDS, LoweredRuns, assert_flat, entries_to, lowered_runs
 
 pytestmark = pytest.mark.slow  # 10 children on transcripts of 8 and 33 MB
@@ -83,5 +82,4 @@ def test_memory_does_not_grow_with_a_span_of_user_entries(runs: LoweredRuns, com
     # the span is there to its ends (the page shows the ends of the message)
     last = 4 * N - 1
     assert b"note_0" in written and f"go_{last}".encode() in written
-    print(f"{command}: {small / MiB:.2f} -> {large / MiB:.2f} MiB ({(large - small) / MiB:+.2f})")
-    assert_flat(small, large)
+    assert_flat(small, large, label=command)
