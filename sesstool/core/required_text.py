@@ -78,27 +78,32 @@ def _item(op: Any, av: Any) -> list[Needed]:
     return []
 
 
+@functools.cache
+def _tree(pattern: re.Pattern[str]) -> Any:
+    """The tree ``re`` compiles ``pattern`` from, parsed once for its needs and its width
+    (None: no parser here, or it refused)."""
+    if _parser is None:
+        return None  # pragma: no cover
+    try:
+        return _parser.parse(pattern.pattern, pattern.flags)
+    except (re.error, TypeError, ValueError, RecursionError):  # pragma: no cover - re compiled it
+        return None
+
+
 def needed(pattern: re.Pattern[str]) -> list[Needed]:
     """Sets of strings every match of ``pattern`` holds one string of each, the best first
     (none: nothing known)."""
-    if _parser is None:
+    tree = _tree(pattern)
+    if tree is None:
         return []  # pragma: no cover
-    try:
-        tree = _parser.parse(pattern.pattern, pattern.flags)
-    except (re.error, TypeError, ValueError, RecursionError):  # pragma: no cover - re compiled it
-        return []
     return sorted(set(_sequence(tree)), key=lambda need: (_score(need), sorted(need)), reverse=True)
 
 
 def shortest(pattern: re.Pattern[str]) -> int:
     """The fewest characters a match of ``pattern`` spans (``re``'s own count; look-arounds
     span none), 0 when unknown: a text shorter than that holds no match."""
-    if _parser is None:
-        return 0  # pragma: no cover
-    try:
-        return int(_parser.parse(pattern.pattern, pattern.flags).getwidth()[0])
-    except (re.error, TypeError, ValueError, RecursionError):  # pragma: no cover - re compiled it
-        return 0
+    tree = _tree(pattern)
+    return 0 if tree is None else int(tree.getwidth()[0])
 
 
 class Gate:
@@ -130,8 +135,9 @@ class Gate:
                     if c.lower() != to:
                         special.add(c)
             needs = [frozenset("".join(target[c] for c in s) for s in need) for need in needs]
-        special_class = f"[{''.join(map(re.escape, sorted(special)))}]"
-        self._special = re.compile(special_class).search if special else None
+        self._special = (
+            re.compile(f"[{''.join(map(re.escape, sorted(special)))}]").search if special else None
+        )
         self._searches = tuple(re.compile(_alternation(need)).search for need in needs)
 
     def found(self, text: str) -> bool:
