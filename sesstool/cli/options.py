@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -214,8 +215,9 @@ def write_options(default_output: str, dry_run_shows: str = "the plan") -> Calla
 
 
 def _output_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """``-o ''`` is not "the default name" and ``-o -`` is not a file named ``-``: both are usage
-    errors (docs/format.md "Output paths")."""
+    """``-o ''`` is not "the default name", ``-o -`` is not a file named ``-``, and ``-o DIR/``
+    names a directory, never a file called ``DIR``: each is a usage error unless it names what
+    it means (docs/format.md "Output paths")."""
     if value is None:
         return None
     if value == "":
@@ -225,6 +227,25 @@ def _output_path(ctx: click.Context, param: click.Parameter, value: str | None) 
             "'-' (standard output) is not a publication target: a write command publishes a "
             "file atomically; name it (./- for a file called '-')"
         )
+    _no_missing_directory(value)
+    return value
+
+
+def _no_missing_directory(value: str) -> None:
+    if value.endswith(("/", os.sep)) and not is_directory(value):
+        raise click.BadParameter(
+            f"{value!r} names a directory, and there is none: create it first, or name a file"
+        )
+
+
+def page_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``report -o``: ``-`` is standard output (the default, never a file named ``-``: ./- is
+    one), ``''`` and ``DIR/`` are usage errors (docs/format.md "Output paths")."""
+    if value is None or value == "-":
+        return None
+    if value == "":
+        raise click.BadParameter("must name a file (an empty path is not standard output)")
+    _no_missing_directory(value)
     return value
 
 

@@ -15,6 +15,7 @@ from sesstool.cli.options import (
     format_options,
     limit_options,
     limits_from,
+    page_output,
 )
 from sesstool.cli.talk import talk_options
 
@@ -32,8 +33,9 @@ from sesstool.cli.talk import talk_options
     "--output",
     type=click.Path(dir_okay=False),
     default=None,
+    callback=page_output,
     help="Write the page to this file (must not exist; published like every file sesstool "
-    "writes). Default: standard output.",
+    "writes). Default (or -): standard output.",
 )
 @format_options(
     "html",

@@ -97,3 +97,34 @@ def test_output_dash_or_empty_is_a_usage_error_and_creates_nothing(
     assert result.returncode == 2, result.stderr
     assert b"Traceback" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    "command", [["repair"], ["migrate"], ["fork", "--at", "12"], ["redact"], ["report"]], ids=lambda c: c[0]
+)
+def test_output_naming_a_missing_directory_is_a_usage_error(tmp_path: Path, command: list[str]) -> None:
+    """``-o out/`` names a directory: without one, a usage error, never a file called ``out``
+    (stop 37: repair published the file ``out``); with one, the default name inside it."""
+    source = tmp_path / "session.jsonl"
+    source.write_bytes((OTHER if command[0] == "fork" else CRASHED).read_bytes())  # fork: a clean cut
+    result = run([*command, "-o", "out/", str(source)], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert b"names a directory, and there is none" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
+    if command[0] != "report":  # a page is one file: -o names it, never a directory
+        (tmp_path / "out").mkdir()
+        made = run([*command, "-o", "out/", str(source)], tmp_path)
+        assert made.returncode == 0, made.stderr
+        assert len(list((tmp_path / "out").iterdir())) == 1
+
+
+def test_report_output_dash_is_standard_output_and_empty_is_a_usage_error(tmp_path: Path) -> None:
+    source = tmp_path / "session.jsonl"
+    source.write_bytes(CRASHED.read_bytes())
+    page = run(["report", "-o", "-", str(source)], tmp_path)
+    assert page.returncode == 0, page.stderr
+    assert page.stdout == run(["report", str(source)], tmp_path).stdout
+    assert page.stdout.startswith(b"<!DOCTYPE html>")
+    empty = run(["report", "-o", "", str(source)], tmp_path)
+    assert empty.returncode == 2 and b"must name a file" in empty.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
