@@ -490,7 +490,9 @@ def _verify_lines(
         _lines_of(carried, limits.max_line),
         (line[:-1] for line in closers),
     )
-    read_back_lines(tmp, plan.output_encoding, expected, limits, plan.header_frame, "the new file")
+    read_back_lines(
+        tmp, plan.output_encoding, expected, limits, plan.header_frame, "the new file", plan.copy_file
+    )
 
 
 def _check_closers(
