@@ -116,7 +116,7 @@ def classify_tail(end: ReadEnd) -> tuple[Tail, list[Note]]:
         )
     if summary is not None and summary.partial_line is not None and summary.torn_frame is None:
         pl = summary.partial_line
-        where = Address(path, pl.offset, pl.line, None, None, None)
+        where = pl.address(path)
         if kind == "none":
             kind, address = "torn-line", where
         notes.append(
@@ -154,9 +154,12 @@ def missing_header(
         return [
             (R.EMPTY_FILE, "file is empty: no header record", Address(path, 0, 1, None, None, None), None)
         ], torn0
-    where = "header frame" if torn0 else "header line"
-    frame = 0 if torn0 else None
+    # in a zstd log the first line is decoded from frame 0, as every zstd address says
+    frame = 0 if summary.encoding == "zstd" else None
     address = Address(path, 0, 1, frame, frame, None)
+    if summary.plaintext_bytes == 0 and summary.torn_frame is None and not summary.stopped_early:
+        return [(R.EMPTY_FILE, "file decodes to no bytes: no header record", address, None)], torn0
+    where = "header frame" if torn0 else "header line"
     return [(R.MISSING_HEADER, f"no complete {where}: the file is cut inside it", address, None)], torn0
 
 

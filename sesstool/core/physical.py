@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from sesstool.core.errors import Address
+
 # (complete lines without their b"\n", plaintext offset of the first, its 1-based line number,
 #  zstd frame index of the chunk the batch came from or None for raw input)
 Batch = tuple[list[bytes], int, int, "int | None"]
@@ -56,6 +58,12 @@ class PartialLine:
     offset: int
     length: int
     line: int
+    frame: int | None = None  # zstd: the frame its first byte was decoded from (None for raw)
+    frame_offset: int | None = None  # that frame's offset in the compressed file
+
+    def address(self, path: str) -> Address:
+        """Where the torn record starts: in a zstd log, in the plaintext of ``frame``."""
+        return Address(path, self.offset, self.line, self.frame, self.frame_offset, None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,11 @@ the narrow ``core.scan_state.EventState`` — never the scanner.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from sesstool.core.errors import Address
 from sesstool.core.header import Header
 from sesstool.core.physical import FramingFact
 from sesstool.core.rules import Severity
@@ -41,8 +42,9 @@ class EndState:
 
     header: Header
     events: int  # committed events
-    markers: tuple[tuple[int, bool], ...]  # (seq, tagged) session/end-seed markers
+    markers: Sequence[tuple[int, bool]]  # (seq, tagged) session/end-seed markers
     report: Callable[..., None]
+    where: Address  # the header line (its zstd frame in a zstd log): the rules' address
 
 
 @dataclass(frozen=True, slots=True)

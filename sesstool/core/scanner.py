@@ -1,12 +1,12 @@
 """The one streaming pass of the envelope dialects: envelope, contiguity, §6.3, dispatch (§3–§6).
 
-A ``Scanner`` is fed the reader's batches in order and keeps only the open state (in
-``core.scan_state``), never the file. It knows the ``{type, seq, time, data}`` envelope and nothing
-of a dialect's events or layout: it asks the dialect's header codec (``core.profile.EnvelopeCodec``)
-to read the first record, installs the ``Profile`` of the log's version, dispatches every event to
-the profile's handlers with the narrow ``EventState``, and leaves the reader's facts on the zstd
-frame layout to the dialect (``framing_finding``). ``finish()`` classifies the tail
-(``core.classify``) and returns a frozen ``ScanResult``."""
+A ``Scanner`` is fed the reader's batches in order and keeps only the open state (in ``core.scan_state``),
+never the file. It knows the ``{type, seq, time, data}`` envelope and nothing of a dialect's events or
+layout: it asks the dialect's header codec (``core.profile.EnvelopeCodec``) to read the first record,
+installs the ``Profile`` of the log's version, dispatches every event to the profile's handlers with the
+narrow ``EventState``, and leaves the reader's facts on the zstd frame layout to the dialect
+(``framing_finding``). ``finish()`` classifies the tail (``core.classify``) and returns a frozen
+``ScanResult``."""
 
 from __future__ import annotations
 
@@ -53,41 +53,12 @@ _JSONDecodeError = orjson.JSONDecodeError
 
 class Scanner:
     __slots__ = (
-        "_base",
-        "_base_line",
-        "_envelope_checked",
-        "_fixed",
-        "_framing",
-        "_i",
-        "_lines",
-        "_pos",
-        "_seen_once",
-        "at",
-        "body_offset",
-        "codec",
-        "committed",
-        "dropped",
-        "dropped_lines",
-        "fast_ok",
-        "fatal",
-        "findings",
-        "frame",
-        "halt",
-        "handlers",
-        "header_done",
-        "issue",
-        "last_time",
-        "next_seq",
-        "opt",
-        "path",
-        "profile",
-        "seq",
-        "split_row",
-        "state",
-        "stop_offset",
-        "stopped",
-        "unsupported_version",
-    )
+        "_base", "_base_line", "_envelope_checked", "_fixed", "_framing", "_i", "_lines", "_pos",
+        "_seen_once", "at", "body_offset", "codec", "committed", "dropped", "dropped_lines", "fast_ok",
+        "fatal", "findings", "frame", "halt", "handlers", "header_at", "header_done", "issue", "last_time",
+        "next_seq", "opt", "path", "profile", "seq", "split_row", "state", "stop_offset", "stopped",
+        "unsupported_version"
+    )  # fmt: skip
 
     def __init__(self, path: str, options: ScanOptions | None, codec: EnvelopeCodec) -> None:
         self.path = path
@@ -96,6 +67,7 @@ class Scanner:
         self.profile: Profile | None = None
         self.at = self.opt.at_seq if self.opt.at_seq is not None else MAX_SAFE + 1
         self.stopped = self.fatal = self.header_done = self.unsupported_version = False
+        self.header_at = Address(path, 0, 1, None, None, None)  # the header line, once read
         self.findings: list[Finding] = []
         self.dropped = Dropped()  # past max_findings: not kept, still weighed
         self._seen_once: FirstSeen[None] = FirstSeen()  # rule + key: the first FIRST_SEEN (first_seen.py)
@@ -276,6 +248,7 @@ class Scanner:
     def _header(self, obj: Any, raw: bytes) -> None:
         self.header_done = True
         self.seq = None
+        self.header_at = self.address()  # where the end checks address the header (§2.2)
         codec = self.codec
         if self.opt.fixture and not codec.is_header(obj):
             self.install(codec.profile(self.opt.assume_version))
@@ -554,7 +527,8 @@ class Scanner:
             and not self.unsupported_version
             and self.opt.at_seq is None
         ):
-            profile.end_checks(EndState(header, self.next_seq, tuple(state.stats.markers), self.report))
+            markers = state.stats.markers
+            profile.end_checks(EndState(header, self.next_seq, markers, self.report, self.header_at))
         to_end = self.opt.at_seq is None and not self.fatal and not (self.issue and self.issue.proven)
         by_log = profile is not None and profile.pairing == "log"
         pending = rel.pending(by_log)

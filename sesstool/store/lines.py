@@ -48,6 +48,7 @@ class LineSplitter:
         self._discarding = False  # inside an over-long line, dropping bytes up to "\n"
         self.offset = 0  # plaintext offset of the next byte to be consumed
         self._line_start = 0  # plaintext offset where the pending line starts
+        self._line_frame: tuple[int | None, int | None] = (None, None)  # its zstd frame, file offset
         self.line = 1  # 1-based number of the line being assembled
         self.lines = 0  # complete lines delivered
 
@@ -208,6 +209,8 @@ class LineSplitter:
         if self._discarding:
             self._pending_len += len(piece)
             return
+        if not self._pending_len:
+            self._line_frame = (frame, frame_offset)
         self._pending.append(piece)
         self._pending_len += len(piece)
         if self._pending_len > self.max_line:
@@ -264,7 +267,7 @@ class LineSplitter:
         """End of input: the bytes after the last newline, if any, are a partial line."""
         if self._pending_len == 0:
             return None
-        partial = PartialLine(self._line_start, self._pending_len, self.line)
+        partial = PartialLine(self._line_start, self._pending_len, self.line, *self._line_frame)
         self._pending.clear()
         self._pending_len = 0
         return partial

@@ -67,9 +67,27 @@ def test_a_line_split_over_feeds_keeps_its_start() -> None:
     assert list(splitter.feed(b"e\nfg\nh", 3, 40)) == [([b"abcde", b"fg"], 0, 1, 3)]
     assert (splitter.offset, splitter.line, splitter.lines, splitter.pending_bytes) == (10, 3, 2, 1)
     assert splitter.take_partial() == b"h"
-    assert splitter.finish() == PartialLine(9, 1, 3)
+    assert splitter.finish() == PartialLine(9, 1, 3, 3, 40)  # "h" came from frame 3 (file byte 40)
     assert splitter.pending_bytes == 0 and splitter.finish() is None
     assert splitter.take_partial() == b""  # finish() forgets the partial line (line salvage reads it before)
+
+
+def test_a_partial_line_names_the_frame_it_starts_in() -> None:
+    """A torn last line begun in one zstd frame and continued in the next is addressed to the
+    first (its first byte's), whatever frames come after it; raw input names none."""
+    splitter = LineSplitter(100)
+    assert list(splitter.feed(b"a\nbc", 2, 30)) == [([b"a"], 0, 1, 2)]
+    assert list(splitter.feed(b"de", 3, 50)) == []
+    assert list(splitter.feed(b"f", 4, 70)) == []
+    assert splitter.finish() == PartialLine(2, 5, 2, 2, 30)
+    ended = LineSplitter(100)  # a line ended in a later frame: the next partial line is that frame's
+    assert list(ended.feed(b"bc", 2, 30)) == []
+    assert list(ended.feed(b"\ng", 5, 90)) == [([b"bc"], 0, 1, 5)]
+    assert ended.finish() == PartialLine(3, 1, 2, 5, 90)
+    raw = LineSplitter(100)
+    assert list(raw.feed(b"a\nb")) == [([b"a"], 0, 1, None)]
+    assert raw.finish() == PartialLine(2, 1, 2)
+    assert raw.finish() is None
 
 
 def test_an_empty_feed_changes_nothing() -> None:

@@ -227,7 +227,8 @@ def test_cut_at_every_byte() -> None:
         tail = len(plaintext) - plaintext.rfind(b"\n") - 1
         partial = None
         if tail:
-            partial = PartialLine(len(plaintext) - tail, tail, plaintext.count(b"\n") + 1)
+            at = len(plaintext) - tail  # the torn record's first byte, and the frame it came from
+            partial = PartialLine(at, tail, plaintext.count(b"\n") + 1, frame_of[at], starts[frame_of[at]])
         assert summary == ReadSummary(
             encoding="zstd",
             file_bytes=cut,
@@ -490,7 +491,7 @@ def test_one_frame_with_a_torn_last_record_is_a_partial_line() -> None:
     items, summary = read(compress(plain))
     framing_fact(items)
     assert summary.one_frame and not summary.stopped_early
-    assert summary.partial_line == PartialLine(len(HEADER + BODY1), 12, 7)
+    assert summary.partial_line == PartialLine(len(HEADER + BODY1), 12, 7, 0, 0)  # in frame 0, at file byte 0
 
 
 def test_one_line_in_one_frame_says_nothing() -> None:
@@ -512,7 +513,7 @@ def test_complete_frames_not_ending_in_newline() -> None:
     issue = only_fatal_last(items, BOUNDARY, 1, len(f0))
     assert (issue.offset, issue.line) == (len(HEADER) + 2, 3)
     assert lines_of(items)[1:] == [(b"a", len(HEADER), 2, 1)]
-    assert summary.partial_line == PartialLine(len(HEADER) + 2, 2, 3)
+    assert summary.partial_line == PartialLine(len(HEADER) + 2, 2, 3, 1, len(f0))  # "bb": frame 1
     assert summary.frames == 2 and summary.stopped_early
 
 

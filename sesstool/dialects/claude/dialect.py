@@ -39,6 +39,7 @@ from sesstool.dialects.claude import derive as claude_derive
 from sesstool.dialects.claude import relink, subagents
 from sesstool.dialects.claude import vocabulary as vocab
 from sesstool.dialects.claude.derive import Derived, EntriesAt, derive, message_doc
+from sesstool.dialects.claude.findings import Findings
 from sesstool.dialects.claude.fork import fork_line
 from sesstool.dialects.claude.line_offsets import LineOffsets
 from sesstool.dialects.claude.rules import RULES
@@ -99,7 +100,8 @@ class ClaudeScanner:
         self.inner.timeline = ClaudeTimeline.rows_to(options.timeline_sink)  # inspect --timeline: streamed
         # past derive.SPILL_AT lines in a spill file (issue 17)
         self.offsets = LineOffsets(claude_derive.SPILL_AT, self._spill) if by_address else None
-        self.physical: list[Finding] = []
+        # the reader's findings (one per frame of a log of many): the first max_findings kept
+        self.physical = Findings(path, options.max_findings)
         self.stopped = False
         self.committed = 0
         self.fatal = False
@@ -116,7 +118,7 @@ class ClaudeScanner:
         rule = CORE_RULES.get(item.rule)
         severity = rule.severity if rule is not None else Severity.ERROR
         address = Address(self.path, item.offset, item.line, item.frame, item.frame_offset, None)
-        self.physical.append(Finding(item.rule, severity, item.message, address))
+        self.physical.add_finding(Finding(item.rule, severity, item.message, address))
         self.fatal = self.fatal or item.fatal
 
     def feed_lines(self, lines: list[bytes], offset: int, lineno: int, frame: int | None) -> None:
@@ -127,7 +129,7 @@ class ClaudeScanner:
             # --at SEQ (derive, fork): a line's seq is its 0-based line number
             lines = lines[: max(0, at + 1 - (lineno - 1))]
             self.stopped = True
-        self.inner.found.at_frame(offset, lineno, frame)  # findings name the zstd frame, as dsh's do
+        self.inner.found.at_frame(lineno, frame)  # findings name the zstd frame, as dsh's do
         if self.offsets is not None and lines:
             self.offsets.add(lines, offset, lineno)
         self.inner.feed_lines(lines, offset, lineno)
@@ -140,25 +142,27 @@ class ClaudeScanner:
         return self.inner.graph.store or SpillFile("a large transcript's line offsets")
 
     def clean_so_far(self) -> bool:
-        return not self.physical and not self.inner.found.errors
+        physical = self.physical
+        return not (physical.items or physical.dropped.count) and not self.inner.found.errors
 
     def continuation(self) -> ClaudeScanner:
         copy = ClaudeScanner.__new__(ClaudeScanner)
         copy.path, copy.options, copy.name, copy.subagent = self.path, self.options, self.name, self.subagent
         copy.inner = self.inner.copy()
-        copy.physical, copy.stopped, copy.committed, copy.fatal = [], False, self.committed, False
+        copy.physical = Findings(self.path, self.options.max_findings)
+        copy.stopped, copy.committed, copy.fatal = False, self.committed, False
         copy.offsets = None
         copy.stop_offset = None
         return copy
 
     def finish(self, summary: ReadSummary | None) -> ScanResult:
         tail = Tail("none", self.committed, 0, 0, 0, None)
-        physical = list(self.physical)
+        physical = self.physical.copy()
         if summary is not None and not self.fatal:
             if summary.torn_frame is not None:
                 tf = summary.torn_frame
                 where = Address(self.path, tf.plaintext_offset, None, tf.index, tf.file_offset, None)
-                physical.append(
+                physical.add_finding(
                     Finding(
                         R.ZSTD_TORN_FRAME,
                         Severity.WARNING,
@@ -178,8 +182,8 @@ class ClaudeScanner:
                 )
             elif summary.partial_line is not None:
                 pl = summary.partial_line
-                where = Address(self.path, pl.offset, pl.line, None, None, None)
-                physical.append(
+                where = pl.address(self.path)
+                physical.add_finding(
                     Finding(
                         R.TORN_TAIL,
                         Severity.WARNING,

@@ -10,15 +10,18 @@ dropped."""
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from sesstool.core import rule_ids as R
 from sesstool.core.dropped import Dropped
 from sesstool.core.errors import Address
 from sesstool.core.rules import Finding, Severity
 from sesstool.dialects.claude.rules import RULES
+from sesstool.store.frame_runs import FrameRuns
+
+if TYPE_CHECKING:
+    from sesstool.store.spill import SpillFile
 
 _SEVERITY = {r.id: r.severity for r in RULES}
 _PHYSICAL_SEVERITY = {R.TORN_TAIL: Severity.WARNING}
@@ -30,39 +33,26 @@ class Findings:
     frame its line was decoded from (``at_frame``), as every dialect's zstd addresses do:
     ``decoded byte N, frame K`` (``core.errors.Address``)."""
 
-    def __init__(self, path: str, limit: int | None = None) -> None:
-        """``limit``: how many findings to keep (the first in order); None: all."""
+    def __init__(
+        self, path: str, limit: int | None = None, spill: Callable[[], SpillFile] | None = None
+    ) -> None:
+        """``limit``: how many findings to keep (the first in order); None: all. ``spill``: the
+        spill file the frame map moves to when a hostile layout makes it long (store/frame_runs.py)."""
         self.path = path
         self.limit = limit
         self.items: list[Finding] = []  # at most 2 × limit: cut to the first ``limit`` in order
         self.dropped = Dropped()  # of those cut (``firsts``: the first of each kind in order)
         self.errors = 0  # ERROR findings, kept or not
-        # where each zstd frame's batches begin (plaintext offset, line number) and that frame's
-        # index: one entry per frame, not per line
-        self._frame_starts = array("q")
-        self._frame_lines = array("q")
-        self._frames = array("q")
+        self._frames = FrameRuns(spill)  # the zstd frame of each line, as runs
 
-    def at_frame(self, offset: int, line: int, frame: int | None) -> None:
-        """The lines from plaintext ``offset`` (line number ``line``) on were decoded from zstd
-        frame ``frame`` (the reader's batch; None for raw input)."""
-        if frame is not None and (not self._frames or self._frames[-1] != frame):
-            self._frame_starts.append(offset)
-            self._frame_lines.append(line)
-            self._frames.append(frame)
+    def at_frame(self, line: int, frame: int | None) -> None:
+        """The lines from number ``line`` on were decoded from zstd frame ``frame`` (the
+        reader's batch; None for raw input)."""
+        self._frames.seen(line, frame)
 
-    def frame_of(self, offset: int | None, line: int | None) -> int | None:
-        """The zstd frame the line at plaintext ``offset`` (else line number ``line``) came
-        from; None for raw input or an address with neither."""
-        if not self._frames:
-            return None
-        if offset is not None:
-            i = bisect_right(self._frame_starts, offset) - 1
-        elif line is not None:
-            i = bisect_right(self._frame_lines, line) - 1
-        else:
-            return None
-        return self._frames[i] if i >= 0 else None
+    def frame_of(self, line: int | None) -> int | None:
+        """The zstd frame line number ``line`` came from; None for raw input or no line."""
+        return None if line is None else self._frames.frame_of(line)
 
     def add(
         self, rule: str, message: str, offset: int | None, line: int | None, severity: Severity | None = None
@@ -72,7 +62,7 @@ class Findings:
             if severity is not None
             else _SEVERITY.get(rule, _PHYSICAL_SEVERITY.get(rule, Severity.ERROR))
         )
-        address = Address(self.path, offset, line, self.frame_of(offset, line))
+        address = Address(self.path, offset, line, self.frame_of(line))
         self.add_finding(Finding(rule, sev, message, address))
 
     def add_finding(self, finding: Finding) -> None:
@@ -101,14 +91,29 @@ class Findings:
             self._cut()
         return in_order(self.items)
 
+    def absorb(self, other: Findings) -> None:
+        """Add ``other``'s findings (the reader's, held apart while the scan ran). Exact without
+        them all: every one ``other`` dropped follows ``limit`` it kept, so the first ``limit``
+        of both are among these and ``other``'s kept; of its dropped, the counts and the first
+        of each kind are all that is weighed."""
+        for finding in other.kept():
+            self.add_finding(finding)
+        theirs, ours = other.dropped, self.dropped
+        ours.count += theirs.count
+        for severity, n in enumerate(theirs.by_severity):
+            ours.by_severity[severity] += n
+        self.errors += theirs.by_severity[Severity.ERROR]
+        for kind, first in theirs.firsts.items():
+            mine = ours.firsts.get(kind)
+            if mine is None or _order(first) < _order(mine):
+                ours.firsts[kind] = first
+
     def copy(self) -> Findings:
         twin = Findings(self.path, self.limit)
+        twin._frames = self._frames.copy()
         twin.items, twin.errors = list(self.items), self.errors
         twin.dropped.count, twin.dropped.by_severity = self.dropped.count, list(self.dropped.by_severity)
         twin.dropped.firsts = dict(self.dropped.firsts)
-        twin._frame_starts = array("q", self._frame_starts)
-        twin._frame_lines = array("q", self._frame_lines)
-        twin._frames = array("q", self._frames)
         return twin
 
 

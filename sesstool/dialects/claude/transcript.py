@@ -67,7 +67,7 @@ class TranscriptScanner:
         self.held = Store()  # the spill file, opened when first needed (held.py, entry_graph.SPILL_AT)
         self.graph = EntryGraph(self.held)
         self.spill_at = entry_graph.SPILL_AT  # past it the graph and the book move to a spill file
-        self.found = Findings(path, max_findings)
+        self.found = Findings(path, max_findings, self.held)
         # the values the log chooses, the first FIRST_SEEN of each (first_seen.py, issue 11 item 1)
         self.sessions: FirstSeen[int] = FirstSeen()  # session id -> its first line
         self.first_session: str | None = None  # whole: resume may choose it (§1.6, §1.8), as ``leaves``
@@ -347,7 +347,7 @@ class TranscriptScanner:
         return found
 
     def finish(
-        self, torn: tuple[int, int, int] | None = None, physical: Iterable[Finding] = ()
+        self, torn: tuple[int, int, int] | None = None, physical: Findings | None = None
     ) -> TranscriptScan:
         """``torn`` is the reader's partial last line (offset, length, line number);
         ``physical`` the reader's findings (a torn zstd frame, a line too long, …). The
@@ -357,8 +357,8 @@ class TranscriptScanner:
             offset, length, line = torn
             message = f"last line has no newline: {length} bytes of a torn entry"
             found.add(R.TORN_TAIL, message, offset, line, Severity.WARNING)
-        for finding in physical:
-            found.add_finding(finding)
+        if physical is not None:
+            found.absorb(physical)
         session = self._session()
         self._several_sessions(session, found)
         parents_missing = self.graph.missing_parents(found)

@@ -85,7 +85,7 @@ def tail_of(path: str, committed: int, summary: ReadSummary | None) -> tuple[Tai
         return Tail("torn-frame", committed, dropped, 1 if dropped else 0, torn.lines, address), finding
     partial = summary.partial_line
     if partial is not None:
-        address = Address(path, partial.offset, partial.line)
+        address = partial.address(path)
         finding = _finding(
             CX.TORN_TAIL,
             f"the last {partial.length} byte(s) have no newline: a torn write; Codex skips them, a "

@@ -11,7 +11,7 @@ open turns, counters), never the history.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -48,6 +48,10 @@ from sesstool.dialects.codex.vocabulary import (
     is_rollout_line,
 )
 from sesstool.dialects.codex.waiting import Record, Waiting, record_of
+from sesstool.store.frame_runs import FrameRuns
+
+if TYPE_CHECKING:
+    from sesstool.store.spill import SpillFile
 
 CODEX_RULES: dict[str, Rule] = {r.id: r for r in RULES}
 _NUL_RUN = b"\0" * 8
@@ -95,6 +99,12 @@ def _call(call_id: str, record: Record) -> CodexCall:
     )
 
 
+def _frames_file() -> SpillFile:
+    from sesstool.store.spill import SpillFile  # sqlite3: only a hostile layout of zstd frames
+
+    return SpillFile("a rollout's zstd frames")
+
+
 class CodexScanner:
     """One streaming pass over one rollout (``feed`` batches and issues, then ``finish``)."""
 
@@ -126,6 +136,8 @@ class CodexScanner:
         # call id -> a small record of the call (waiting.py), made a CodexCall at the end
         self._pending = Waiting()
         self._turns = OpenTurns()  # turn id -> OpenTurn (open_turns.py), spilled past its SPILL_AT
+        # the zstd frame of each line, for the findings made at the end (store/frame_runs.py)
+        self._frames = FrameRuns(_frames_file)
         self._turn_id: str | None = None
         self._started = self._completed = self._aborted = 0
         self._calls = self._answered = self._orphans = 0
@@ -157,6 +169,7 @@ class CodexScanner:
         # The hot loop: one decode, three lookups and one dispatch per well-formed line.
         if self.stopped:
             return
+        self._frames.seen(lineno, frame)
         at = self.options.at_seq
         if at is not None and lineno - 1 + len(lines) > at + 1:
             keep = max(0, at + 1 - (lineno - 1))
@@ -524,7 +537,7 @@ class CodexScanner:
                 CX.CALL_WITHOUT_OUTPUT,
                 f"{call.kind} {chosen(call.name or '')} call_id {chosen(call.call_id)} has no output: Codex "
                 'sends {"output": "aborted"} right after it on every resume',
-                Address(self.path, call.offset, call.line),
+                Address(self.path, call.offset, call.line, self._frames.frame_of(call.line)),
             )
         open_turns = self._turns.view()
         for turn in open_turns:  # read back from the spill file past open_turns.SPILL_AT
@@ -532,7 +545,7 @@ class CodexScanner:
                 CX.UNFINISHED_TURN,
                 f"turn {chosen(turn.turn_id)} started and never completed or "
                 "aborted: the CLI was killed (Codex writes no turn_aborted after SIGKILL)",
-                Address(self.path, turn.offset, turn.line),
+                Address(self.path, turn.offset, turn.line, self._frames.frame_of(turn.line)),
             )
         verdict, reason, where = verdict_of([*self.findings, *self.dropped.firsts.values()])
         meta = self._meta or self._legacy or {}

@@ -6,7 +6,6 @@ from functools import cache, partial
 from typing import Any
 
 from sesstool.core import rule_ids as R
-from sesstool.core.errors import Address
 from sesstool.core.header import MAX_SAFE, Header, decode_header
 from sesstool.core.jsonline import negative_zero_keys
 from sesstool.core.profile import EndState, Handler, HeaderProblem, Profile, ReplaceRules
@@ -51,7 +50,7 @@ def end_checks(end: EndState) -> None:
     """§2.2 / §4.4: the header's seed claims against the end-seed markers the log holds."""
     header, events, markers = end.header, end.events, end.markers
     version = header.version
-    where = Address(None, 0, 1, None, None, None)
+    where = end.where
     if version <= 1 and header.seed_length is not None:
         sl = header.seed_length
         if sl > events:
