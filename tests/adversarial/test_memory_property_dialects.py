@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import zstandard
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -81,6 +82,27 @@ def hostile(dialect: str, line: int, string: int, shape: str, size: int) -> byte
     return b"\n".join(lines) + b"\n"
 
 
+ENCODINGS = ("raw", "zstd-one", "zstd-lines")  # as written, one zstd frame, a frame per line
+_COMPRESS = zstandard.ZstdCompressor(write_checksum=True)
+
+
+def encoded(data: bytes, encoding: str) -> bytes:
+    """The log as ``encoding`` stores it: a hostile line in a zstd log is decoded in blocks of
+    128 KiB and joined by the line splitter, a path of its own (stop 37)."""
+    if encoding == "zstd-one":
+        return _COMPRESS.compress(data)
+    if encoding == "zstd-lines":
+        return b"".join(_COMPRESS.compress(line + b"\n") for line in data.split(b"\n")[:-1])
+    return data
+
+
+def log_name(dialect: str, encoding: str) -> str:
+    name = RECORDINGS[dialect].name
+    if encoding == "raw":
+        return name
+    return name + (".zst" if dialect == "codex" else ".zstd")  # Codex names its own .jsonl.zst
+
+
 def _run(command: list[str] | tuple[str, ...], log: Path) -> int:
     args = [*command, *output_args(command, log.parent), str(log)]
     m = run_measured(args, address_space=LIMIT, cwd=log.parent)
@@ -104,6 +126,7 @@ CASES = st.tuples(
     st.integers(0, 40),
     st.sampled_from(["letters", "escapes", "wide", "big-integer"]),
     st.integers(1 * MiB, 6 * MiB),
+    st.sampled_from(ENCODINGS),
 )
 
 
@@ -117,21 +140,21 @@ CASES = st.tuples(
 # the shapes the derandomized draws miss, and the header line of each dialect that has one
 # (a DSH header of one wide array: report 204 MiB, redact 132, inspect --timeline --json 125
 # before stop 35's fixes, against bounds of about 120)
-@example(("dsh", 0, 1, "wide", 2 * MiB))
-@example(("mini", 0, 2, "wide", 2 * MiB))
-@example(("claude", 3, 5, "wide", 2 * MiB))
-@example(("codex", 9, 2, "wide", 2 * MiB))
-@example(("codex", 11, 4, "big-integer", 3 * MiB))
+@example(("dsh", 0, 1, "wide", 2 * MiB, "raw"))
+@example(("mini", 0, 2, "wide", 2 * MiB, "zstd-lines"))
+@example(("claude", 3, 5, "wide", 2 * MiB, "zstd-one"))
+@example(("codex", 9, 2, "wide", 2 * MiB, "raw"))
+@example(("codex", 11, 4, "big-integer", 3 * MiB, "zstd-lines"))
 def test_peak_memory_is_bounded_by_the_longest_line(
-    tmp_path: Path, case: tuple[str, int, int, str, int]
+    tmp_path: Path, case: tuple[str, int, int, str, int, str]
 ) -> None:
-    dialect, line, string, shape, size = case
-    data = hostile(*case)
+    dialect, line, string, shape, size, encoding = case
+    data = hostile(dialect, line, string, shape, size)
     longest = max(map(len, data.split(b"\n")))
-    directory = tmp_path / f"case-{dialect}-{line}-{string}-{shape}-{size}"
+    directory = tmp_path / f"case-{dialect}-{line}-{string}-{shape}-{size}-{encoding}"
     directory.mkdir(exist_ok=True)
-    log = directory / RECORDINGS[dialect].name
-    log.write_bytes(data)
+    log = directory / log_name(dialect, encoding)
+    log.write_bytes(encoded(data, encoding))
     for command in COMMANDS:
         peak = _run(command, log)
         bound = K * longest + baseline(dialect, tuple(command), str(tmp_path)) + SLACK
@@ -147,3 +170,19 @@ def test_the_hostile_lines_are_what_they_are_named() -> None:
         assert changed == [2] and sign in lines[2] and len(lines[2]) >= MiB // 2, shape
     big = hostile("codex", 3, 1, "big-integer", MiB).split(b"\n")[3]
     assert big.startswith(b'{"n":' + _BIG + b",") and b"y" * MiB in big
+
+
+def test_each_encoding_holds_the_same_log() -> None:
+    data = hostile("codex", 3, 1, "letters", MiB)
+    one, lines = encoded(data, "zstd-one"), encoded(data, "zstd-lines")
+    assert encoded(data, "raw") == data
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(one) == data
+    framed, rest = [], lines
+    while rest:
+        reader = zstandard.ZstdDecompressor().decompressobj()
+        framed.append(reader.decompress(rest))
+        rest = reader.unused_data
+    assert framed == [line + b"\n" for line in data.split(b"\n")[:-1]]
+    assert log_name("codex", "zstd-lines").endswith(".jsonl.zst") and log_name("dsh", "zstd-one").endswith(
+        ".jsonl.zstd"
+    )
