@@ -105,9 +105,21 @@ def _regex_finder(patterns: tuple[re.Pattern[str], ...]) -> Finder:
 def _plugin_patterns(plugin: Any) -> tuple[re.Pattern[str], ...]:
     """The patterns a detect-secrets plugin that is not a ``RegexBasedDetector`` matches a line
     with, when known: the keyword plugin's ``analyze_string`` (called with the line alone) tries
-    its module's ``QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP`` (detect-secrets 1.5); none else."""
+    its module's ``QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP`` in detect-secrets 1.5, the release
+    read; none in another (a later one may try other patterns: its lines then go ungated)."""
+    if not _GATED_RELEASE.match(_detect_secrets_version()):
+        return ()
     table = getattr(sys.modules.get(type(plugin).__module__), "QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP", None)
     return tuple(table) if isinstance(table, dict) and table else ()
+
+
+_GATED_RELEASE = re.compile(r"1\.5(\.|$)")  # the detect-secrets whose keyword plugin was read
+
+
+def _detect_secrets_version() -> str:
+    from detect_secrets.__version__ import VERSION
+
+    return str(VERSION)
 
 
 def _plugin_finder(plugin: Any) -> Finder:

@@ -255,3 +255,24 @@ def test_nothing_holds_a_text_past_its_scan() -> None:
     del text
     gc.collect()
     assert gone() is None
+
+
+def test_the_keyword_gate_is_built_only_for_the_release_read() -> None:
+    """The keyword plugin's patterns are read from detect-secrets 1.5's module; another release
+    may try others in ``analyze_string``, so its lines go ungated, and are still found."""
+    from detect_secrets.plugins.keyword import KeywordDetector
+
+    plugin = KeywordDetector()
+    assert redact._plugin_patterns(plugin)  # this release: the gate's patterns
+    line = 'db_password = "Zq8vW3xT9mK2pL5n"'
+    gated = list(redact._plugin_finder(plugin)(line))
+    assert set(gated) == {"Zq8vW3xT9mK2pL5n"}
+    with mock.patch.object(redact, "_detect_secrets_version", return_value="1.6.0"):
+        assert redact._plugin_patterns(plugin) == ()
+        assert list(redact._plugin_finder(plugin)(line)) == gated
+    for known in ("1.5", "1.5.0", "1.5.12"):
+        with mock.patch.object(redact, "_detect_secrets_version", return_value=known):
+            assert redact._plugin_patterns(plugin)
+    for other in ("1.50.0", "11.5.0", "2.0"):
+        with mock.patch.object(redact, "_detect_secrets_version", return_value=other):
+            assert redact._plugin_patterns(plugin) == ()
