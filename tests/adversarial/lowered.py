@@ -109,7 +109,7 @@ HOSTILE_COMMANDS = {  # what a hostile-item memory test runs (test_claude_hostil
     "inspect": ["inspect"],
     "inspect-json": ["inspect", "--json"],
     "repair": ["repair", "-o", "repaired.jsonl"],
-    "fork": ["fork", "--id", "child", "-o", "forked.jsonl"],
+    "fork": ["fork", "--id", "0b0c0a3e-0000-4000-8000-00000000c0de", "-o", "forked.jsonl"],  # a UUID
 }
 
 

@@ -37,7 +37,7 @@ LOGS = sorted(
     for p in (FIXTURES / dialect).rglob("*.jsonl*")
     if p.suffix in (".jsonl", ".zstd") and "expected" not in p.parts
 )
-CHILD = {"codex": "0199a213-81c0-7800-8aa1-bbab2a035a53"}
+CHILD = {"codex": "0199a213-81c0-7800-8aa1-bbab2a035a53", "claude": "0b0c0a3e-0000-4000-8000-00000000c0de"}
 Outputs = list[tuple[str, int, bytes, bytes]]
 
 

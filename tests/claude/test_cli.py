@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,31 @@ def test_fork(sesstool: Sesstool, tmp_path: Path, name: str) -> None:
         if "sessionId" in entry:
             assert entry["sessionId"] == child
     assert scenario.session_id.encode() in out.read_bytes()  # forkedFrom names the parent
+
+
+def test_a_fork_is_a_session_the_cli_can_resume_by_its_id(sesstool: Sesstool, tmp_path: Path) -> None:
+    """The child's id is a fresh UUID and its file ``<id>.jsonl``, as Claude Code names and
+    resumes sessions (the lane resumes one); ``--id`` must be a UUID as the CLI writes it."""
+    scenario = Scenario("tool-one")
+    source = tmp_path / scenario.transcript.name
+    source.write_bytes(scenario.transcript.read_bytes())
+    result = sesstool("fork", "--json", str(source))
+    assert result.exit_code == 0, result.stderr
+    child = Path(json.loads(result.stdout)["output"]["path"])
+    child_id = child.name.removesuffix(".jsonl")
+    assert str(uuid.UUID(child_id)) == child_id and uuid.UUID(child_id).version == 4
+    assert child.parent == tmp_path and child_id != scenario.session_id
+    assert json.loads(sesstool("inspect", "--json", str(child)).stdout)["claude"]["session_id"] == child_id
+    for bad in (
+        "child",
+        "session-0123456789abcdef0123456789abcdef",
+        "11111111-2222-4333-8444-55555555555",
+        "0b0c0a3e-0000-4000-8000-00000000c0de".upper(),
+        "{11111111-2222-4333-8444-555555555555}",
+    ):
+        refused = sesstool("fork", "--id", bad, "-o", str(tmp_path / "x.jsonl"), str(source))
+        assert refused.exit_code == 2 and "a Claude Code session id is a UUID" in refused.stderr, bad
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 def test_list_a_claude_home(sesstool: Sesstool) -> None:

@@ -199,3 +199,30 @@ def test_the_cli_resumes_a_relinked_transcript(
     sent = _resumed_without_closers(claude_binary, home, mock, target, rec.session_id)
     assert resume_mismatch(derived, sent, RESUME_PROMPT) is None
     assert prompt_text in json.dumps(sent)  # the history before the broken link is sent again
+
+
+def test_the_cli_resumes_a_fork_by_its_new_id(claude_binary: str, mock: MockServer, tmp_path: Path) -> None:
+    """``sesstool fork`` of a finished transcript, with its default child id, into the project directory
+    beside the source (``-o DIR``: sesstool writes there only when asked): the real CLI resumes the
+    child by that id (stop 37: the id was ``session-<hex>``, not the UUID Claude Code names sessions
+    by and the SDK's fork makes), sends what ``derive`` of the child says, writes into the child and
+    leaves the source as it was."""
+    from tests.conftest import run_sesstool
+
+    rec = record("tool-one", claude_binary, mock, tmp_path / "work", tmp_path / "evidence")
+    home = Home.make(tmp_path, "forked")
+    project = home.config / "projects" / "-lane-forked"
+    project.mkdir(parents=True)
+    source = project / rec.transcript.name
+    shutil.copyfile(rec.transcript, source)
+    result = run_sesstool("fork", "--json", "-o", str(project), str(source))
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)["output"]
+    child = Path(out["path"])
+    child_id = child.name.removesuffix(".jsonl")
+    assert child.parent == project and child_id != rec.session_id
+    derived = _derived(child)
+    before = source.read_bytes()
+    sent = _resumed_without_closers(claude_binary, home, mock, child, child_id)
+    assert resume_mismatch(derived, sent, RESUME_PROMPT) is None
+    assert source.read_bytes() == before

@@ -6,6 +6,7 @@ Claude Code 2.1.332 (tests/claude_lane); pure: the store ring reads.
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -300,8 +301,8 @@ class ClaudeDialect(Dialect):
         new = request.child_id
         if old is None:
             raise UnsupportedError("cannot fork: the transcript names no sessionId")
-        if not new or "/" in new or "\0" in new:
-            raise UsageError(f"--id {new!r} is not a usable session id")
+        if not _canonical_uuid(new):  # the CLI names a transcript by it and resumes it by it
+            raise UsageError(f"--id {new!r}: a Claude Code session id is a UUID (8-4-4-4-12 hex, lower case)")
         at = _facts(request.at)
         closers = closer_plan.closers_of(at.scan.closing, new, rename=new)
         return ForkPlan(
@@ -315,6 +316,10 @@ class ClaudeDialect(Dialect):
             rewrite=lambda line: fork_line(line, old, new)[0],
             child_id=new,
         )
+
+    def new_child_id(self, created_at: int) -> str:
+        """A UUID, as Claude Code's session ids and the SDK's fork's (agent-formats §1.7 B)."""
+        return str(uuid.uuid4())
 
     def fork_rewrite_note(self, plan: ForkPlan) -> str:
         return f"top-level sessionId → {plan.child_id}; graph entries stamped forkedFrom"
@@ -480,3 +485,11 @@ def _compaction_doc(c: Compaction) -> dict[str, Any]:
 
 
 DIALECT = ClaudeDialect()
+
+
+def _canonical_uuid(text: str) -> bool:
+    """``text`` is a UUID as Claude Code writes one (``str(uuid.UUID(...))``)."""
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
