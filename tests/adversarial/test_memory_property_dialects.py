@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 import zstandard
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -186,3 +187,42 @@ def test_each_encoding_holds_the_same_log() -> None:
     assert log_name("codex", "zstd-lines").endswith(".jsonl.zst") and log_name("dsh", "zstd-one").endswith(
         ".jsonl.zstd"
     )
+
+
+def first_text(dialect: str) -> tuple[int, int]:
+    """(line, string) of the recording's first message text: a line every fork carries into its
+    child (the child keeps the source's lines to its boundary)."""
+    for at, raw in enumerate(RECORDINGS[dialect].read_bytes().split(b"\n")[:-1]):
+        for k, path in enumerate(_strings(orjson.loads(raw))):
+            if path[-1] in ("text", "content"):  # mini: a message's content is its text
+                return at, k
+    raise AssertionError(f"no message text in the {dialect} recording")
+
+
+CHILD_COMMANDS: list[list[str]] = [["validate"], ["derive"], ["inspect", "--timeline", "--json"], ["fork"]]
+
+
+@pytest.mark.parametrize("dialect", sorted(RECORDINGS))
+def test_a_forked_childs_memory_is_bounded_by_its_longest_line(tmp_path: Path, dialect: str) -> None:
+    """The next shape (stop 37): ``fork`` of a log with a hostile line, then the child read and
+    forked again. The child carries the line byte for byte; what reads it must cost what the
+    source's line costs: at most k × the longest line + the command's peak on the recording."""
+    line, string = first_text(dialect)
+    data = hostile(dialect, line, string, "letters", 2 * MiB)
+    source = tmp_path / "source" / RECORDINGS[dialect].name
+    source.parent.mkdir()
+    source.write_bytes(data)
+    at = ["--at", str(len(data.split(b"\n")) - 2)] if dialect == "mini" else []  # mini: no turn ends
+    out = tmp_path / "child"
+    out.mkdir()
+    made = run_measured(
+        ["fork", *at, "--json", "-o", str(out), str(source)], address_space=LIMIT, cwd=tmp_path
+    )
+    assert made.exit_code == 0, made.stderr
+    (child,) = out.iterdir()
+    longest = max(map(len, child.read_bytes().split(b"\n")))
+    assert longest >= 2 * MiB and b"x" * MiB in child.read_bytes()  # the line was carried
+    for command in CHILD_COMMANDS:
+        peak = _run(command, child)
+        bound = K * longest + baseline(dialect, tuple(command), str(tmp_path)) + SLACK
+        assert peak <= bound, (dialect, command, peak >> 20, "MiB >", bound >> 20, "MiB")
