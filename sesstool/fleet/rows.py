@@ -74,7 +74,7 @@ def scan_row(
         command=command,
         status=status,
         exit=exit_status,
-        dialect=scan.dialect if scan.version is not None else None,
+        dialect=scan.dialect,  # decided before any line: a transcript has no version, still a dialect
         version=scan.version,
         verdict=scan.verdict,
         events=scan.stats.events,

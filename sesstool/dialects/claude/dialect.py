@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from sesstool.core.first_seen import FIRST_SEEN, more_note
 from sesstool.core.fork_plan import ForkPlan
 from sesstool.core.humanize import chosen
 from sesstool.core.jsonline import dumps
-from sesstool.core.model import Boundaries, OpenState, ScanResult, Tail
+from sesstool.core.model import NO_STATS, Boundaries, OpenState, ScanResult, Tail
 from sesstool.core.options import ScanOptions
 from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummary
 from sesstool.core.rules import RULES as CORE_RULES
@@ -221,6 +221,7 @@ class ClaudeScanner:
             dialect=self.name,
             messages=messages,
             open=OpenState(None, None, None, (), last_seq, None, scan.lines),
+            stats=replace(NO_STATS, events=scan.lines),  # a line is a seq (as Codex counts its lines)
             boundaries=Boundaries(last_seq, None, None, None),  # every committed line is a boundary
             body_offset=0,  # no header line: the seed starts at the first byte
             stopped_at=last_seq if self.stopped else None,
