@@ -21,7 +21,7 @@ keeps N = 5,000: its N peak lands near 46.3 or 47.8 MiB from run to run of the s
 +2.32 over eleven runs). On the code before (f76fb5c, the parent of a8d41e8: every member
 decoded into a list, the blocks a tuple built whole) each fails at these N: at N = 2,500 +32.62
 (JSON), +32.50 (JSONL), +32.04 (Markdown), +32.65 (``--redact``) and +27.29 MiB (``report``);
-at 5,000 +48.02 to +55.66. The file took 32 s at N = 5,000, 18 s now."""
+at 5,000 +48.02 to +55.66. The file took 32 s at N = 5,000, about 20 s now."""
 
 from __future__ import annotations
 
