@@ -195,6 +195,11 @@ class Dialect(ABC):
         own: 0 (no) to 1 (certain). ``first`` may be any JSON value. The registry picks the
         highest score; when every score is 0 the default dialect reads the log."""
 
+    def claims_name(self, name: str) -> bool:
+        """Whether a file called ``name`` can only be this dialect's log (Codex: a rollout's
+        name): what reads a file without a record to detect by, an empty one. [False]"""
+        return False
+
     @abstractmethod
     def scanner(self, path: str, options: ScanOptions) -> DialectScanner:
         """A fresh scanner for one log (``path`` is only used in addresses)."""

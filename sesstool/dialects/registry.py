@@ -261,7 +261,7 @@ class DetectingScanner:
                 self._held.append(item)
                 return
             inner = self._choose(
-                detect(_first_record(item[0][0], self.options.max_depth)) if item[0] else default()
+                detect(_first_record(item[0][0], self.options.max_depth)) if item[0] else self._unread()
             )
         inner.feed(item)
 
@@ -269,8 +269,16 @@ class DetectingScanner:
         self.feed((lines, offset, lineno, frame))
 
     def finish(self, summary: ReadSummary | None) -> ScanResult:
-        inner = self.inner if self.inner is not None else self._choose(default())
+        inner = self.inner if self.inner is not None else self._choose(self._unread())
         return inner.finish(summary)
+
+    def _unread(self) -> Dialect:
+        """The dialect of a log without a record to detect by (an empty file): the one whose
+        file names it has, if one claims it (an empty ``rollout-….jsonl`` is Codex's, and Codex
+        says it is empty); else the first listed (docs/format.md "Not a session log")."""
+        name = self.path.replace("\\", "/").rsplit("/", 1)[-1]
+        claimed = [d for d in _each() if d.claims_name(name)]
+        return claimed[0] if len(claimed) == 1 else default()
 
     def clean_so_far(self) -> bool:
         return self.inner.clean_so_far() if self.inner is not None else not self._held

@@ -84,6 +84,9 @@ class CodexDialect(Dialect):
     def new_child_id(self, created_at: int) -> str:
         return new_thread_id(created_at, uuid.uuid4().int)
 
+    def claims_name(self, name: str) -> bool:
+        return parse_name(name) is not None  # rollout-<time>-<thread id>.jsonl[.zst]
+
     def child_name(self, child_id: str, zstd: bool) -> str:
         return fork_name("", child_id, zstd)
 

@@ -99,6 +99,11 @@ def _call(call_id: str, record: Record) -> CodexCall:
     )
 
 
+def _first_frame(summary: ReadSummary | None) -> int | None:
+    """Frame 0 for a zstd file that holds one (its first line is decoded from it), else None."""
+    return 0 if summary is not None and summary.encoding == "zstd" and summary.file_bytes else None
+
+
 def _frames_file() -> SpillFile:
     from sesstool.store.spill import SpillFile  # sqlite3: only a hostile layout of zstd frames
 
@@ -519,7 +524,7 @@ class CodexScanner:
             self._add(
                 CX.EMPTY_FILE,
                 'no non-empty line: Codex 0.171 refuses the file ("… is empty")',
-                Address(self.path, 0, 1),
+                Address(self.path, 0, 1, _first_frame(summary)),
             )
         elif all(x is None for x in (self._meta, self._meta_problem, self._fatal, self._legacy)):
             self._meta_problem = (
