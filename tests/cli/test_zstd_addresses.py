@@ -50,7 +50,8 @@ def _plain(found: list[dict[str, Any]]) -> list[tuple[str, int | None, int | Non
 
 
 def _twin(tmp_path: Path, log: Path, name: str, blob: bytes) -> Path:
-    path = tmp_path / name / (log.name + ".zstd")
+    """``blob`` under the log's name as its writer names a compressed copy (Codex: ``.zst``)."""
+    path = tmp_path / name / (log.name + (".zst" if log.name.startswith("rollout-") else ".zstd"))
     path.parent.mkdir()
     path.write_bytes(blob)
     return path
