@@ -154,8 +154,7 @@ def missing_header(
         return [
             (R.EMPTY_FILE, "file is empty: no header record", Address(path, 0, 1, None, None, None), None)
         ], torn0
-    # in a zstd log the first line is decoded from frame 0, as every zstd address says
-    frame = 0 if summary.encoding == "zstd" else None
+    frame = summary.first_frame  # a zstd address names its frame
     address = Address(path, 0, 1, frame, frame, None)
     if summary.plaintext_bytes == 0 and summary.torn_frame is None and not summary.stopped_early:
         return [(R.EMPTY_FILE, "file decodes to no bytes: no header record", address, None)], torn0

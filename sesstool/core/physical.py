@@ -93,6 +93,12 @@ class ReadSummary:
     last_good_frame_end: int | None  # zstd: file offset after the last intact frame
 
     @property
+    def first_frame(self) -> int | None:
+        """0 in a zstd file that holds a frame (its first line is decoded from frame 0: where
+        an address of the first line points), else None."""
+        return 0 if self.encoding == "zstd" and self.file_bytes else None
+
+    @property
     def one_frame(self) -> bool:
         """The log is one complete zstd frame read to its end (how a generic compressor, ``zstd
         FILE``, writes a whole log), not a frame per append."""

@@ -170,8 +170,3 @@ def _messages(history: HistoryBuilder | None) -> tuple[Any, ...] | None:
     if history is None:
         return None
     return () if history.by_address else tuple(history.derive().items)
-
-
-def first_frame(summary: ReadSummary | None) -> int | None:
-    """Frame 0 for a zstd file that holds one (its first line is decoded from it), else None."""
-    return 0 if summary is not None and summary.encoding == "zstd" and summary.file_bytes else None

@@ -26,7 +26,7 @@ from sesstool.core.physical import Batch, FramingFact, PhysicalIssue, ReadSummar
 from sesstool.core.rules import RULES as CORE_RULES
 from sesstool.core.rules import Finding, Rule
 from sesstool.dialects.codex import rule_ids as CX
-from sesstool.dialects.codex.ending import CONTINUED, first_frame, scan_result, tail_of, verdict_of
+from sesstool.dialects.codex.ending import CONTINUED, scan_result, tail_of, verdict_of
 from sesstool.dialects.codex.history import HistoryBuilder
 from sesstool.dialects.codex.model import CodexCall, CodexFacts, OpenTurn
 from sesstool.dialects.codex.open_turns import OpenTurns
@@ -519,7 +519,7 @@ class CodexScanner:
             self._add(
                 CX.EMPTY_FILE,
                 'no non-empty line: Codex 0.171 refuses the file ("… is empty")',
-                Address(self.path, 0, 1, first_frame(summary)),
+                Address(self.path, 0, 1, summary.first_frame if summary is not None else None),
             )
         elif all(x is None for x in (self._meta, self._meta_problem, self._fatal, self._legacy)):
             self._meta_problem = (
